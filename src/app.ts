@@ -1,0 +1,51 @@
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { buildContainer, type AppDeps, type Container } from './container.js';
+import { authenticate, authenticateTokenOnly } from './http/authenticate.js';
+import { jsonBody } from './http/body.js';
+import { errorHandler } from './http/error-handler.js';
+import { notFoundHandler } from './http/not-found.js';
+import { apiKeyRateLimit } from './http/rate-limit.js';
+import { requestId } from './http/request-id.js';
+import './http/types.js';
+import { healthRouter } from './modules/health/health.router.js';
+import { buildOpenApiDocument } from './openapi/document.js';
+
+/** Middleware order, routers, 404/405 and the error renderer. Never listens. */
+export function createApp(deps: AppDeps): { app: Express; container: Container } {
+  const { config, logger, clock } = deps;
+  const container = buildContainer(deps);
+  const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
+  const authDeps = { credentials: container.credentials, verifyToken: deps.verifyToken, clock, logger };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
+
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => (req as express.Request).requestId,
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  app.use('/v1/health', healthRouter(container.services.health));
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+
+  app.use('/v1/api-keys', authenticateTokenOnly(authDeps), ...jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
+
+  app.use('/v1', authenticate(authDeps), ...apiKeyRateLimit(deps.rateLimitStore, clock), ...jsonBody(config.BODY_LIMIT));
+  for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
+
+  app.use(notFoundHandler(document));
+  app.use(errorHandler(logger));
+  return { app, container };
+}

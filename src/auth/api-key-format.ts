@@ -1,0 +1,14 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{32}$/;
+const PREFIX_LENGTH = 13;
+
+export function hashApiKey(raw: string): string {
+  return createHash('sha256').update(raw).digest('hex');
+}
+
+/** 128 random bits; only the hash and the first 13 characters are ever stored. */
+export function generateApiKey(): { raw: string; hash: string; prefix: string } {
+  const raw = `svc_live_${randomBytes(16).toString('hex')}`;
+  return { raw, hash: hashApiKey(raw), prefix: raw.slice(0, PREFIX_LENGTH) };
+}

@@ -1,0 +1,48 @@
+import { AgentNotAccessibleError, ForbiddenError } from '../errors/index.js';
+import type { Permission, Role } from './permissions.js';
+
+/** Who is calling, built by the authentication middleware. It says nothing about what is allowed. */
+export type AuthContext = {
+  kind: 'api_key' | 'token';
+  userId: string;
+  apiKeyId: string | null;
+  /** Organizations the caller reaches, each with the permissions held there. */
+  organizations: ReadonlyMap<string, ReadonlySet<Permission>>;
+  /** Dashboard roles per organization (token only; empty for API keys). */
+  roles: ReadonlyMap<string, Role>;
+  /** null = every agent; [] = none. Always null for tokens. */
+  allowedAgentIds: readonly string[] | null;
+  rateLimit: { perMinute: number; perHour: number } | null;
+};
+
+export type AgentRef = { id: string; organization_id: string };
+
+/** Organization ids where the caller holds `permission`. */
+export function organizationsWith(auth: AuthContext, permission: Permission): string[] {
+  const ids: string[] = [];
+  for (const [orgId, permissions] of auth.organizations) if (permissions.has(permission)) ids.push(orgId);
+  return ids;
+}
+
+export function reachableOrganizations(auth: AuthContext): string[] {
+  return [...auth.organizations.keys()];
+}
+
+/** 403 FORBIDDEN naming the permission unless some reachable organization grants it. */
+export function assertPermission(auth: AuthContext, permission: Permission, organizationId?: string): void {
+  const granted =
+    organizationId === undefined
+      ? organizationsWith(auth, permission).length > 0
+      : auth.organizations.get(organizationId)?.has(permission) === true;
+  if (!granted) throw new ForbiddenError(`Missing permission: ${permission}`);
+}
+
+export function isAgentAllowed(auth: AuthContext, agentId: string): boolean {
+  return auth.allowedAgentIds === null || auth.allowedAgentIds.includes(agentId);
+}
+
+/** After the agent was found in a reachable organization: permission there, then agent scope. */
+export function assertAgentAccess(auth: AuthContext, agent: AgentRef, permission: Permission): void {
+  assertPermission(auth, permission, agent.organization_id);
+  if (!isAgentAllowed(auth, agent.id)) throw new AgentNotAccessibleError();
+}

@@ -1,0 +1,63 @@
+import type { Db } from '../db/knex.js';
+import type { Role } from './permissions.js';
+
+export type ApiKeyCredential = {
+  id: string;
+  created_by: string;
+  permissions: string[];
+  allowed_agent_ids: string[] | null;
+  rate_limit_per_minute: number;
+  rate_limit_per_hour: number;
+  is_active: boolean;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  /** Organizations the key's creator is a member of right now. */
+  organization_ids: string[];
+};
+
+export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
+
+/** The lookups behind authentication: one round trip each, nothing cached, so revocation is immediate. */
+export class CredentialsRepository {
+  constructor(private readonly db: Db) {}
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined> {
+    const row = await this.db('api_keys as k')
+      .leftJoin('memberships as m', 'm.user_id', 'k.created_by')
+      .where('k.key_hash', hash)
+      .groupBy('k.id')
+      .first(
+        'k.id',
+        'k.created_by',
+        'k.permissions',
+        'k.allowed_agent_ids',
+        'k.rate_limit_per_minute',
+        'k.rate_limit_per_hour',
+        'k.is_active',
+        'k.expires_at',
+        'k.last_used_at',
+        this.db.raw(`coalesce(array_agg(m.organization_id) FILTER (WHERE m.organization_id IS NOT NULL), '{}') AS organization_ids`),
+      );
+    return row as ApiKeyCredential | undefined;
+  }
+
+  async findUser(userId: string): Promise<UserCredential | undefined> {
+    const rows: { id: string; organization_id: string | null; role: Role | null }[] = await this.db('users as u')
+      .leftJoin('memberships as m', 'm.user_id', 'u.id')
+      .where('u.id', userId)
+      .select('u.id', 'm.organization_id', 'm.role');
+    if (rows.length === 0) return undefined;
+    return {
+      id: userId,
+      memberships: rows.flatMap((r) => (r.organization_id && r.role ? [{ organization_id: r.organization_id, role: r.role }] : [])),
+    };
+  }
+
+  /** Conditional so that concurrent requests write at most once a minute per key. */
+  async touchApiKey(id: string, at: Date): Promise<void> {
+    await this.db('api_keys')
+      .where({ id })
+      .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(at.getTime() - 60_000)))
+      .update({ last_used_at: at });
+  }
+}

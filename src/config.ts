@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** External PostgreSQL. Without it an embedded PostgreSQL is started under DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().default('./.data'),
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
+  JWT_SECRET: z.string().min(32).optional(),
+  /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
+  JWT_PUBLIC_KEY: z.string().optional(),
+  JWT_ISSUER: z.string().optional(),
+  JWT_AUDIENCE: z.string().optional(),
+  /** Shared rate-limit counters for several instances. */
+  REDIS_URL: z.string().url().optional(),
+  BODY_LIMIT: z.string().default('1mb'),
+  TRUST_PROXY: bool.default(false),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** Run background workers (webhooks, knowledge base, retention) in this process. */
+  WORKERS_ENABLED: bool.default(true),
+  APP_VERSION: z.string().default('1.0.0'),
+  APP_COMMIT: z.string().default('unknown'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Parses the environment once at boot; throws with every problem listed. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const config = result.data;
+  if (config.NODE_ENV === 'production' && !config.JWT_SECRET && !config.JWT_PUBLIC_KEY) {
+    throw new Error('Invalid configuration: JWT_SECRET or JWT_PUBLIC_KEY is required in production');
+  }
+  return config;
+}

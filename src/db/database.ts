@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { startEmbeddedPostgres } from './embedded.js';
+import { createDb, type Db } from './knex.js';
+
+export type Database = { db: Db; url: string; embedded: boolean; close: () => Promise<void> };
+
+/** DATABASE_URL when set, otherwise the embedded PostgreSQL under DATA_DIR. */
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+  let url = config.DATABASE_URL;
+  let stopEmbedded = async () => {};
+  if (!url) {
+    const server = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, logger });
+    url = server.url;
+    stopEmbedded = server.stop;
+  }
+  const db = createDb(url, config.DATABASE_POOL_MAX);
+  return {
+    db,
+    url,
+    embedded: !config.DATABASE_URL,
+    close: async () => {
+      await db.destroy();
+      await stopEmbedded();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// COUNT(*) and other int8 values fit in a JS number here; return them as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+export type Db = Knex;
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const migrationConfig: Knex.MigratorConfig = {
+  directory: path.join(root, 'migrations'),
+  loadExtensions: ['.ts'],
+  tableName: 'knex_migrations',
+};
+
+export function createDb(url: string, poolMax = 10): Db {
+  return knexFactory({
+    client: 'pg',
+    connection: url,
+    pool: { min: 0, max: poolMax },
+    migrations: migrationConfig,
+  });
+}
+
+/** Runs `work` in a transaction; use it when several writes belong together. */
+export function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(work);
+}

@@ -1,0 +1,90 @@
+export type ErrorDetail = { field: string; message: string };
+
+export type ErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'AGENT_NOT_ACCESSIBLE'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR';
+
+/** An error meant for the client: rendered into the spec's envelope by the error handler. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super('VALIDATION_ERROR', 400, message, details);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super('VALIDATION_ERROR', 413, message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Invalid or missing API key') {
+    super('UNAUTHORIZED', 401, message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('FORBIDDEN', 403, message);
+  }
+}
+
+export class AgentNotAccessibleError extends AppError {
+  constructor() {
+    super('AGENT_NOT_ACCESSIBLE', 403, 'This API key is not allowed to access this agent');
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(resource: string) {
+    super('NOT_FOUND', 404, `${resource} not found`);
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  constructor(method: string, allowed: string[]) {
+    super('METHOD_NOT_ALLOWED', 405, `Method ${method} is not allowed on this path`, undefined, {
+      Allow: allowed.join(', '),
+    });
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super('CONFLICT', 409, message, details);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', 429, `Rate limit exceeded. Try again in ${retryAfterSeconds} seconds.`, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'The service is temporarily unavailable') {
+    super('INTERNAL_ERROR', 503, message);
+  }
+}

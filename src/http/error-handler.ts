@@ -1,0 +1,41 @@
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { AppError, PayloadTooLargeError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
+
+type HttpParserError = Error & { type?: string; status?: number };
+
+const DB_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', '53300']);
+
+function toAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  const e = error as HttpParserError & { code?: string };
+  if (e?.type === 'entity.too.large') return new PayloadTooLargeError('Request body is too large');
+  if (e?.type === 'entity.parse.failed') return new ValidationError('Request body is not valid JSON');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return new ValidationError('Unsupported request body encoding');
+  }
+  if (e?.name === 'KnexTimeoutError' || (e?.code && DB_UNAVAILABLE.has(e.code))) return new ServiceUnavailableError();
+  return undefined;
+}
+
+/** The one place errors become the spec's envelope. Unknown errors are logged, never shown. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const appError = toAppError(error);
+    const requestId = req.requestId;
+    if (!appError || appError.status >= 500) {
+      (req.log ?? logger).error({ err: error, request_id: requestId }, 'request failed');
+    }
+    const rendered = appError ?? new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred');
+    if (rendered.headers) for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+    if (res.headersSent) return;
+    res.status(rendered.status).json({
+      error: {
+        code: rendered.code,
+        message: rendered.message,
+        ...(rendered.details && rendered.details.length > 0 ? { details: rendered.details } : {}),
+        request_id: requestId,
+      },
+    });
+  };
+}

@@ -1,0 +1,95 @@
+import type { Knex } from 'knex';
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+
+export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Promise<void>;
+
+/** pg-boss's Db interface over a knex transaction, so a job is enqueued in the caller's transaction. */
+function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
+  return {
+    executeSql: async (text, values) => {
+      // knex hands a transaction's own connection out of acquireConnection.
+      const client = trx.client as { acquireConnection(): Promise<any>; releaseConnection(c: unknown): Promise<void> };
+      const connection = await client.acquireConnection();
+      try {
+        return await connection.query(text, values);
+      } finally {
+        await client.releaseConnection(connection);
+      }
+    },
+  };
+}
+
+/**
+ * The one durable job queue (pg-boss, in the same PostgreSQL). Jobs are enqueued inside the
+ * transaction of the change that caused them; a job whose worker died is expired and retried by
+ * pg-boss; each job is fetched by exactly one instance (SKIP LOCKED inside pg-boss).
+ */
+export class JobQueue {
+  private constructor(
+    readonly boss: PgBoss,
+    private readonly logger: Logger,
+  ) {}
+
+  static async start(url: string, logger: Logger, options: { background: boolean }): Promise<JobQueue> {
+    const boss = new PgBoss({
+      connectionString: url,
+      max: 4,
+      schema: 'pgboss',
+      supervise: options.background,
+      schedule: options.background,
+      migrate: true,
+    });
+    boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+    await boss.start();
+    return new JobQueue(boss, logger);
+  }
+
+  /** Installs pg-boss's schema (test template databases). */
+  static async install(url: string, logger: Logger): Promise<void> {
+    const queue = await JobQueue.start(url, logger, { background: false });
+    await queue.stop();
+  }
+
+  async ensureQueue(name: string, options: Omit<PgBoss.Queue, 'name'> = {}): Promise<void> {
+    if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, { name, ...options });
+  }
+
+  /** Enqueues `data`; pass the transaction that makes the change so both commit or neither does. */
+  async send(name: string, data: object, options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {}): Promise<void> {
+    const { trx, ...sendOptions } = options;
+    await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
+  }
+
+  /** Background processing: pg-boss polls, and each job is handled once. */
+  async work<T extends object>(name: string, handler: JobHandler<T>, pollingIntervalSeconds = 1): Promise<void> {
+    await this.boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+      if (job) await handler(job.data, job);
+    });
+  }
+
+  /**
+   * Handles every job of `name` that is ready now, in this call, and returns how many ran. Tests
+   * and the CLI drive workers with it instead of waiting for a poll.
+   */
+  async runPending<T extends object>(name: string, handler: JobHandler<T>, max = 1000): Promise<number> {
+    let ran = 0;
+    while (ran < max) {
+      const [job] = await this.boss.fetch<T>(name, { batchSize: 1 });
+      if (!job) break;
+      try {
+        await handler(job.data, job);
+        await this.boss.complete(name, job.id);
+      } catch (error) {
+        this.logger.error({ err: error, job: job.id, queue: name }, 'job failed');
+        await this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) });
+      }
+      ran += 1;
+    }
+    return ran;
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: 10_000, wait: true, close: true });
+  }
+}

@@ -1,0 +1,46 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+import { ApiKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
+
+const KeyIdParams = z.object({ keyId: z.uuid() });
+
+export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
+  const tags = ['API keys'];
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/api-keys',
+    tags,
+    summary: 'List the keys of the organizations where the caller is developer_admin',
+    security: tokenOnly,
+    request: { query: ListApiKeysQuery },
+    responses: { 200: json(z.object({ data: z.array(ApiKeySchema) }), 'The keys (never their values)'), ...errorResponses(400, 401, 403) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/api-keys',
+    tags,
+    summary: 'Create a key; the raw value is returned once',
+    security: tokenOnly,
+    request: { body: jsonBody(CreateApiKeySchema) },
+    responses: { 201: json(CreatedApiKeySchema, 'The new key with its raw value'), ...errorResponses(400, 401, 403, 404) },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: '/v1/api-keys/{keyId}',
+    tags,
+    summary: 'Change name, permissions, agent scope, limits, active status or expiry; acts on the next request',
+    security: tokenOnly,
+    request: { params: KeyIdParams, body: jsonBody(UpdateApiKeySchema) },
+    responses: { 200: json(ApiKeySchema, 'The updated key'), ...errorResponses(400, 401, 403, 404) },
+  });
+  registry.registerPath({
+    method: 'delete',
+    path: '/v1/api-keys/{keyId}',
+    tags,
+    summary: 'Delete a key permanently; refused from the next request on',
+    security: tokenOnly,
+    request: { params: KeyIdParams },
+    responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+  });
+}

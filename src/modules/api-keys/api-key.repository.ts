@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/knex.js';
+
+export type ApiKeyRecord = {
+  id: string;
+  organization_id: string;
+  created_by: string;
+  name: string;
+  key_prefix: string;
+  permissions: string[];
+  allowed_agent_ids: string[] | null;
+  rate_limit_per_minute: number;
+  rate_limit_per_hour: number;
+  is_active: boolean;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'last_used_at' | 'created_at' | 'updated_at'> & { key_hash: string };
+
+// The hash never leaves this file: every read names the columns a response may show.
+const COLUMNS = [
+  'id',
+  'organization_id',
+  'created_by',
+  'name',
+  'key_prefix',
+  'permissions',
+  'allowed_agent_ids',
+  'rate_limit_per_minute',
+  'rate_limit_per_hour',
+  'is_active',
+  'last_used_at',
+  'expires_at',
+  'created_at',
+  'updated_at',
+];
+
+export class ApiKeyRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  async list(organizationIds: string[]): Promise<ApiKeyRecord[]> {
+    return this.db('api_keys')
+      .whereIn('organization_id', organizationIds)
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .select(COLUMNS);
+  }
+
+  async find(id: string, organizationIds: string[]): Promise<ApiKeyRecord | undefined> {
+    return this.db('api_keys').where({ id }).whereIn('organization_id', organizationIds).first(COLUMNS);
+  }
+
+  async insert(key: NewApiKey): Promise<ApiKeyRecord> {
+    const [row] = await this.db('api_keys').insert(key).returning(COLUMNS);
+    return row;
+  }
+
+  async update(id: string, organizationIds: string[], changes: Partial<NewApiKey>, at: Date): Promise<ApiKeyRecord | undefined> {
+    const [row] = await this.db('api_keys')
+      .where({ id })
+      .whereIn('organization_id', organizationIds)
+      .update({ ...changes, updated_at: at })
+      .returning(COLUMNS);
+    return row;
+  }
+
+  async delete(id: string, organizationIds: string[]): Promise<boolean> {
+    return (await this.db('api_keys').where({ id }).whereIn('organization_id', organizationIds).delete()) > 0;
+  }
+
+  /** Which of `agentIds` exist in `organizationIds`. */
+  async existingAgentIds(agentIds: string[], organizationIds: string[]): Promise<Set<string>> {
+    if (agentIds.length === 0) return new Set();
+    const rows: { id: string }[] = await this.db('agents').whereIn('id', agentIds).whereIn('organization_id', organizationIds).select('id');
+    return new Set(rows.map((r) => r.id));
+  }
+}

@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { parse, uuidParams } from '../../http/validate.js';
+import type { ApiKeyService } from './api-key.service.js';
+
+const keyParams = uuidParams('keyId');
+
+export function apiKeyRouter(keys: ApiKeyService): Router {
+  const router = Router();
+
+  router.get('/', async (req, res) => {
+    res.json(await keys.list(authOf(req), req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    res.status(201).json(await keys.create(authOf(req), req.body));
+  });
+
+  router.patch('/:keyId', async (req, res) => {
+    const { keyId } = parse(keyParams, req.params);
+    res.json(await keys.update(authOf(req), keyId, req.body));
+  });
+
+  router.delete('/:keyId', async (req, res) => {
+    const { keyId } = parse(keyParams, req.params);
+    await keys.delete(authOf(req), keyId);
+    res.status(204).end();
+  });
+
+  return router;
+}

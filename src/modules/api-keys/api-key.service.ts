@@ -1,0 +1,102 @@
+import { reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import { generateApiKey } from '../../auth/api-key-format.js';
+import type { Clock } from '../../clock.js';
+import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import { parse, parseBody } from '../../http/validate.js';
+import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import { CreateApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
+
+/** API key management: dashboard token, developer_admin role, in the organizations where it is held. */
+export class ApiKeyService {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  private adminOrganizations(auth: AuthContext): string[] {
+    const orgs = [...auth.roles].filter(([, role]) => role === 'developer_admin').map(([orgId]) => orgId);
+    if (auth.kind !== 'token' || orgs.length === 0) {
+      throw new ForbiddenError('API key management requires the developer_admin role');
+    }
+    return orgs;
+  }
+
+  async list(auth: AuthContext, query: unknown): Promise<{ data: ApiKeyRecord[] }> {
+    const orgs = this.adminOrganizations(auth);
+    const { organization_id } = parse(ListApiKeysQuery, query, 'Invalid query parameters');
+    return { data: await this.keys.list(organization_id ? orgs.filter((o) => o === organization_id) : orgs) };
+  }
+
+  async create(auth: AuthContext, body: unknown): Promise<ApiKeyRecord & { key: string }> {
+    const orgs = this.adminOrganizations(auth);
+    const input = parseBody(CreateApiKeySchema, body);
+    const organizationId = this.homeOrganization(auth, orgs, input.organization_id);
+    await this.validateReferences(auth, input);
+    const { raw, hash, prefix } = generateApiKey();
+    const { organization_id: _org, ...fields } = input;
+    const record = await this.keys.insert({
+      ...fields,
+      expires_at: fields.expires_at ? new Date(fields.expires_at) : null,
+      organization_id: organizationId,
+      created_by: auth.userId,
+      key_hash: hash,
+      key_prefix: prefix,
+    });
+    return { key: raw, ...record };
+  }
+
+  async update(auth: AuthContext, keyId: string, body: unknown): Promise<ApiKeyRecord> {
+    const orgs = this.adminOrganizations(auth);
+    if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
+    if (typeof body === 'object' && body !== null && 'key' in body) {
+      throw new ValidationError('Request body is invalid', [{ field: 'key', message: 'The key value cannot be changed' }]);
+    }
+    const input = parseBody(UpdateApiKeySchema, body);
+    await this.validateReferences(auth, input);
+    const { expires_at, ...changes } = input;
+    const updated = await this.keys.update(
+      keyId,
+      orgs,
+      { ...changes, ...(expires_at !== undefined ? { expires_at: expires_at ? new Date(expires_at) : null } : {}) },
+      this.clock.now(),
+    );
+    if (!updated) throw new NotFoundError('API key');
+    return updated;
+  }
+
+  async delete(auth: AuthContext, keyId: string): Promise<void> {
+    const orgs = this.adminOrganizations(auth);
+    if (!(await this.keys.delete(keyId, orgs))) throw new NotFoundError('API key');
+  }
+
+  private homeOrganization(auth: AuthContext, adminOrgs: string[], requested: string | undefined): string {
+    if (requested) {
+      if (!auth.organizations.has(requested)) throw new NotFoundError('Organization');
+      if (!adminOrgs.includes(requested)) throw new ForbiddenError('API key management requires the developer_admin role');
+      return requested;
+    }
+    if (adminOrgs.length > 1) {
+      throw new ValidationError('Request body is invalid', [
+        { field: 'organization_id', message: 'Required: you are developer_admin of several organizations' },
+      ]);
+    }
+    return adminOrgs[0]!;
+  }
+
+  /** Agents must exist where the key can reach; an expiry must lie in the future. */
+  private async validateReferences(
+    auth: AuthContext,
+    input: { allowed_agent_ids?: string[] | null; expires_at?: string | null },
+  ): Promise<void> {
+    const details: ErrorDetail[] = [];
+    if (input.expires_at && new Date(input.expires_at).getTime() <= this.clock.now().getTime()) {
+      details.push({ field: 'expires_at', message: 'Must be in the future' });
+    }
+    const ids = input.allowed_agent_ids ?? [];
+    const found = await this.keys.existingAgentIds(ids, reachableOrganizations(auth));
+    ids.forEach((id, i) => {
+      if (!found.has(id)) details.push({ field: `allowed_agent_ids[${i}]`, message: 'Agent not found' });
+    });
+    if (details.length > 0) throw new ValidationError('Request body is invalid', details);
+  }
+}

@@ -1,0 +1,30 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { json } from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+
+const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    version: z.string(),
+    commit: z.string(),
+    timestamp: z.iso.datetime(),
+    checks: z.object({ database: z.enum(['ok', 'unavailable']) }),
+  })
+  .openapi('Health');
+
+export function registerHealthPaths(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/health',
+    tags: ['Health'],
+    summary: 'Service health with a database check; no authentication',
+    responses: { 200: json(HealthSchema, 'Healthy'), 503: json(HealthSchema, 'The database does not answer') },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/openapi.json',
+    tags: ['Health'],
+    summary: 'This OpenAPI document; no authentication',
+    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+  });
+}

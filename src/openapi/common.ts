@@ -1,0 +1,74 @@
+import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from './zod.js';
+
+export const ErrorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: z.enum([
+        'VALIDATION_ERROR',
+        'UNAUTHORIZED',
+        'FORBIDDEN',
+        'AGENT_NOT_ACCESSIBLE',
+        'NOT_FOUND',
+        'METHOD_NOT_ALLOWED',
+        'CONFLICT',
+        'RATE_LIMITED',
+        'INTERNAL_ERROR',
+      ]),
+      message: z.string(),
+      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+      request_id: z.string(),
+    }),
+  })
+  .openapi('Error');
+
+export const PaginationSchema = z
+  .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() })
+  .openapi('Pagination');
+
+export const PaginationQuerySchema = z.object({
+  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)', example: '1' }),
+  limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)', example: '20' }),
+});
+
+export function paginated<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), pagination: PaginationSchema });
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'VALIDATION_ERROR: invalid parameters or body; `details` lists every problem',
+  401: 'UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials',
+  403: 'FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope)',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'VALIDATION_ERROR: request body larger than the limit',
+  429: 'RATE_LIMITED: see Retry-After',
+  503: 'INTERNAL_ERROR: the database is unavailable',
+};
+
+/** The error responses of a route, all in the one envelope. */
+export function errorResponses(...statuses: number[]): Record<number, ResponseConfig> {
+  return Object.fromEntries(
+    statuses.map((s) => [
+      s,
+      { description: ERROR_DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorEnvelopeSchema } } },
+    ]),
+  );
+}
+
+export function json<T extends z.ZodType>(schema: T, description: string): ResponseConfig {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { content: { 'application/json': { schema } }, required: true };
+}
+
+export const noContent: ResponseConfig = { description: 'No content' };
+
+/** Both credentials work on /v1 routes; /v1/api-keys takes the dashboard token only. */
+export const anyAuth: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+export const tokenOnly: Record<string, string[]>[] = [{ BearerAuth: [] }];
+
+/** The standard errors of an agent-scoped route. */
+export const AGENT_ROUTE_ERRORS = [400, 401, 403, 404, 429] as const;

@@ -1,0 +1,83 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Permission, Role } from '../../src/auth/permissions.js';
+import { PERMISSIONS } from '../../src/auth/permissions.js';
+import { signDashboardToken } from '../../src/auth/token.js';
+import type { Config } from '../../src/config.js';
+import type { Db } from '../../src/db/knex.js';
+import { OpsRepository } from '../../src/ops/ops.repository.js';
+
+export type World = {
+  orgId: string;
+  userId: string;
+  agentId: string;
+  /** X-API-Key with every permission. */
+  key: string;
+  keyId: string;
+  /** Dashboard token of a developer_admin of the organization. */
+  token: string;
+};
+
+/** Fresh data for each test, through the same code the ops CLI uses. */
+export class Builders {
+  private readonly ops: OpsRepository;
+
+  constructor(
+    db: Db,
+    private readonly config: Config,
+  ) {
+    this.ops = new OpsRepository(db);
+  }
+
+  organization(name = `Org ${randomBytes(3).toString('hex')}`) {
+    return this.ops.createOrganization(name);
+  }
+
+  async user(organizationId?: string, role: Role = 'developer_admin') {
+    const user = await this.ops.createUser(`user-${randomBytes(6).toString('hex')}@example.com`, 'Test User');
+    if (organizationId) await this.ops.addMember(user.id, organizationId, role);
+    return user;
+  }
+
+  member(userId: string, organizationId: string, role: Role) {
+    return this.ops.addMember(userId, organizationId, role);
+  }
+
+  removeMember(userId: string, organizationId: string) {
+    return this.ops.removeMember(userId, organizationId);
+  }
+
+  token(userId: string, expiresInSeconds = 3600) {
+    return signDashboardToken(this.config, userId, expiresInSeconds);
+  }
+
+  apiKey(
+    organizationId: string,
+    userId: string,
+    options: {
+      permissions?: readonly Permission[];
+      allowedAgentIds?: string[] | null;
+      rateLimitPerMinute?: number;
+      rateLimitPerHour?: number;
+      expiresAt?: Date | null;
+    } = {},
+  ) {
+    return this.ops.createApiKey({ organizationId, userId, permissions: PERMISSIONS, ...options });
+  }
+
+  phone(): string {
+    return `+49${String(randomInt(100_000_000, 999_999_999))}${String(randomInt(10, 99))}`;
+  }
+
+  agent(organizationId: string, fields: Record<string, unknown> = {}) {
+    return this.ops.createAgent(organizationId, { name: 'Agent', phone_number: this.phone(), ...fields });
+  }
+
+  /** An organization with a developer_admin, one agent, an all-permission key and a token. */
+  async world(): Promise<World> {
+    const org = await this.organization();
+    const user = await this.user(org.id, 'developer_admin');
+    const agent = await this.agent(org.id, { name: 'Main Agent' });
+    const key = await this.apiKey(org.id, user.id);
+    return { orgId: org.id, userId: user.id, agentId: agent.id, key: key.key, keyId: key.id, token: this.token(user.id) };
+  }
+}

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import supertest from 'supertest';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { createTokenVerifier } from '../../src/auth/token.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import { createDb, type Db } from '../../src/db/knex.js';
+import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
+import { JobQueue } from '../../src/jobs/queue.js';
+import { Builders } from './builders.js';
+import { databaseUrl } from './database-url.js';
+import { TestClock } from './test-clock.js';
+
+export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
+
+async function cloneTemplate(admin: Db, name: string, template: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.raw(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+      return;
+    } catch (error) {
+      // Two files cloning at the same instant can see each other on the template; try again.
+      if (attempt >= 20 || !String(error).includes('is being accessed by other users')) throw error;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+    }
+  }
+}
+
+/**
+ * A database of this file's own (cloned from the migrated template), the app wired to it, a clock
+ * the test controls and builders for the data. Call `close()` in afterAll.
+ */
+export async function createTestContext(overrides: { config?: Record<string, string>; rateLimitStore?: RateLimitStore } = {}) {
+  const adminUrl = inject('adminUrl');
+  const template = inject('templateDatabase');
+  const name = `${template.replace('vam_tpl_', 'vam_t_')}_${randomBytes(4).toString('hex')}`;
+  const admin = createDb(adminUrl, 1);
+  await cloneTemplate(admin, name, template);
+  const url = databaseUrl(adminUrl, name);
+
+  const config: Config = parseConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: url,
+    JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...overrides.config,
+  });
+  const db = createDb(url, 8);
+  const logger = pino({ level: 'silent' });
+  const clock = new TestClock();
+  const queue = await JobQueue.start(url, logger, { background: false });
+  const rateLimitStore = overrides.rateLimitStore ?? new MemoryRateLimitStore();
+  const { app, container } = createApp({
+    config,
+    db,
+    logger,
+    clock,
+    rateLimitStore,
+    verifyToken: createTokenVerifier(config),
+    queue,
+  });
+
+  return {
+    app,
+    container,
+    config,
+    db,
+    clock,
+    queue,
+    logger,
+    http: supertest(app),
+    build: new Builders(db, config),
+    async close() {
+      await queue.stop();
+      await db.destroy();
+      await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.destroy();
+    },
+  };
+}

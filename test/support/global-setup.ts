@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { register } from 'tsx/esm/api';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { createDb, migrationConfig } from '../../src/db/knex.js';
+import { JobQueue } from '../../src/jobs/queue.js';
+import { databaseUrl } from './database-url.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminUrl: string;
+    templateDatabase: string;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * One PostgreSQL for the run (DATABASE_URL, or an embedded one in a temp dir), one migrated
+ * template database; each test file clones the template into a database of its own.
+ */
+export default async function setup(project: TestProject) {
+  const logger = pino({ level: 'silent' });
+  let adminUrl = process.env.DATABASE_URL;
+  let stopEmbedded = async () => {};
+  let tempDir: string | undefined;
+  if (!adminUrl) {
+    tempDir = mkdtempSync(path.join(os.tmpdir(), 'vam-test-'));
+    chmodSync(tempDir, 0o755); // the postgres user (when run as root) must reach the cluster dir
+    const server = await startEmbeddedPostgres({ dataDir: tempDir, port: await freePort(), logger, persistent: false });
+    adminUrl = server.url;
+    stopEmbedded = server.stop;
+  }
+  const runId = randomBytes(4).toString('hex');
+  const template = `vam_tpl_${runId}`;
+  const admin = createDb(adminUrl, 2);
+  try {
+    // knex imports the .ts migrations itself; this process has no TypeScript loader of its own.
+    const unregister = register();
+    await admin.raw(`CREATE DATABASE "${template}"`);
+    const templateDb = createDb(databaseUrl(adminUrl, template), 2);
+    await templateDb.migrate.latest(migrationConfig);
+    await templateDb.destroy();
+    await JobQueue.install(databaseUrl(adminUrl, template), logger);
+    await unregister();
+  } catch (error) {
+    await admin.destroy();
+    await stopEmbedded();
+    throw error;
+  }
+
+  project.provide('adminUrl', adminUrl);
+  project.provide('templateDatabase', template);
+
+  return async () => {
+    const rows: { datname: string }[] = (
+      await admin.raw(`SELECT datname FROM pg_database WHERE datname LIKE ?`, [`vam_t_${runId}_%`])
+    ).rows;
+    for (const { datname } of rows) await admin.raw(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    await admin.raw(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+    await admin.destroy();
+    await stopEmbedded();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  };
+}
