@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import { CredentialsRepository } from './auth/credentials.repository.js';
+import { EventRecorder } from './events/event.repository.js';
 import type { TokenVerifier } from './auth/token.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -44,6 +45,7 @@ export function buildContainer(deps: AppDeps) {
   const credentials = new CredentialsRepository(db);
   const agentRepository = new AgentRepository(db);
   const agentAccess = new AgentAccess(agentRepository);
+  const events = new EventRecorder(deps.queue);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
@@ -65,6 +67,7 @@ export function buildContainer(deps: AppDeps) {
 
   return {
     credentials,
+    events,
     services,
     routes,
     apiKeyRouter: apiKeyRouter(services.apiKeys),
