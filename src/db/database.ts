@@ -14,7 +14,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     url = server.url;
     stopEmbedded = server.stop;
   }
-  const db = createDb(url, config.DATABASE_POOL_MAX);
+  const db = createDb(url, config.DATABASE_POOL_MAX, logger);
   return {
     db,
     url,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from 'pino';
 
 // COUNT(*) and other int8 values fit in a JS number here; return them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
@@ -16,12 +17,23 @@ export const migrationConfig: Knex.MigratorConfig = {
   tableName: 'knex_migrations',
 };
 
-export function createDb(url: string, poolMax = 10): Db {
+export function createDb(url: string, poolMax = 10, logger?: Logger): Db {
   return knexFactory({
     client: 'pg',
     connection: url,
     pool: { min: 0, max: poolMax },
     migrations: migrationConfig,
+    // knex's own warnings go to our structured log, not to the console.
+    ...(logger
+      ? {
+          log: {
+            warn: (m: unknown) => logger.warn({ knex: m }),
+            error: (m: unknown) => logger.error({ knex: m }),
+            deprecate: (m: unknown) => logger.warn({ knex: m }),
+            debug: (m: unknown) => logger.debug({ knex: m }),
+          },
+        }
+      : {}),
   });
 }
 
