@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
+import { CredentialCache } from './auth/credential-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { EventRecorder } from './events/event.repository.js';
 import type { TokenVerifier } from './auth/token.js';
@@ -29,6 +30,8 @@ import { OrganizationService } from './modules/organizations/organization.servic
 export type AppDeps = {
   config: Config;
   db: Db;
+  /** The same database as `db`, for the connection that listens for credential changes. */
+  databaseUrl: string;
   logger: Logger;
   clock: Clock;
   rateLimitStore: RateLimitStore;
@@ -42,7 +45,7 @@ export type Container = ReturnType<typeof buildContainer>;
 export function buildContainer(deps: AppDeps) {
   const { db, clock, config } = deps;
 
-  const credentials = new CredentialsRepository(db);
+  const credentials = new CredentialCache(new CredentialsRepository(db), deps.databaseUrl, clock, deps.logger);
   const agentRepository = new AgentRepository(db);
   const agentAccess = new AgentAccess(agentRepository);
   const events = new EventRecorder(deps.queue);
@@ -51,7 +54,7 @@ export function buildContainer(deps: AppDeps) {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
     agents: new AgentService(agentRepository, agentAccess),
     organizations: new OrganizationService(new OrganizationRepository(db)),
-    apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock),
+    apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => credentials.sync()),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */

@@ -16,6 +16,10 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
+/** JSON lines on stdout, written asynchronously so that a request never waits for the terminal. */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
-  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+  return pino(
+    { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+  );
 }

@@ -27,12 +27,14 @@ async function main(): Promise<void> {
   const { app, container } = createApp({
     config,
     db: database.db,
+    databaseUrl: database.url,
     logger,
     clock: systemClock,
     rateLimitStore,
     verifyToken: createTokenVerifier(config),
     queue,
   });
+  await container.credentials.start();
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
 
@@ -64,10 +66,12 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: draining requests');
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await workers.stop();
+    await container.credentials.stop();
     await queue.stop();
     await rateLimitStore.close();
     await database.close();
     logger.info('stopped');
+    logger.flush();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

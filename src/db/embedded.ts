@@ -55,7 +55,7 @@ export async function startEmbeddedPostgres(options: {
       options.logger.info({ port: options.port }, 'joining the embedded PostgreSQL started by pid %d', owner);
       return { url, stop: async () => {} };
     }
-    options.logger.warn({ pid: postmasterPid }, 'stopping a PostgreSQL left running by a killed process');
+    options.logger.warn({ postmaster_pid: postmasterPid }, 'stopping a PostgreSQL left running by a killed process');
     process.kill(postmasterPid, 'SIGINT');
     await waitForExit(postmasterPid, 15_000);
   }

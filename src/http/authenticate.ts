@@ -2,13 +2,19 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { API_KEY_PATTERN, hashApiKey } from '../auth/api-key-format.js';
 import type { AuthContext } from '../auth/auth-context.js';
-import type { CredentialsRepository } from '../auth/credentials.repository.js';
+import type { ApiKeyCredential, UserCredential } from '../auth/credentials.repository.js';
 import { isPermission, permissionsForRole, type Permission, type Role } from '../auth/permissions.js';
 import type { TokenVerifier } from '../auth/token.js';
 import type { Clock } from '../clock.js';
 import { UnauthorizedError } from '../errors/index.js';
 
-type Deps = { credentials: CredentialsRepository; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
+export type Credentials = {
+  findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined>;
+  findUser(userId: string): Promise<UserCredential | undefined>;
+  touchApiKey(id: string, at: Date): Promise<void>;
+};
+
+type Deps = { credentials: Credentials; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

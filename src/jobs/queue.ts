@@ -40,7 +40,8 @@ export class JobQueue {
       schedule: options.background,
       migrate: true,
     });
-    boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+    // pg-boss errors carry the whole pg client; log only what helps.
+    boss.on('error', (error: Error & { code?: string }) => logger.error({ error: error.message, code: error.code }, 'job queue error'));
     await boss.start();
     return new JobQueue(boss, logger);
   }

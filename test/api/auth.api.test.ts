@@ -35,6 +35,18 @@ describe('API key authentication', () => {
     expect(res.body.error.message).toBe('API key is inactive');
   });
 
+  it('refuses a key that was in use as soon as a change made elsewhere (plain SQL, another instance) is announced', async () => {
+    const key = await ctx.build.apiKey(w.orgId, w.userId);
+    const call = () => ctx.http.get(agentPath()).set('X-API-Key', key.key);
+    await call().expect(200);
+    await call().expect(200); // now served from the credential cache
+    await ctx.db('api_keys').where({ id: key.id }).update({ is_active: false });
+    // No local invalidation: only the trigger's NOTIFY reaches the app.
+    await expect.poll(async () => (await call()).status, { timeout: 2000, interval: 5 }).toBe(401);
+    await ctx.db('api_keys').where({ id: key.id }).delete();
+    await expect.poll(async () => (await call()).body.error?.message, { timeout: 2000, interval: 5 }).toBe('Invalid or missing API key');
+  });
+
   it('refuses a key from the moment it expires', async () => {
     const expiresAt = new Date(ctx.clock.now().getTime() + 60_000);
     const key = await ctx.build.apiKey(w.orgId, w.userId, { expiresAt });

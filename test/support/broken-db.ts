@@ -12,6 +12,7 @@ export function appWithUnreachableDatabase(ctx: TestContext) {
   const { app } = createApp({
     config: ctx.config,
     db,
+    databaseUrl: 'postgres://postgres@127.0.0.1:1/none',
     logger: pino({ level: 'silent' }),
     clock: ctx.clock,
     rateLimitStore: new MemoryRateLimitStore(),

@@ -24,6 +24,7 @@ export class Builders {
   constructor(
     db: Db,
     private readonly config: Config,
+    private readonly syncCredentials: () => Promise<void>,
   ) {
     this.ops = new OpsRepository(db);
   }
@@ -38,12 +39,14 @@ export class Builders {
     return user;
   }
 
-  member(userId: string, organizationId: string, role: Role) {
-    return this.ops.addMember(userId, organizationId, role);
+  async member(userId: string, organizationId: string, role: Role) {
+    await this.ops.addMember(userId, organizationId, role);
+    await this.syncCredentials();
   }
 
-  removeMember(userId: string, organizationId: string) {
-    return this.ops.removeMember(userId, organizationId);
+  async removeMember(userId: string, organizationId: string) {
+    await this.ops.removeMember(userId, organizationId);
+    await this.syncCredentials();
   }
 
   token(userId: string, expiresInSeconds = 3600) {

@@ -55,12 +55,16 @@ export async function createTestContext(overrides: { config?: Record<string, str
   const { app, container } = createApp({
     config,
     db,
+    databaseUrl: url,
     logger,
     clock,
     rateLimitStore,
     verifyToken: createTokenVerifier(config),
     queue,
   });
+
+  await container.credentials.start();
+  const syncCredentials = () => container.credentials.sync();
 
   return {
     app,
@@ -71,8 +75,11 @@ export async function createTestContext(overrides: { config?: Record<string, str
     queue,
     logger,
     http: supertest(app),
-    build: new Builders(db, config),
+    /** After changing keys or memberships with plain SQL: wait until the app has seen it. */
+    syncCredentials,
+    build: new Builders(db, config, syncCredentials),
     async close() {
+      await container.credentials.stop();
       await queue.stop();
       await db.destroy();
       await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);

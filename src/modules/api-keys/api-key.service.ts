@@ -11,6 +11,8 @@ export class ApiKeyService {
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
+    /** Waits until this instance's credential cache has seen the change (see CredentialCache.sync). */
+    private readonly credentialsChanged: () => Promise<void>,
   ) {}
 
   private adminOrganizations(auth: AuthContext): string[] {
@@ -61,12 +63,14 @@ export class ApiKeyService {
       this.clock.now(),
     );
     if (!updated) throw new NotFoundError('API key');
+    await this.credentialsChanged();
     return updated;
   }
 
   async delete(auth: AuthContext, keyId: string): Promise<void> {
     const orgs = this.adminOrganizations(auth);
     if (!(await this.keys.delete(keyId, orgs))) throw new NotFoundError('API key');
+    await this.credentialsChanged();
   }
 
   private homeOrganization(auth: AuthContext, adminOrgs: string[], requested: string | undefined): string {
