@@ -27,6 +27,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     pinoHttp({
       logger,
       genReqId: (req) => (req as express.Request).requestId,
+      wrapSerializers: false,
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
       serializers: {
         req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
@@ -40,9 +41,9 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
 
-  app.use('/v1/api-keys', authenticateTokenOnly(authDeps), ...jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
+  app.use('/v1/api-keys', authenticateTokenOnly(authDeps), jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 
-  app.use('/v1', authenticate(authDeps), ...apiKeyRateLimit(deps.rateLimitStore, clock), ...jsonBody(config.BODY_LIMIT));
+  app.use('/v1', authenticate(authDeps), ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

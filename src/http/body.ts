@@ -8,8 +8,8 @@ function hasBody(req: Parameters<RequestHandler>[0]): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** JSON only, bounded, and an object at the top level. */
-export function jsonBody(limit: string): RequestHandler[] {
+/** JSON only, bounded, and an object at the top level; reads and GETs skip it entirely. */
+export function jsonBody(limit: string): RequestHandler {
   const requireJson: RequestHandler = (req, _res, next) => {
     if (WRITE_METHODS.has(req.method) && hasBody(req) && !req.is('application/json')) {
       throw new ValidationError('Content-Type must be application/json');
@@ -22,5 +22,12 @@ export function jsonBody(limit: string): RequestHandler[] {
     }
     next();
   };
-  return [requireJson, express.json({ limit, strict: false, type: 'application/json' }), requireObject];
+  const parseJson = express.json({ limit, strict: false, type: 'application/json' });
+  return (req, res, next) => {
+    if (!WRITE_METHODS.has(req.method)) return next();
+    requireJson(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      parseJson(req, res, (parseError?: unknown) => (parseError ? next(parseError) : requireObject(req, res, next)));
+    });
+  };
 }
