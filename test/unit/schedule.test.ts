@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { holidayLookup } from '../../src/modules/agents/holidays.js';
-import { isWithinSchedule, nextScheduleChange, parseTime, type Schedule } from '../../src/modules/agents/schedule.js';
+import { isWithinSchedule, nextScheduleChange, parseTime, type HolidayLookup, type Schedule } from '../../src/modules/agents/schedule.js';
 import { instantsAt } from '../../src/modules/agents/zoned-time.js';
 
-const noHolidays = () => null;
+const noHolidays: HolidayLookup = () => null;
 const berlin = (rules: Schedule['rules']): Schedule => ({ timezone: 'Europe/Berlin', rules });
 const weekdays = berlin([{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }]);
 const within = (s: Schedule, at: string, holidays = noHolidays) => isWithinSchedule(s, holidays, new Date(at));
