@@ -136,6 +136,18 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     expect((await stored(id)).workflow.steps).toHaveLength(20);
   });
 
+  it('accepts 20 tools and 10 next steps in a step and refuses one more of each', async () => {
+    const id = await agentWithTools('end_call');
+    const fan = (n: number) => [step('hub', Array.from({ length: n }, (_, i) => `t${i}`)), ...Array.from({ length: n }, (_, i) => step(`t${i}`, []))];
+    await put(id, workflow(fan(10))).expect(200);
+    const tooMany = await put(id, workflow(fan(11))).expect(400);
+    expect(tooMany.body.error.details).toEqual([expect.objectContaining({ field: 'steps[0].next' })]);
+    await put(id, workflow([step('a', [], { tools: Array(20).fill('end_call') })])).expect(200);
+    const tooManyTools = await put(id, workflow([step('a', [], { tools: Array(21).fill('end_call') })])).expect(400);
+    expect(tooManyTools.body.error.details).toEqual([expect.objectContaining({ field: 'steps[0].tools' })]);
+    expect((await stored(id)).workflow.steps[0].tools).toHaveLength(20);
+  });
+
   it.each([
     [{ name: 'x'.repeat(101), steps: [step('a', [])] }, 'name'],
     [{ name: 'x', description: 'x'.repeat(501), steps: [step('a', [])] }, 'description'],
