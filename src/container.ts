@@ -16,6 +16,12 @@ import { registerAgentPaths } from './modules/agents/agent.openapi.js';
 import { AgentRepository } from './modules/agents/agent.repository.js';
 import { agentRouter } from './modules/agents/agent.router.js';
 import { AgentService } from './modules/agents/agent.service.js';
+import { AgentStatusService } from './modules/agents/agent-status.service.js';
+import { GreetingContactRepository } from './modules/agents/greeting-contact.repository.js';
+import { GreetingPreviewService, noCallsYet } from './modules/agents/greeting-preview.service.js';
+import { registerWorkflowPaths } from './modules/workflows/workflow.openapi.js';
+import { workflowRouter } from './modules/workflows/workflow.router.js';
+import { WorkflowService } from './modules/workflows/workflow.service.js';
 import { registerApiKeyPaths } from './modules/api-keys/api-key.openapi.js';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository.js';
 import { apiKeyRouter } from './modules/api-keys/api-key.router.js';
@@ -52,18 +58,29 @@ export function buildContainer(deps: AppDeps) {
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
-    agents: new AgentService(agentRepository, agentAccess),
-    organizations: new OrganizationService(new OrganizationRepository(db)),
+    agents: new AgentService(agentRepository, agentAccess, clock, { allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
+    agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
+    // noCallsYet: the calls resource replaces it with a counter over its calls table.
+    greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), noCallsYet, clock),
+    workflows: new WorkflowService(db, agentAccess, clock),
+    organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => credentials.sync()),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */
   const routes: { path: string; router: Router }[] = [
-    { path: '/agents', router: agentRouter(services.agents) },
+    { path: '/agents', router: agentRouter(services.agents, services.agentStatus, services.greetingPreview) },
+    { path: '/agents', router: workflowRouter(services.workflows) },
     { path: '/organization', router: organizationRouter(services.organizations) },
   ];
 
-  const openapi: OpenApiRegistration[] = [registerHealthPaths, registerApiKeyPaths, registerAgentPaths, registerOrganizationPaths];
+  const openapi: OpenApiRegistration[] = [
+    registerHealthPaths,
+    registerApiKeyPaths,
+    registerAgentPaths,
+    registerWorkflowPaths,
+    registerOrganizationPaths,
+  ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
   const backgroundWorkers: BackgroundWorker[] = [];

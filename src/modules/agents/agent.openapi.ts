@@ -1,9 +1,29 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent, paginated, PaginationQuerySchema } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { AgentSchema } from './agent.schemas.js';
+import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
+import { AgentScheduleSchema, AgentSchema } from './agent.schemas.js';
+import { GreetingPreviewRequestSchema, GreetingPreviewSchema } from './greeting-preview.schemas.js';
 
 export const AgentIdParams = z.object({ agentId: z.uuid() });
+
+const AgentStatusSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    is_active: z.boolean(),
+    schedule: AgentScheduleSchema.nullable(),
+    timezone: z.string().openapi({ description: 'The schedule zone, or Europe/Berlin without a schedule' }),
+    is_within_schedule: z.boolean().openapi({ description: 'true without a schedule; false on a public holiday' }),
+    is_holiday: z.boolean(),
+    holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
+    accepting_calls: z.boolean().openapi({ description: 'is_active and is_within_schedule' }),
+    routed_agent_id: z.uuid().nullable().openapi({ description: 'This agent, its active backup, or null' }),
+    next_change_at: z.iso.datetime().nullable().openapi({ description: 'When is_within_schedule next flips; null if never' }),
+  })
+  .openapi('AgentStatus');
+
+const options = { allowPrivateWebhookTargets: false };
 
 export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
@@ -16,6 +36,16 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     responses: { 200: json(paginated(AgentSchema), 'A page of agents'), ...errorResponses(400, 401, 403, 429) },
   });
   registry.registerPath({
+    method: 'post',
+    path: '/v1/agents',
+    tags: ['Agents'],
+    summary: 'Create an agent (agents:write; not for keys restricted to certain agents)',
+    description: '`organization_id` is required when the caller may create agents in several organizations.',
+    security: anyAuth,
+    request: { body: jsonBody(agentCreateSchema(options)) },
+    responses: { 201: json(AgentSchema, 'The new agent'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+  });
+  registry.registerPath({
     method: 'get',
     path: '/v1/agents/{agentId}',
     tags: ['Agents'],
@@ -23,5 +53,41 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     security: anyAuth,
     request: { params: AgentIdParams },
     responses: { 200: json(AgentSchema, 'The agent'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: '/v1/agents/{agentId}',
+    tags: ['Agents'],
+    summary: 'Update agent settings (agents:write); strict: unknown and read-only fields are refused',
+    security: anyAuth,
+    request: { params: AgentIdParams, body: jsonBody(agentPatchSchema(options)) },
+    responses: { 200: json(AgentSchema, 'The updated agent'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+  });
+  registry.registerPath({
+    method: 'delete',
+    path: '/v1/agents/{agentId}',
+    tags: ['Agents'],
+    summary: 'Delete an agent (agents:write); 409 while another agent names it as backup',
+    security: anyAuth,
+    request: { params: AgentIdParams },
+    responses: { 204: noContent, ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/agents/{agentId}/status',
+    tags: ['Agents'],
+    summary: 'Schedule, public-holiday and routing status now (agents:read)',
+    security: anyAuth,
+    request: { params: AgentIdParams },
+    responses: { 200: json(AgentStatusSchema, 'The status'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/greeting/preview',
+    tags: ['Agents'],
+    summary: 'Which greeting would be spoken to a caller, and why (agents:read)',
+    security: anyAuth,
+    request: { params: AgentIdParams, body: jsonBody(GreetingPreviewRequestSchema) },
+    responses: { 200: json(GreetingPreviewSchema, 'The chosen greeting'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
   });
 }

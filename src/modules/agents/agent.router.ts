@@ -1,18 +1,45 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../http/validate.js';
+import type { AgentStatusService } from './agent-status.service.js';
 import type { AgentService } from './agent.service.js';
+import type { GreetingPreviewService } from './greeting-preview.service.js';
 
-export function agentRouter(agents: AgentService): Router {
+export function agentRouter(agents: AgentService, statuses: AgentStatusService, greetings: GreetingPreviewService): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {
     res.json(await agents.list(authOf(req), req.query));
   });
 
+  router.post('/', async (req, res) => {
+    res.status(201).json(await agents.create(authOf(req), req.body));
+  });
+
   router.get('/:agentId', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     res.json(await agents.get(authOf(req), agentId));
+  });
+
+  router.patch('/:agentId', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await agents.update(authOf(req), agentId, req.body));
+  });
+
+  router.delete('/:agentId', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    await agents.remove(authOf(req), agentId);
+    res.status(204).end();
+  });
+
+  router.get('/:agentId/status', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await statuses.status(authOf(req), agentId));
+  });
+
+  router.post('/:agentId/greeting/preview', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await greetings.preview(authOf(req), agentId, req.body));
   });
 
   return router;

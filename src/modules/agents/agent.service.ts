@@ -1,15 +1,58 @@
-import { assertPermission, organizationsWith, type AuthContext } from '../../auth/auth-context.js';
+import {
+  assertPermission,
+  isAgentAllowed,
+  organizationsWith,
+  reachableOrganizations,
+  type AuthContext,
+} from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
+import {
+  agentCreateSchema,
+  agentPatchSchema,
+  CREATE_READ_ONLY_AGENT_FIELDS,
+  parseStrict,
+  READ_ONLY_AGENT_FIELDS,
+} from './agent-input.schemas.js';
 import { toAgent, type AgentRepository } from './agent.repository.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
+export type AgentServiceOptions = {
+  /** config.WEBHOOK_ALLOW_PRIVATE_TARGETS: lets post_call_webhook_url name local addresses (development only). */
+  allowPrivateWebhookTargets: boolean;
+};
+
+/** What a new agent starts with when the request leaves a field out (the rest: column defaults). */
+export const NEW_AGENT_DEFAULTS = {
+  is_active: true,
+  language: 'de',
+  formality: 'formal',
+  prompt: '',
+  bundesland: 'DE',
+} as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+}
+
 export class AgentService {
+  private readonly patchSchema;
+  private readonly createSchema;
+
   constructor(
     private readonly agents: AgentRepository,
     private readonly access: AgentAccess,
-  ) {}
+    private readonly clock: Clock,
+    options: AgentServiceOptions,
+  ) {
+    this.patchSchema = agentPatchSchema(options);
+    this.createSchema = agentCreateSchema(options);
+  }
 
   /** Agents of every organization where the caller may read agents, limited to the key's scope. */
   async list(auth: AuthContext, query: unknown): Promise<Page<Record<string, unknown>>> {
@@ -20,5 +63,77 @@ export class AgentService {
 
   async get(auth: AuthContext, agentId: string): Promise<Record<string, unknown>> {
     return toAgent(await this.access.resolveRow(auth, agentId, 'agents:read'));
+  }
+
+  /**
+   * Creates an agent (agents:write). Keys restricted to certain agents cannot create any; the
+   * organization is `organization_id`, or the only one where the caller may write agents.
+   */
+  async create(auth: AuthContext, body: unknown): Promise<Record<string, unknown>> {
+    assertPermission(auth, 'agents:write');
+    if (auth.allowedAgentIds !== null) throw new ForbiddenError('An API key restricted to specific agents cannot create agents');
+    const { data, details } = parseStrict(this.createSchema, body, CREATE_READ_ONLY_AGENT_FIELDS);
+    const organizationId = this.targetOrganization(auth, field(body, 'organization_id'), details);
+    if (organizationId) {
+      details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), { id: null, organization_id: organizationId })));
+    }
+    if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
+    const { organization_id: _ignored, ...fields } = data;
+    const now = this.clock.now();
+    const row = await this.agents.create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now });
+    return toAgent(row);
+  }
+
+  /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
+  async update(auth: AuthContext, agentId: string, body: unknown): Promise<Record<string, unknown>> {
+    const agent = await this.access.resolveRow(auth, agentId, 'agents:write');
+    const { data, details } = parseStrict(this.patchSchema, body, READ_ONLY_AGENT_FIELDS);
+    details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), agent)));
+    if (details.length > 0 || !data) throw new ValidationError('Request body is invalid', details);
+    if (Object.keys(data).length === 0) return toAgent(agent);
+    const row = await this.agents.update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() });
+    if (!row) throw new NotFoundError('Agent');
+    return toAgent(row);
+  }
+
+  /** 409 while another agent names this one as its backup. */
+  async remove(auth: AuthContext, agentId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const referrers = await this.agents.backupReferrers(agent.id, agent.organization_id);
+    if (referrers.length > 0) {
+      throw new ConflictError(
+        'The agent is the backup of another agent; change that backup first',
+        referrers.map((r) => ({ field: 'backup_agent_id', message: `Backup of agent ${r.id} (${r.name})` })),
+      );
+    }
+    if (!(await this.agents.delete(agent.id, agent.organization_id))) throw new NotFoundError('Agent');
+  }
+
+  /** 404 for an organization out of reach, 403 without agents:write there; a missing id is a detail. */
+  private targetOrganization(auth: AuthContext, value: unknown, details: ErrorDetail[]): string | undefined {
+    if (typeof value === 'string') {
+      if (!UUID.test(value)) return undefined;
+      const id = value.toLowerCase();
+      if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+      assertPermission(auth, 'agents:write', id);
+      return id;
+    }
+    if (value !== undefined) return undefined;
+    const writable = organizationsWith(auth, 'agents:write');
+    if (writable.length === 1) return writable[0];
+    details.push({ field: 'organization_id', message: 'Required when the caller can create agents in several organizations' });
+    return undefined;
+  }
+
+  /** The backup must be another agent of the same organization, and one the caller may access. */
+  private async backupProblems(auth: AuthContext, value: unknown, agent: { id: string | null; organization_id: string }): Promise<ErrorDetail[]> {
+    if (typeof value !== 'string' || !UUID.test(value)) return [];
+    const id = value.toLowerCase();
+    if (id === agent.id) return [{ field: 'backup_agent_id', message: 'An agent cannot be its own backup' }];
+    const backup = await this.agents.findRef(id, [agent.organization_id]);
+    if (!backup || !isAgentAllowed(auth, backup.id)) {
+      return [{ field: 'backup_agent_id', message: 'Must be another agent of the same organization' }];
+    }
+    return [];
   }
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { anyAuth, errorResponses, json } from '../../openapi/common.js';
+import { anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { OrganizationSchema } from './organization.schemas.js';
+import { OrganizationPatchSchema, OrganizationSchema } from './organization.schemas.js';
 
 export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
@@ -14,5 +14,14 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
       200: json(z.object({ data: z.array(OrganizationSchema) }), 'The organizations'),
       ...errorResponses(401, 403, 429),
     },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: '/v1/organization/{orgId}',
+    tags: ['Organization'],
+    summary: 'Update organization settings (organization:write): auto_delete_done_calls, notdienst_bereiche',
+    security: anyAuth,
+    request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
+    responses: { 200: json(OrganizationSchema, 'The updated organization'), ...errorResponses(400, 401, 403, 404, 413, 429) },
   });
 }

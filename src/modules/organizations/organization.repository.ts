@@ -23,4 +23,9 @@ export class OrganizationRepository {
   async findById(id: string): Promise<OrganizationRow | undefined> {
     return this.db('organizations').where({ id }).first(COLUMNS);
   }
+
+  async update(id: string, fields: Partial<Pick<OrganizationRow, 'auto_delete_done_calls' | 'notdienst_bereiche' | 'updated_at'>>): Promise<OrganizationRow | undefined> {
+    const [row] = await this.db('organizations').where({ id }).update(fields).returning(COLUMNS);
+    return row;
+  }
 }

@@ -1,12 +1,37 @@
-import { assertPermission, organizationsWith, type AuthContext } from '../../auth/auth-context.js';
+import { assertPermission, organizationsWith, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { NotFoundError } from '../../errors/index.js';
+import { parseBody } from '../../http/validate.js';
 import type { OrganizationRepository, OrganizationRow } from './organization.repository.js';
+import { OrganizationPatchSchema } from './organization.schemas.js';
 
 export class OrganizationService {
-  constructor(private readonly organizations: OrganizationRepository) {}
+  constructor(
+    private readonly organizations: OrganizationRepository,
+    private readonly clock: Clock,
+  ) {}
 
   /** Every organization the caller reaches with organization:read (for a key: its creator's). */
   async list(auth: AuthContext): Promise<{ data: OrganizationRow[] }> {
     assertPermission(auth, 'organization:read');
     return { data: await this.organizations.listByIds(organizationsWith(auth, 'organization:read')) };
+  }
+
+  /** organization:write: 404 for an organization out of reach, 403 without the permission there. */
+  async update(auth: AuthContext, organizationId: string, body: unknown): Promise<OrganizationRow> {
+    assertPermission(auth, 'organization:write');
+    const id = organizationId.toLowerCase();
+    if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+    assertPermission(auth, 'organization:write', id);
+    const patch = parseBody(OrganizationPatchSchema, body);
+    const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+    if (Object.keys(changes).length === 0) {
+      const current = await this.organizations.findById(id);
+      if (!current) throw new NotFoundError('Organization');
+      return current;
+    }
+    const row = await this.organizations.update(id, { ...changes, updated_at: this.clock.now() });
+    if (!row) throw new NotFoundError('Organization');
+    return row;
   }
 }

@@ -1,0 +1,182 @@
+import type { ErrorDetail } from '../../errors/index.js';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
+import { z } from '../../openapi/zod.js';
+import {
+  BACKGROUND_AUDIO_TYPES,
+  BUNDESLAENDER,
+  FORMALITIES,
+  LANGUAGES,
+  LLM_PROVIDERS,
+  STT_PROVIDERS,
+  TTS_PROVIDERS,
+} from './agent.schemas.js';
+import { parseTime } from './schedule.js';
+import { text } from './text.js';
+import { isValidTimeZone } from './zoned-time.js';
+
+/** Fields a client may see but never write through PATCH (DECISIONS section 3). */
+export const READ_ONLY_AGENT_FIELDS = [
+  'id',
+  'organization_id',
+  'phone_number',
+  'retention_days',
+  'metadata',
+  'created_at',
+  'updated_at',
+  'workflow',
+] as const;
+
+/** On create, `organization_id` and `phone_number` are set once; the rest stays read-only. */
+export const CREATE_READ_ONLY_AGENT_FIELDS = READ_ONLY_AGENT_FIELDS.filter((f) => f !== 'organization_id' && f !== 'phone_number');
+
+export const PROMPT_MAX_CHARS = 50_000;
+export const GREETING_MAX_CHARS = 2000;
+export const STT_KEYWORDS_MAX = 100;
+export const SCHEDULE_RULES_MAX = 100;
+
+const GREETING_WINDOW_TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
+export const E164 = /^\+[1-9]\d{1,14}$/;
+
+const isObject = (p: { value: unknown }) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value);
+
+const windowTime = z.string().regex(GREETING_WINDOW_TIME, 'Must be HH:MM between 00:00 and 23:59');
+
+/** Spec rules 1, 5 and the from/to pairing; each problem at its own path. */
+export const GreetingVariantInputSchema = z
+  .strictObject({
+    greeting: text({ min: 1, max: GREETING_MAX_CHARS }),
+    tag: text({ min: 1, max: 100, trim: true }).optional(),
+    from: windowTime.optional(),
+    to: windowTime.optional(),
+    min_calls_today: z.number().int('Must be an integer').min(1, 'Must be at least 1').optional(),
+  })
+  .superRefine(
+    (variant, ctx) => {
+      const has = (key: string) => (variant as Record<string, unknown>)[key] !== undefined;
+      if (has('from') && !has('to')) ctx.addIssue({ code: 'custom', path: ['to'], message: 'Required when from is set' });
+      if (has('to') && !has('from')) ctx.addIssue({ code: 'custom', path: ['from'], message: 'Required when to is set' });
+      if (!has('tag') && !has('from') && !has('to') && !has('min_calls_today')) {
+        ctx.addIssue({ code: 'custom', path: [], message: 'A variant needs a condition: tag, from and to, or min_calls_today' });
+      }
+    },
+    { when: isObject },
+  )
+  .openapi('GreetingVariantInput');
+
+const startTime = z.string().refine((v) => parseTime(v) !== undefined, 'Must be a time HH:mm between 00:00 and 23:59');
+const endTime = z.string().refine((v) => parseTime(v, true) !== undefined, 'Must be a time HH:mm between 00:00 and 24:00');
+
+const scheduleDays = z
+  .array(z.number().int('Must be an integer').min(0, 'Must be 0 (Sunday) to 6 (Saturday)').max(6, 'Must be 0 (Sunday) to 6 (Saturday)'))
+  .min(1, 'Must name at least one day')
+  .superRefine((days, ctx) => {
+    days.forEach((day, i) => {
+      if (days.indexOf(day) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `Day ${day} is listed twice` });
+    });
+  });
+
+/** DECISIONS section 5: a real IANA zone, days 0..6 unique, real times; end <= start runs past midnight. */
+export const AgentScheduleInputSchema = z
+  .strictObject({
+    timezone: z.string().refine(isValidTimeZone, 'Must be an IANA time zone such as Europe/Berlin'),
+    rules: z
+      .array(z.strictObject({ days: scheduleDays, start_time: startTime, end_time: endTime }))
+      .max(SCHEDULE_RULES_MAX, `Must have at most ${SCHEDULE_RULES_MAX} rules`),
+  })
+  .openapi('AgentScheduleInput');
+
+function webhookUrl(allowPrivate: boolean) {
+  return z
+    .string()
+    .max(2048, 'Must be at most 2048 characters')
+    .superRefine((value, ctx) => {
+      const problem = outgoingUrlProblem(value, { allowPrivate });
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+}
+
+const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values).nullable();
+const between = (min: number, max: number) =>
+  z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
+
+/** Every field PATCH may write (DECISIONS section 5), with the spec's constraints. */
+export function agentWritableShape(options: { allowPrivateWebhookTargets: boolean }) {
+  return {
+    name: text({ min: 1, max: 255, trim: true }),
+    is_active: z.boolean(),
+    language: nullableEnum(LANGUAGES),
+    formality: nullableEnum(FORMALITIES),
+    llm_provider: nullableEnum(LLM_PROVIDERS),
+    llm_model: text({ min: 1, max: 255 }).nullable(),
+    llm_temperature: between(0, 2).nullable(),
+    tts_provider: nullableEnum(TTS_PROVIDERS),
+    voice_id: text({ min: 1, max: 255 }).nullable(),
+    realtime_voice: text({ min: 1, max: 255 }).nullable(),
+    speaking_rate: between(0.5, 2).nullable(),
+    stt_provider: nullableEnum(STT_PROVIDERS),
+    stt_keywords: z.array(text({ min: 1, max: 200 })).max(STT_KEYWORDS_MAX, `Must have at most ${STT_KEYWORDS_MAX} items`).nullable(),
+    prompt: text({ max: PROMPT_MAX_CHARS }),
+    greeting: text({ max: GREETING_MAX_CHARS }).nullable(),
+    greeting_variants: z.array(GreetingVariantInputSchema).nullable(),
+    post_call_webhook_url: webhookUrl(options.allowPrivateWebhookTargets).nullable(),
+    schedule: AgentScheduleInputSchema.nullable(),
+    backup_agent_id: z.uuid({ message: 'Must be a UUID' }).nullable(),
+    bundesland: z.enum(BUNDESLAENDER),
+    allow_greeting_interruption: z.boolean().nullable(),
+    short_calls_auto_edit: z.boolean(),
+    track_caller_name: z.boolean(),
+    transfer_timeout_seconds: z.number().int('Must be an integer').min(5, 'Must be between 5 and 45').max(45, 'Must be between 5 and 45').nullable(),
+    background_audio_enabled: z.boolean(),
+    background_audio_type: z.enum(BACKGROUND_AUDIO_TYPES),
+    background_audio_volume: between(0, 1),
+    thinking_sound_enabled: z.boolean(),
+    thinking_sound_volume: between(0, 1),
+    aic_enhancement_enabled: z.boolean(),
+  };
+}
+
+export function agentPatchSchema(options: { allowPrivateWebhookTargets: boolean }) {
+  return z.object(agentWritableShape(options)).partial().openapi('AgentPatch');
+}
+
+/** Spaces, dashes, dots and brackets are stripped before the E.164 check. */
+const phoneNumber = z
+  .string()
+  .transform((v) => v.replace(/[\s\-().]/g, ''))
+  .pipe(z.string().regex(E164, 'Must be an E.164 phone number such as +4930123456'));
+
+export function agentCreateSchema(options: { allowPrivateWebhookTargets: boolean }) {
+  const writable = z.object(agentWritableShape(options)).partial();
+  return writable
+    .extend({
+      name: writable.shape.name.unwrap(),
+      phone_number: phoneNumber.openapi({ type: 'string', example: '+4930123456' }),
+      organization_id: z.uuid({ message: 'Must be a UUID' }).optional(),
+    })
+    .openapi('AgentCreate');
+}
+
+export type AgentPatch = z.output<ReturnType<typeof agentPatchSchema>>;
+export type AgentCreate = z.output<ReturnType<typeof agentCreateSchema>>;
+
+/**
+ * Strict parsing for agent bodies: every unknown and every read-only key is one detail, and the
+ * known fields are checked all the same, so one response lists every problem.
+ */
+export function parseStrict<S extends z.ZodObject>(
+  schema: S,
+  body: unknown,
+  readOnly: readonly string[],
+): { data: z.output<S> | undefined; details: ErrorDetail[] } {
+  const raw = (body ?? {}) as Record<string, unknown>;
+  const details: ErrorDetail[] = [];
+  for (const key of Object.keys(raw)) {
+    if (readOnly.includes(key)) details.push({ field: key, message: 'Field is read-only' });
+    else if (!Object.hasOwn(schema.shape, key)) details.push({ field: key, message: 'Unknown field' });
+  }
+  const known = Object.fromEntries(Object.entries(raw).filter(([key]) => Object.hasOwn(schema.shape, key)));
+  const result = schema.safeParse(known);
+  if (!result.success) details.push(...zodIssuesToDetails(result.error.issues));
+  return { data: result.success ? result.data : undefined, details };
+}

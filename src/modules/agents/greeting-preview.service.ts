@@ -1,0 +1,72 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { parseBody } from '../../http/validate.js';
+import type { AgentAccess } from './agent-access.js';
+import type { GreetingContactRepository } from './greeting-contact.repository.js';
+import { GreetingPreviewRequestSchema } from './greeting-preview.schemas.js';
+import { chooseGreeting, GREETING_TIME_ZONE, type GreetingChoice, type GreetingVariant } from './greeting.js';
+import { addDays, instantsAt, zonedParts } from './zoned-time.js';
+
+/**
+ * How many calls `phoneNumber` made to the agent in [since, until). The calls resource wires its
+ * own counter in container.ts; until then no calls exist and the count is 0.
+ */
+export type CallsTodayCounter = (query: {
+  agentId: string;
+  organizationId: string;
+  phoneNumber: string;
+  since: Date;
+  until: Date;
+}) => Promise<number>;
+
+export const noCallsYet: CallsTodayCounter = async () => 0;
+
+/** Today in Europe/Berlin (the day greeting variants count calls in) as an instant range. */
+export function berlinDay(at: Date): { since: Date; until: Date } {
+  const date = zonedParts(GREETING_TIME_ZONE, at).date;
+  return {
+    since: new Date(instantsAt(GREETING_TIME_ZONE, date, 0)[0]!),
+    until: new Date(instantsAt(GREETING_TIME_ZONE, addDays(date, 1), 0)[0]!),
+  };
+}
+
+function variableStrings(variables: Record<string, string | number | boolean | null> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(variables ?? {})) if (v !== null) out[k] = String(v);
+  return out;
+}
+
+export class GreetingPreviewService {
+  constructor(
+    private readonly access: AgentAccess,
+    private readonly contacts: GreetingContactRepository,
+    private readonly countCallsToday: CallsTodayCounter,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Which greeting the agent would speak to this caller at this time, and why (agents:read). */
+  async preview(auth: AuthContext, agentId: string, body: unknown) {
+    const agent = await this.access.resolveRow(auth, agentId, 'agents:read');
+    const input = parseBody(GreetingPreviewRequestSchema, body);
+    const at = input.at ? new Date(input.at) : this.clock.now();
+    const phone = input.caller_phone ?? null;
+    const contact = phone ? await this.contacts.findByPhone(agent.id, agent.organization_id, phone) : undefined;
+    const callsToday =
+      input.calls_today ??
+      (phone ? await this.countCallsToday({ agentId: agent.id, organizationId: agent.organization_id, phoneNumber: phone, ...berlinDay(at) }) : 0);
+    const choice: GreetingChoice = chooseGreeting(
+      (agent.greeting as string | null) ?? null,
+      (agent.greeting_variants as GreetingVariant[] | null) ?? null,
+      { contact: contact ?? null, callsToday, variables: variableStrings(input.variables), at },
+    );
+    return {
+      agent_id: agent.id,
+      at: at.toISOString(),
+      caller_phone: phone,
+      contact: contact ?? null,
+      calls_today: callsToday,
+      calls_today_source: input.calls_today === undefined ? ('calls' as const) : ('request' as const),
+      ...choice,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { NotFoundError, ValidationError } from '../../errors/index.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
+import { WorkflowRepository, type WorkflowRow } from './workflow.repository.js';
+import type { Workflow } from './workflow.schemas.js';
+
+export type WorkflowRecord = { agent_id: string; workflow: Workflow | null; updated_at: Date };
+
+function toRecord(row: WorkflowRow): WorkflowRecord {
+  return { agent_id: row.id, workflow: row.workflow ?? null, updated_at: row.workflow_updated_at ?? row.created_at };
+}
+
+export class WorkflowService {
+  constructor(
+    private readonly db: Db,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The agent's workflow record (agents:read); `workflow: null` for a single-prompt agent. */
+  async get(auth: AuthContext, agentId: string): Promise<WorkflowRecord> {
+    return toRecord((await this.access.resolveRow(auth, agentId, 'agents:read')) as unknown as WorkflowRow);
+  }
+
+  /**
+   * Replaces the workflow completely (agents:write), or removes it with `{workflow: null}`. Every
+   * problem is listed in one 400 and nothing is written.
+   */
+  async replace(auth: AuthContext, agentId: string, body: unknown): Promise<WorkflowRecord> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const input = unwrapWorkflowBody(body);
+    return inTransaction(this.db, async (trx) => {
+      const repository = new WorkflowRepository(trx);
+      const details = [...input.details];
+      let workflow: Workflow | null = null;
+      if (!input.remove && input.value !== undefined) {
+        const result = validateWorkflow(input.value, await repository.lockToolNames(agent.id, agent.organization_id));
+        details.push(...result.details);
+        workflow = result.workflow ?? null;
+      }
+      if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
+      const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
+      if (!row) throw new NotFoundError('Agent');
+      return toRecord(row);
+    });
+  }
+}
