@@ -325,6 +325,21 @@ describe('redelivery', () => {
   });
 });
 
+describe('background worker', () => {
+  it('delivers in the background of the server process once started, without anyone draining', async () => {
+    const url = receiver.url('ok');
+    const agentId = await agentWithWebhook(url);
+    const arrived = receiver.nextRequestTo(url);
+    await ctx.container.workers.start();
+    try {
+      const eventId = await recordCall(agentId);
+      expect((await arrived).headers['webhook-id']).toBe(eventId);
+    } finally {
+      await ctx.container.workers.stop();
+    }
+  });
+});
+
 describe('durability', () => {
   /** Another server process on the same database: its own queue connection and container. */
   async function otherInstance() {

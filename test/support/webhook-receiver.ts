@@ -11,6 +11,7 @@ export type ReceivedRequest = { path: string; method: string; headers: IncomingH
  */
 export async function startReceiver() {
   const received: ReceivedRequest[] = [];
+  const waiters: { path: string; resolve: (r: ReceivedRequest) => void }[] = [];
   const seen = new Set<string>();
   const respond = (path: string, res: ServerResponse) => {
     const kind = path.split('/')[1];
@@ -28,7 +29,9 @@ export async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const request = { path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      received.push(request);
+      for (const waiter of waiters.filter((x) => x.path === request.path)) waiter.resolve(request);
       respond(req.url ?? '', res);
     });
   });
@@ -43,6 +46,14 @@ export async function startReceiver() {
     requestsTo(url: string): ReceivedRequest[] {
       const path = new URL(url).pathname;
       return received.filter((r) => r.path === path);
+    },
+    /** Resolves with the first request to `url`; rejects after `timeoutMs` (a bound, not a sleep). */
+    nextRequestTo(url: string, timeoutMs = 10_000): Promise<ReceivedRequest> {
+      const path = new URL(url).pathname;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`No request to ${path} within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({ path, resolve: (r) => (clearTimeout(timer), resolve(r)) });
+      });
     },
     received,
     async close() {
