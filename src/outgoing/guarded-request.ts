@@ -104,16 +104,15 @@ export async function guardedRequest(request: OutgoingRequest, options: GuardOpt
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const transport = url.protocol === 'https:' ? https : http;
-  const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
   return new Promise<OutgoingResponse>((resolve, reject) => {
     let settled = false;
-    const finish = (error: Error | null, response?: OutgoingResponse) => {
+    const finish = (error: Error | null, response?: Omit<OutgoingResponse, 'durationMs'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (error) reject(toOutgoingError(error, elapsed()));
-      else resolve(response!);
+      else resolve({ ...response!, durationMs: elapsed() });
     };
     const req = transport.request(url, {
       method: request.method ?? 'GET',
@@ -127,25 +126,30 @@ export async function guardedRequest(request: OutgoingRequest, options: GuardOpt
       req.destroy(error);
     }, options.timeoutMs);
     req.on('error', (error) => finish(error));
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = (truncated: boolean) =>
-        finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated, durationMs: elapsed() });
-      res.on('data', (chunk: Buffer) => {
-        const room = limit - size;
-        chunks.push(chunk.subarray(0, Math.max(room, 0)));
-        size += chunk.length;
-        if (size > limit) {
-          done(true);
-          res.destroy();
-        }
-      });
-      res.on('end', () => done(false));
-      res.on('error', (error) => finish(error));
-    });
+    req.on('response', (res) => readBounded(res, options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, finish));
     req.end(request.body);
   });
+}
+
+/** Reads at most `limit` bytes of the body, then stops reading and closes the connection. */
+function readBounded(
+  res: http.IncomingMessage,
+  limit: number,
+  finish: (error: Error | null, response?: Omit<OutgoingResponse, 'durationMs'>) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const done = (truncated: boolean) => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
+  res.on('data', (chunk: Buffer) => {
+    chunks.push(chunk.subarray(0, Math.max(limit - size, 0)));
+    size += chunk.length;
+    if (size > limit) {
+      done(true);
+      res.destroy();
+    }
+  });
+  res.on('end', () => done(false));
+  res.on('error', (error) => finish(error));
 }
 
 function toOutgoingError(error: Error, durationMs: number): OutgoingRequestError {
