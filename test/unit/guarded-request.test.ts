@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
 import {
   addressProblem,
   guardedRequest,
+  guardOptionsFromConfig,
   OutgoingRequestError,
   type GuardOptions,
   type Resolver,
@@ -156,5 +158,14 @@ describe('guardedRequest with private targets allowed (tests, local development)
     const error = await refusal(url, relaxed);
     expect(error.reason).toBe('network');
     expect(error.message).toContain('ECONNREFUSED');
+  });
+});
+
+describe('guardOptionsFromConfig', () => {
+  it('gives a 5 second timeout and refuses private targets unless configured otherwise', () => {
+    expect(guardOptionsFromConfig(parseConfig({ NODE_ENV: 'test' }))).toEqual({ allowPrivate: false, timeoutMs: 5000 });
+    expect(
+      guardOptionsFromConfig(parseConfig({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '250' })),
+    ).toEqual({ allowPrivate: true, timeoutMs: 250 });
   });
 });
