@@ -25,6 +25,8 @@ const configSchema = z.object({
   BODY_LIMIT: z.string().default('1mb'),
   TRUST_PROXY: bool.default(false),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** Whole-request limit of an outgoing request (webhooks, http_request tools): connect, send, answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
   APP_VERSION: z.string().default('1.0.0'),

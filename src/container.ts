@@ -32,6 +32,20 @@ import { registerOrganizationPaths } from './modules/organizations/organization.
 import { OrganizationRepository } from './modules/organizations/organization.repository.js';
 import { organizationRouter } from './modules/organizations/organization.router.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
+import { registerMePaths } from './modules/me/me.openapi.js';
+import { MeRepository } from './modules/me/me.repository.js';
+import { meRouter } from './modules/me/me.router.js';
+import { MeService } from './modules/me/me.service.js';
+import { registerWebhookPaths } from './modules/webhooks/webhook.openapi.js';
+import { WebhookDeliveryRepository } from './modules/webhooks/webhook-delivery.repository.js';
+import { webhookDeliveryRouter } from './modules/webhooks/webhook-delivery.router.js';
+import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
+import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
+import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
+import { webhookSecretRouter } from './modules/webhooks/webhook-secret.router.js';
+import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
+import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
+import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
 
 export type AppDeps = {
   config: Config;
@@ -55,6 +69,18 @@ export function buildContainer(deps: AppDeps) {
   const agentRepository = new AgentRepository(db);
   const agentAccess = new AgentAccess(agentRepository);
   const events = new EventRecorder(deps.queue);
+  const webhookDeliveries = new WebhookDeliveryRepository(db);
+  const webhookSecrets = new WebhookSecretRepository(db);
+  const webhookDispatcher = new WebhookDispatcher(
+    db,
+    deps.queue,
+    webhookDeliveries,
+    webhookSecrets,
+    clock,
+    guardOptionsFromConfig(config),
+    deps.logger,
+  );
+  const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
@@ -65,6 +91,9 @@ export function buildContainer(deps: AppDeps) {
     workflows: new WorkflowService(db, agentAccess, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => credentials.sync()),
+    webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
+    webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
+    me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */
@@ -72,6 +101,9 @@ export function buildContainer(deps: AppDeps) {
     { path: '/agents', router: agentRouter(services.agents, services.agentStatus, services.greetingPreview) },
     { path: '/agents', router: workflowRouter(services.workflows) },
     { path: '/organization', router: organizationRouter(services.organizations) },
+    { path: '/agents', router: webhookDeliveryRouter(services.webhookDeliveries) },
+    { path: '/organization', router: webhookSecretRouter(services.webhookSecrets) },
+    { path: '/me', router: meRouter(services.me) },
   ];
 
   const openapi: OpenApiRegistration[] = [
@@ -80,14 +112,17 @@ export function buildContainer(deps: AppDeps) {
     registerAgentPaths,
     registerWorkflowPaths,
     registerOrganizationPaths,
+    registerWebhookPaths,
+    registerMePaths,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
-  const backgroundWorkers: BackgroundWorker[] = [];
+  const backgroundWorkers: BackgroundWorker[] = [webhookWorker];
 
   return {
     credentials,
     events,
+    webhookWorker,
     services,
     routes,
     apiKeyRouter: apiKeyRouter(services.apiKeys),

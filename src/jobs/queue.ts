@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { QUEUE_DEFINITIONS } from './queue-definitions.js';
 
 export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Promise<void>;
 
@@ -43,7 +44,9 @@ export class JobQueue {
     // pg-boss errors carry the whole pg client; log only what helps.
     boss.on('error', (error: Error & { code?: string }) => logger.error({ error: error.message, code: error.code }, 'job queue error'));
     await boss.start();
-    return new JobQueue(boss, logger);
+    const queue = new JobQueue(boss, logger);
+    for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
+    return queue;
   }
 
   /** Installs pg-boss's schema (test template databases). */
@@ -56,10 +59,18 @@ export class JobQueue {
     if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, { name, ...options });
   }
 
+  /** Creates the queue, or brings an existing one to these options. */
+  async defineQueue(name: string, options: Omit<PgBoss.Queue, 'name'>): Promise<void> {
+    await this.boss.createQueue(name, { name, ...options });
+    await this.boss.updateQueue(name, { name, ...options });
+  }
+
   /** Enqueues `data`; pass the transaction that makes the change so both commit or neither does. */
   async send(name: string, data: object, options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {}): Promise<void> {
     const { trx, ...sendOptions } = options;
-    await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
+    const id = await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
+    // pg-boss returns null (not an error) for a queue that does not exist: never lose a job silently.
+    if (!id && !(await this.boss.getQueue(name))) throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
   }
 
   /** Background processing: pg-boss polls, and each job is handled once. */

@@ -1,0 +1,20 @@
+import type PgBoss from 'pg-boss';
+import { EVENT_DISPATCH_QUEUE } from '../events/event.repository.js';
+
+export type QueueDefinition = { name: string; options: Omit<PgBoss.Queue, 'name'> };
+
+/** A webhook delivery attempt; one job per attempt (the first one and every redelivery). */
+export const WEBHOOK_SEND_QUEUE = 'webhooks.send';
+
+/**
+ * Every queue, created (or updated) when a JobQueue starts. pg-boss 10 silently drops a job sent to a
+ * queue that does not exist, so a queue must be listed here before anything is sent to it.
+ *
+ * Retries here only cover a worker that died or lost the database mid-job (pg-boss expires the
+ * active job and runs it again). A webhook attempt that got an answer or an error is recorded and the
+ * job completes: it is never repeated automatically (the job id makes a re-run record at most once).
+ */
+export const QUEUE_DEFINITIONS: QueueDefinition[] = [
+  { name: EVENT_DISPATCH_QUEUE, options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 } },
+  { name: WEBHOOK_SEND_QUEUE, options: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 60 } },
+];

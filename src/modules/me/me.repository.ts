@@ -1,0 +1,38 @@
+import type { Knex } from 'knex';
+import type { Role } from '../../auth/permissions.js';
+import type { Db } from '../../db/knex.js';
+
+export type MeRow = {
+  id: string;
+  email: string;
+  name: string;
+  webhook_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'created_at', 'updated_at'];
+
+/** The signed-in user's own profile; every query is scoped to that user's id. */
+export class MeRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  async find(userId: string): Promise<MeRow | undefined> {
+    return this.db('users').where({ id: userId }).first(COLUMNS);
+  }
+
+  async memberships(userId: string): Promise<{ organization_id: string; role: Role }[]> {
+    return this.db('memberships')
+      .where({ user_id: userId })
+      .orderBy([{ column: 'created_at' }, { column: 'organization_id' }])
+      .select('organization_id', 'role');
+  }
+
+  async update(userId: string, changes: { name?: string; webhook_url?: string | null }, at: Date): Promise<MeRow | undefined> {
+    const [row] = await this.db('users')
+      .where({ id: userId })
+      .update({ ...changes, updated_at: at })
+      .returning(COLUMNS);
+    return row;
+  }
+}

@@ -1,0 +1,45 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { NotFoundError } from '../../errors/index.js';
+import type { Page } from '../../http/pagination.js';
+import { parse } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
+import { listDeliveriesQuery, toDelivery, type WebhookDelivery } from './webhook-delivery.schemas.js';
+import type { WebhookDispatcher } from './webhook-dispatcher.js';
+
+/** The delivery log of an agent and redelivery. */
+export class WebhookDeliveryService {
+  constructor(
+    private readonly db: Db,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly access: AgentAccess,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Deliveries of the agent's events (post-call and employee events), newest first. */
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<WebhookDelivery>> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const { status, ...page } = parse(listDeliveriesQuery, query, 'Invalid query parameters');
+    const result = await this.deliveries.list(agent.organization_id, agent.id, { status }, page);
+    return { ...result, data: result.data.map(toDelivery) };
+  }
+
+  /**
+   * Queues a new attempt of the delivery to the same target with the same `webhook-id`; the attempt
+   * runs in the background (202), so a slow receiver never holds the request.
+   */
+  async redeliver(auth: AuthContext, agentId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const delivery = await this.deliveries.find(agent.organization_id, agent.id, deliveryId);
+    if (!delivery) throw new NotFoundError('Webhook delivery');
+    const at = this.clock.now();
+    await this.db.transaction(async (trx) => {
+      await this.deliveries.markPending(trx, agent.organization_id, delivery.id, at);
+      await this.dispatcher.enqueueSend(trx, { deliveryId: delivery.id, trigger: 'redelivery' });
+    });
+    return toDelivery({ ...delivery, status: 'pending', updated_at: at });
+  }
+}

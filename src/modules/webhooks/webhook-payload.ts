@@ -1,0 +1,67 @@
+import { z } from '../../openapi/zod.js';
+
+/** The bodies receivers get, as the spec's Events section lists them (schemas for the OpenAPI `webhooks`). */
+
+export const WebhookCallSchema = z
+  .object({
+    id: z.string().openapi({ description: 'Call id; use it to deduplicate' }),
+    call_id: z.string().nullable().openapi({ description: 'Identifier of the call in the telephony layer' }),
+    customer_name: z.string().nullable(),
+    customer_request: z.string().nullable(),
+    phone_number: z.string().nullable().openapi({ description: 'Caller number' }),
+    duration: z.number().nullable().openapi({ description: 'Seconds' }),
+    done: z.boolean(),
+    general_success: z.boolean().nullable(),
+    disconnection_reason: z.string().nullable(),
+    call_summary: z.string().nullable(),
+    transcript: z.string().nullable().openapi({
+      description: 'A JSON array of `{role, text}` objects, serialized into a string',
+      example: '[{"role":"agent","text":"Hello"},{"role":"user","text":"Hi"}]',
+    }),
+    employee: z.object({ id: z.string(), name: z.string() }).nullable(),
+    agent_id: z.string(),
+    created_at: z.iso.datetime(),
+  })
+  .openapi('WebhookCall');
+
+export const CallCompletedPayloadSchema = z
+  .object({ event: z.literal('call.completed'), call: WebhookCallSchema })
+  .openapi('CallCompletedWebhook');
+
+export const EmployeeForwardingCreatedPayloadSchema = z
+  .object({
+    event: z.literal('employee.forwarding_created'),
+    employee: z.object({ name: z.string(), phone_number: z.string().nullable(), email: z.string().nullable() }),
+    agents: z.array(z.string()).openapi({ description: 'Agent names' }),
+    substitute: z.string().nullable().openapi({ description: 'Name of the substitute' }),
+    responsibilities: z.string().nullable(),
+    start_date: z.iso.date().nullable(),
+    reasons: z.array(z.string()),
+  })
+  .openapi('EmployeeForwardingCreatedWebhook');
+
+const FIELD_ORDER: Record<string, string[]> = {
+  'call.completed': Object.keys(CallCompletedPayloadSchema.shape),
+  'employee.forwarding_created': Object.keys(EmployeeForwardingCreatedPayloadSchema.shape),
+};
+const NESTED_ORDER: Record<string, string[]> = { call: Object.keys(WebhookCallSchema.shape) };
+
+function ordered(value: Record<string, unknown>, order: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of order) if (key in value) out[key] = value[key];
+  for (const [key, v] of Object.entries(value)) if (!(key in out)) out[key] = v;
+  return out;
+}
+
+/**
+ * The exact bytes sent (and signed). PostgreSQL's jsonb reorders keys; this puts `event` first and
+ * the fields in the spec's order. Nothing is added or dropped except `event`, filled in when absent.
+ */
+export function serializePayload(type: string, payload: Record<string, unknown>): string {
+  const top = ordered({ event: type, ...payload }, FIELD_ORDER[type] ?? ['event']);
+  for (const [key, order] of Object.entries(NESTED_ORDER)) {
+    const nested = top[key];
+    if (nested && typeof nested === 'object' && !Array.isArray(nested)) top[key] = ordered(nested as Record<string, unknown>, order);
+  }
+  return JSON.stringify(top);
+}

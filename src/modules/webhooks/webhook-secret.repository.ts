@@ -1,0 +1,45 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/knex.js';
+
+export type WebhookSecretRow = {
+  organization_id: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  rotated_at: Date | null;
+  created_at: Date;
+};
+
+/** The per-organization signing secret. Stored readable (signing needs it); never logged. */
+export class WebhookSecretRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The organization's secret, created on first use; concurrent first uses end with one secret. */
+  async getOrCreate(organizationId: string, generate: () => string, at: Date): Promise<WebhookSecretRow> {
+    await this.db('organization_webhook_secrets')
+      .insert({ organization_id: organizationId, secret: generate(), created_at: at })
+      .onConflict('organization_id')
+      .ignore();
+    return this.db('organization_webhook_secrets').where({ organization_id: organizationId }).first();
+  }
+
+  /** The current secret becomes the previous one (signing until `previousExpiresAt`); one row update. */
+  async rotate(organizationId: string, secret: string, at: Date, previousExpiresAt: Date): Promise<WebhookSecretRow> {
+    const [row] = await this.db('organization_webhook_secrets')
+      .where({ organization_id: organizationId })
+      .update({
+        previous_secret: this.db.ref('secret'),
+        previous_secret_expires_at: previousExpiresAt,
+        secret,
+        rotated_at: at,
+      })
+      .returning('*');
+    return row;
+  }
+}
+
+/** The secrets that sign at `now`: the current one, and the previous one during its grace period. */
+export function signingSecrets(row: WebhookSecretRow, now: Date): string[] {
+  const previousActive = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime();
+  return previousActive ? [row.secret, row.previous_secret!] : [row.secret];
+}
