@@ -352,6 +352,7 @@ describe('durability', () => {
     const { container } = createApp({
       config: ctx.config,
       db: ctx.db,
+      databaseUrl: ctx.config.DATABASE_URL!,
       logger: ctx.logger,
       clock: ctx.clock,
       rateLimitStore: new MemoryRateLimitStore(),
