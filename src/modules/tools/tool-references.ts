@@ -9,8 +9,11 @@ export type ReferenceInput = {
   toolType: ToolType;
   /** The employee the tool will be linked to; `changed` when the request sets it. */
   employee: { id: string | null; changed: boolean };
-  /** The effective config; `changed` when the request sends one (only then are its targets checked). */
-  config: { value: ToolConfig; changed: boolean };
+  /**
+   * The effective config; `changed` when the request sends one (only then are its targets checked).
+   * null when the request sent a config its type's schema refused: nothing more to check in it.
+   */
+  config: { value: ToolConfig; changed: boolean } | null;
 };
 
 /**
@@ -27,18 +30,20 @@ export class ToolReferences {
 
   async check(agent: AgentRef, input: ReferenceInput): Promise<{ details: ErrorDetail[]; config: ToolConfig }> {
     const details: ErrorDetail[] = [];
-    let config = input.config.value;
-    const isTransfer = TRANSFER_TOOL_TYPES.includes(input.toolType);
-    if (input.employee.id !== null && (input.employee.changed || input.config.changed)) {
+    let config = input.config?.value ?? {};
+    const configChanged = input.config?.changed === true;
+    if (input.employee.id !== null && (input.employee.changed || configChanged)) {
       const phone = await this.employeePhone(agent, input.toolType, input.employee.id, details);
       if (phone) config = { ...config, phone_number: phone };
     }
-    if (input.config.changed || input.employee.changed) {
+    if (input.config === null) return { details, config };
+    if (configChanged || input.employee.changed) {
+      const isTransfer = TRANSFER_TOOL_TYPES.includes(input.toolType);
       if (isTransfer && input.employee.id === null && typeof config.phone_number !== 'string') {
         details.push({ field: 'config.phone_number', message: 'Required unless the tool is linked to an employee (employee_id)' });
       }
     }
-    if (input.config.changed) {
+    if (configChanged) {
       if (input.toolType === 'switch_agent') await this.checkTarget(agent, String(config.target_agent_id), details);
       if (input.toolType === 'http_request') {
         const problem = outgoingUrlProblem(String(config.url), { allowPrivate: this.allowPrivateTargets });

@@ -15,11 +15,12 @@ import { stepsNamingTool } from './workflow-tools.js';
 
 type AgentRef = { id: string; organization_id: string };
 
-/** The body's config checked against its type's schema, when it is an object at all. */
-function parseConfig(toolType: ToolType | undefined, raw: unknown): { value?: ToolConfig; details: ErrorDetail[] } {
-  if (toolType === undefined || (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))) {
-    return { details: [] };
-  }
+/**
+ * The body's config checked against its type's schema (a config that is not an object at all is
+ * reported by the body schema). `value` is undefined when the config was refused.
+ */
+function parseConfig(toolType: ToolType, raw: unknown): { value?: ToolConfig; details: ErrorDetail[] } {
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) return { details: [] };
   const result = TOOL_CONFIG_SCHEMAS[toolType].safeParse(raw ?? {});
   if (result.success) return { value: result.data as ToolConfig, details: [] };
   return { details: zodIssuesToDetails(result.error.issues, ['config']) };
@@ -64,13 +65,13 @@ export class ToolService {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const base = CreateToolSchema.safeParse(body ?? {});
     const toolType = toolTypeOf(body);
-    const config = parseConfig(toolType, field(body, 'config'));
+    const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
     const employeeId = z.uuid().safeParse(field(body, 'employee_id'));
     const refs = toolType
       ? await this.references.check(agent, {
           toolType,
           employee: { id: employeeId.success ? employeeId.data : null, changed: true },
-          config: { value: config.value ?? {}, changed: config.value !== undefined },
+          config: config.value ? { value: config.value, changed: true } : null,
         })
       : { details: [], config: {} };
     const details = merge([...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details], refs.details);
@@ -85,12 +86,13 @@ export class ToolService {
     const tool = await this.getTool(this.tools, agent.id, toolId);
     const base = UpdateToolSchema.safeParse(body ?? {});
     const input = base.success ? base.data : {};
-    const config = field(body, 'config') === undefined ? { details: [] } : parseConfig(tool.tool_type, field(body, 'config'));
+    const configSent = field(body, 'config') !== undefined;
+    const config = configSent ? parseConfig(tool.tool_type, field(body, 'config')) : { details: [] };
     const employeeChanged = input.employee_id !== undefined;
     const refs = await this.references.check(agent, {
       toolType: tool.tool_type,
       employee: { id: employeeChanged ? (input.employee_id ?? null) : tool.employee_id, changed: employeeChanged },
-      config: { value: config.value ?? tool.config, changed: config.value !== undefined },
+      config: !configSent ? { value: tool.config, changed: false } : config.value ? { value: config.value, changed: true } : null,
     });
     const typeChange: ErrorDetail[] =
       input.tool_type !== undefined && input.tool_type !== tool.tool_type ? [{ field: 'tool_type', message: 'The tool type cannot be changed' }] : [];
