@@ -7,13 +7,14 @@ export const PHONE_NUMBER_MESSAGE = 'Must be a phone number in E.164 format, e.g
 /**
  * A written phone number as E.164, or null when it cannot be one. Spaces, dashes, dots, slashes
  * and brackets are stripped, as is the German trunk zero written `(0)` after a country code.
- * `00` before the country code becomes `+`; a number in German national format (one leading `0`)
- * becomes `+49` (the service's agents are German). Anything else must already start with `+`.
+ * `00` before the country code becomes `+`; a number in German national format (one leading `0`,
+ * then an area code and number, at least 4 digits) becomes `+49` (the service's agents are German).
+ * Anything else must already start with `+`.
  */
 export function normalizePhoneNumber(input: string): string | null {
   let value = input.trim().replace(/\(0\)/g, '').replace(/[\s\-./()[\]]/g, '');
   if (value.startsWith('00')) value = `+${value.slice(2)}`;
-  else if (value.startsWith('0')) value = `+49${value.slice(1)}`;
+  else if (/^0[1-9]\d{3,}$/.test(value)) value = `+49${value.slice(1)}`;
   return E164_PATTERN.test(value) ? value : null;
 }
 
