@@ -19,12 +19,13 @@ const TOOL_TYPES = [
 
 /**
  * Tools: the 14 types, and the employee link (an employee still linked to a tool cannot be
- * deleted). Contacts: E.164 numbers, and the main phone number unique per agent.
+ * deleted). NO ACTION rather than RESTRICT: it is checked at the end of the statement, so deleting
+ * the agent, which cascades to both its tools and its employees, still works. Contacts: E.164 numbers, and the main phone number unique per agent.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE tools
     ADD CONSTRAINT tools_tool_type CHECK (tool_type IN (${TOOL_TYPES.map((t) => `'${t}'`).join(', ')})),
-    ADD CONSTRAINT tools_employee_fk FOREIGN KEY (employee_id) REFERENCES employees (id) ON DELETE RESTRICT`);
+    ADD CONSTRAINT tools_employee_fk FOREIGN KEY (employee_id) REFERENCES employees (id) ON DELETE NO ACTION`);
   await knex.raw(`CREATE INDEX tools_employee_idx ON tools (employee_id) WHERE employee_id IS NOT NULL`);
 
   await knex.raw(`ALTER TABLE contacts

@@ -79,6 +79,12 @@ describe('POST /v1/agents/{agentId}/employees', () => {
     expect((await employeeRow(res.body.id)).phone_number).toBe('+49301234567');
   });
 
+  it('stores an empty phone number or email as null', async () => {
+    const agentId = await freshAgent();
+    const res = await create(agentId, { name: 'Blank', phone_number: '', email: ' ' }).expect(201);
+    expect(res.body).toMatchObject({ phone_number: null, email: null });
+  });
+
   it('lists every problem of an invalid employee at once and writes nothing', async () => {
     const agentId = await freshAgent();
     const res = await create(agentId, {
@@ -304,6 +310,19 @@ describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
 });
 
 describe('employee phone numbers and linked transfer tools', () => {
+  it('does not stand in the way of deleting the agent with its employees and tools', async () => {
+    const agentId = await freshAgent();
+    const employee = await create(agentId, { name: 'Linked', phone_number: '+4930666' }).expect(201);
+    await ctx.http
+      .post(`/v1/agents/${agentId}/tools`)
+      .set('X-API-Key', w.key)
+      .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
+      .expect(201);
+    await ctx.db('agents').where({ id: agentId }).delete();
+    expect(await employeeRow(employee.body.id)).toBeUndefined();
+    expect(await ctx.db('tools').where({ agent_id: agentId })).toEqual([]);
+  });
+
   it('copies a new phone number into the linked transfer tools', async () => {
     const agentId = await freshAgent();
     const employee = await create(agentId, { name: 'Linked', phone_number: '+4930444' }).expect(201);

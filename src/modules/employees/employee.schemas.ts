@@ -1,6 +1,6 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
-import { phoneNumberField } from '../../phone/phone-number.js';
+import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 
 export const EMPLOYEE_STATUSES = ['anwesend', 'urlaub', 'krank', 'weiterbildung', 'notdienst', 'im_termin', 'ausser_haus'] as const;
 export type EmployeeStatus = (typeof EMPLOYEE_STATUSES)[number];
@@ -10,8 +10,12 @@ const date = (description: string) => z.iso.date({ message: 'Must be a date (YYY
 
 const fields = {
   name: z.string().trim().min(1, 'Must not be empty').max(255),
-  phone_number: phoneNumberField.nullable(),
-  email: z.string().trim().max(255).pipe(z.email({ message: 'Must be an email address' })).nullable(),
+  phone_number: optionalPhoneNumberField,
+  // An empty string means "none", as in a cleared form field.
+  email: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    z.string().trim().max(255).pipe(z.email({ message: 'Must be an email address' })).nullable(),
+  ),
   status,
   active: z.boolean(),
   get_mail: z.boolean(),
