@@ -46,6 +46,23 @@ import { webhookSecretRouter } from './modules/webhooks/webhook-secret.router.js
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
+import { registerContactPaths } from './modules/contacts/contact.openapi.js';
+import { ContactRepository } from './modules/contacts/contact.repository.js';
+import { contactRouter } from './modules/contacts/contact.router.js';
+import { ContactService } from './modules/contacts/contact.service.js';
+import { registerEmployeePaths } from './modules/employees/employee.openapi.js';
+import { EmployeeRepository } from './modules/employees/employee.repository.js';
+import { employeeRouter } from './modules/employees/employee.router.js';
+import { EmployeeService } from './modules/employees/employee.service.js';
+import { registerForwardingSlotPaths } from './modules/forwarding-slots/forwarding-slot.openapi.js';
+import { ForwardingSlotRepository } from './modules/forwarding-slots/forwarding-slot.repository.js';
+import { forwardingSlotRouter } from './modules/forwarding-slots/forwarding-slot.router.js';
+import { ForwardingSlotService } from './modules/forwarding-slots/forwarding-slot.service.js';
+import { ToolReferences } from './modules/tools/tool-references.js';
+import { registerToolPaths } from './modules/tools/tool.openapi.js';
+import { ToolRepository } from './modules/tools/tool.repository.js';
+import { toolRouter } from './modules/tools/tool.router.js';
+import { ToolService } from './modules/tools/tool.service.js';
 
 export type AppDeps = {
   config: Config;
@@ -81,6 +98,9 @@ export function buildContainer(deps: AppDeps) {
     deps.logger,
   );
   const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
+  const employeeRepository = new EmployeeRepository(db);
+  const toolRepository = new ToolRepository(db);
+  const toolReferences = new ToolReferences(employeeRepository, agentRepository, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
@@ -94,6 +114,10 @@ export function buildContainer(deps: AppDeps) {
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
+    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock),
+    forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
+    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, clock),
+    contacts: new ContactService(new ContactRepository(db), agentAccess, clock),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */
@@ -104,6 +128,10 @@ export function buildContainer(deps: AppDeps) {
     { path: '/agents', router: webhookDeliveryRouter(services.webhookDeliveries) },
     { path: '/organization', router: webhookSecretRouter(services.webhookSecrets) },
     { path: '/me', router: meRouter(services.me) },
+    { path: '/agents/:agentId/employees', router: employeeRouter(services.employees) },
+    { path: '/agents/:agentId/forwarding-slots', router: forwardingSlotRouter(services.forwardingSlots) },
+    { path: '/agents/:agentId/tools', router: toolRouter(services.tools) },
+    { path: '/agents/:agentId/contacts', router: contactRouter(services.contacts) },
   ];
 
   const openapi: OpenApiRegistration[] = [
@@ -114,6 +142,10 @@ export function buildContainer(deps: AppDeps) {
     registerOrganizationPaths,
     registerWebhookPaths,
     registerMePaths,
+    registerEmployeePaths,
+    registerForwardingSlotPaths,
+    registerToolPaths,
+    registerContactPaths,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

@@ -1,0 +1,39 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
+import type { ContactService } from './contact.service.js';
+
+const contactParams = uuidParams('agentId', 'contactId');
+
+/** Mounted at /v1/agents/:agentId/contacts. */
+export function contactRouter(contacts: ContactService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await contacts.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.status(201).json(await contacts.create(authOf(req), agentId, req.body));
+  });
+
+  router.get('/:contactId', async (req, res) => {
+    const { agentId, contactId } = parse(contactParams, req.params);
+    res.json(await contacts.get(authOf(req), agentId, contactId));
+  });
+
+  router.patch('/:contactId', async (req, res) => {
+    const { agentId, contactId } = parse(contactParams, req.params);
+    res.json(await contacts.update(authOf(req), agentId, contactId, req.body));
+  });
+
+  router.delete('/:contactId', async (req, res) => {
+    const { agentId, contactId } = parse(contactParams, req.params);
+    await contacts.delete(authOf(req), agentId, contactId);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,111 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
+import type { Page } from '../../http/pagination.js';
+import { parse, parseBody } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { resolveNames } from './contact-rules.js';
+import { CONTACT_PHONE_UNIQUE, type Contact, type ContactFields, type ContactRepository } from './contact.repository.js';
+import { CreateContactSchema, ListContactsQuery, UpdateContactSchema, type ContactInput } from './contact.schemas.js';
+
+const EMPTY: ContactFields = {
+  customer_name: null,
+  salutation: null,
+  first_name: null,
+  last_name: null,
+  phone_number: null,
+  mobile_number: null,
+  landline_number: null,
+  email: null,
+  address: null,
+  company: null,
+  tags: [],
+  note: null,
+  customer_number: null,
+  last_contact_date: null,
+};
+
+/** The fields to store: the request applied to `current`, with the name rules. */
+function applyChanges(current: ContactFields, input: ContactInput): ContactFields {
+  const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<ContactFields>;
+  return { ...current, ...changes, ...resolveNames(current, changes) };
+}
+
+/** A contact must say who it is or how to reach it. */
+function assertIdentifiable(contact: ContactFields): void {
+  const { customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email } = contact;
+  if (![customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email].some((v) => v !== null)) {
+    throw new ValidationError('Request body is invalid', [
+      { field: 'customer_name', message: 'A contact needs a name, a company, a phone number or an email' },
+    ]);
+  }
+}
+
+export class ContactService {
+  constructor(
+    private readonly contacts: ContactRepository,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Newest first; filters `phone_number` (any of the three numbers), `tag`, `search`. */
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Contact>> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:read');
+    const { page, limit, ...filters } = parse(ListContactsQuery, query, 'Invalid query parameters');
+    return this.contacts.list(agent.id, filters, { page, limit });
+  }
+
+  async get(auth: AuthContext, agentId: string, contactId: string): Promise<Contact> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:read');
+    return this.found(await this.contacts.find(agent.id, contactId));
+  }
+
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Contact> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:write');
+    const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body));
+    assertIdentifiable(fields);
+    await this.assertPhoneFree(agent.id, fields.phone_number);
+    return this.guardPhone(fields.phone_number, () => this.contacts.insert(agent, fields, this.clock.now()));
+  }
+
+  async update(auth: AuthContext, agentId: string, contactId: string, body: unknown): Promise<Contact> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:write');
+    const { id: _id, agent_id: _agent, created_at: _c, updated_at: _u, ...current } = this.found(await this.contacts.find(agent.id, contactId));
+    const fields = applyChanges(current, parseBody(UpdateContactSchema, body));
+    assertIdentifiable(fields);
+    if (fields.phone_number !== current.phone_number) await this.assertPhoneFree(agent.id, fields.phone_number, contactId);
+    const updated = await this.guardPhone(fields.phone_number, () => this.contacts.update(agent.id, contactId, fields, this.clock.now()));
+    return this.found(updated);
+  }
+
+  async delete(auth: AuthContext, agentId: string, contactId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:write');
+    if (!(await this.contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');
+  }
+
+  private async assertPhoneFree(agentId: string, phone: string | null, exceptId?: string): Promise<void> {
+    if (phone !== null && (await this.contacts.phoneTaken(agentId, phone, exceptId))) throw this.phoneConflict(phone);
+  }
+
+  private phoneConflict(phone: string | null): ConflictError {
+    return new ConflictError(`Another contact of this agent already has the phone number ${phone}`, [
+      { field: 'phone_number', message: 'Already in use' },
+    ]);
+  }
+
+  /** A concurrent request may take the number between the check and the write. */
+  private async guardPhone<T>(phone: string | null, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isUniqueViolation(error, CONTACT_PHONE_UNIQUE)) throw this.phoneConflict(phone);
+      throw error;
+    }
+  }
+
+  private found(contact: Contact | undefined): Contact {
+    if (!contact) throw new NotFoundError('Contact');
+    return contact;
+  }
+}

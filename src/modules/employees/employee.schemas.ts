@@ -1,0 +1,103 @@
+import { paginationShape } from '../../http/pagination.js';
+import { z } from '../../openapi/zod.js';
+import { optionalPhoneNumberField } from '../../phone/phone-number.js';
+
+export const EMPLOYEE_STATUSES = ['anwesend', 'urlaub', 'krank', 'weiterbildung', 'notdienst', 'im_termin', 'ausser_haus'] as const;
+export type EmployeeStatus = (typeof EMPLOYEE_STATUSES)[number];
+
+const status = z.enum(EMPLOYEE_STATUSES, { message: `Must be one of: ${EMPLOYEE_STATUSES.join(', ')}` });
+const date = (description: string) => z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).openapi({ description, example: '2026-12-01' });
+
+const fields = {
+  name: z.string().trim().min(1, 'Must not be empty').max(255),
+  phone_number: optionalPhoneNumberField,
+  // An empty string means "none", as in a cleared form field.
+  email: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    z.string().trim().max(255).pipe(z.email({ message: 'Must be an email address' })).nullable(),
+  ),
+  status,
+  active: z.boolean(),
+  get_mail: z.boolean(),
+  back_at_work_at: date('Day the employee is back at work').nullable(),
+  notdienst_bereich: z
+    .string()
+    .trim()
+    .min(1, 'Must not be empty')
+    .max(255)
+    .nullable()
+    .openapi({ description: 'Emergency-duty area; kept only while status is notdienst' }),
+};
+
+export const CreateEmployeeSchema = z
+  .object({
+    name: fields.name,
+    phone_number: fields.phone_number.default(null),
+    email: fields.email.default(null),
+    status: fields.status.default('anwesend'),
+    active: fields.active.default(true),
+    get_mail: fields.get_mail.default(false),
+    back_at_work_at: fields.back_at_work_at.default(null),
+    notdienst_bereich: fields.notdienst_bereich.default(null),
+  })
+  .openapi('CreateEmployee');
+
+/** Details of a status change, used only for the `employee.forwarding_created` event; not stored. */
+const statusChangeFields = {
+  substitute: z.string().trim().min(1).max(255).nullable().optional().openapi({ description: 'Event only: name of the stand-in' }),
+  responsibilities: z.string().trim().min(1).max(2000).nullable().optional().openapi({ description: 'Event only: what the stand-in takes over' }),
+  start_date: date('Event only: first day of the new status; default: today (Europe/Berlin)').optional(),
+  reasons: z
+    .array(z.string().trim().min(1).max(500))
+    .max(20)
+    .optional()
+    .openapi({ description: 'Event only: reasons for the change; default: [new status]' }),
+};
+
+/** Unknown fields are ignored (DECISIONS section 3). */
+export const UpdateEmployeeSchema = z
+  .object({
+    name: fields.name.optional(),
+    phone_number: fields.phone_number.optional(),
+    email: fields.email.optional(),
+    status: fields.status.optional(),
+    active: fields.active.optional(),
+    get_mail: fields.get_mail.optional(),
+    back_at_work_at: fields.back_at_work_at.optional(),
+    notdienst_bereich: fields.notdienst_bereich.optional(),
+    ...statusChangeFields,
+  })
+  .openapi('UpdateEmployee');
+
+export const ListEmployeesQuery = z.object({
+  ...paginationShape,
+  status: status.optional(),
+  active: z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true').optional(),
+});
+
+export const ListEmployeesQueryDoc = z.object({
+  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
+  limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
+  status: status.optional().openapi({ description: 'Only employees with this status' }),
+  active: z.enum(['true', 'false']).optional().openapi({ description: 'Only active (true) or inactive (false) employees' }),
+});
+
+export const EmployeeSchema = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.uuid(),
+    name: z.string(),
+    phone_number: z.string().nullable(),
+    email: z.string().nullable(),
+    status,
+    active: z.boolean(),
+    get_mail: z.boolean(),
+    back_at_work_at: z.iso.date().nullable(),
+    notdienst_bereich: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('Employee');
+
+export type CreateEmployeeInput = z.output<typeof CreateEmployeeSchema>;
+export type UpdateEmployeeInput = z.output<typeof UpdateEmployeeSchema>;

@@ -1,0 +1,137 @@
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { isForeignKeyViolation } from '../../db/pg-errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
+import type { EventRecorder } from '../../events/event.repository.js';
+import type { Page } from '../../http/pagination.js';
+import { parse, parseBody } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { ToolRepository } from '../tools/tool.repository.js';
+import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
+import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
+import { CreateEmployeeSchema, ListEmployeesQuery, UpdateEmployeeSchema, type EmployeeStatus, type UpdateEmployeeInput } from './employee.schemas.js';
+
+type AgentRef = { id: string; organization_id: string };
+
+export class EmployeeService {
+  constructor(
+    private readonly db: Db,
+    private readonly employees: EmployeeRepository,
+    private readonly tools: ToolRepository,
+    private readonly access: AgentAccess,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Alphabetical by name; filters `status` and `active`. */
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Employee>> {
+    const agent = await this.access.resolve(auth, agentId, 'employees:read');
+    const { page, limit, ...filters } = parse(ListEmployeesQuery, query, 'Invalid query parameters');
+    return this.employees.list(agent.id, filters, { page, limit });
+  }
+
+  async get(auth: AuthContext, agentId: string, employeeId: string): Promise<Employee> {
+    const agent = await this.access.resolve(auth, agentId, 'employees:read');
+    return this.found(await this.employees.find(agent.id, employeeId));
+  }
+
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Employee> {
+    const agent = await this.access.resolve(auth, agentId, 'employees:write');
+    const input = parseBody(CreateEmployeeSchema, body);
+    await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
+    return this.employees.insert(agent.id, input, this.clock.now());
+  }
+
+  /**
+   * A change of `status` records the `employee.forwarding_created` event in the same transaction;
+   * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
+   */
+  async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown): Promise<Employee> {
+    const agent = await this.access.resolveRow(auth, agentId, 'employees:write');
+    this.found(await this.employees.find(agent.id, employeeId));
+    const input = parseBody(UpdateEmployeeSchema, body);
+    return this.db.transaction(async (trx) => {
+      const employees = this.employees.with(trx);
+      const current = this.found(await employees.findForUpdate(agent.id, employeeId));
+      const changes = await this.changesFor(trx, agent, current, input);
+      const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
+      if (updated.phone_number && updated.phone_number !== current.phone_number) {
+        await this.tools.with(trx).syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+      }
+      if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
+      return updated;
+    });
+  }
+
+  /** 409 while a transfer tool forwards to the employee. */
+  async delete(auth: AuthContext, agentId: string, employeeId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'employees:write');
+    this.found(await this.employees.find(agent.id, employeeId));
+    await this.assertNoLinkedTools(this.tools, agent.id, employeeId, 'deleted');
+    try {
+      if (!(await this.employees.delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+    } catch (error) {
+      // A tool linked between the check and the delete.
+      if (isForeignKeyViolation(error)) await this.assertNoLinkedTools(this.tools, agent.id, employeeId, 'deleted');
+      throw error;
+    }
+  }
+
+  private async changesFor(trx: Knex.Transaction, agent: AgentRef, current: Employee, input: UpdateEmployeeInput): Promise<Partial<EmployeeFields>> {
+    const { substitute: _s, responsibilities: _r, start_date: _d, reasons: _reasons, ...changes } = input;
+    const status = changes.status ?? current.status;
+    await this.checkNotdienst(this.employees.with(trx), agent, status, changes.notdienst_bereich, changes.notdienst_bereich !== undefined);
+    if (status !== 'notdienst') changes.notdienst_bereich = null;
+    if (changes.phone_number === null && current.phone_number !== null) {
+      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, current.id, 'left without a phone number');
+    }
+    return changes;
+  }
+
+  /** `notdienst_bereich` only with status notdienst, and one of the organization's areas when it defines some. */
+  private async checkNotdienst(
+    employees: EmployeeRepository,
+    agent: AgentRef,
+    status: EmployeeStatus,
+    bereich: string | null | undefined,
+    sent: boolean,
+  ): Promise<void> {
+    if (!sent || bereich === null || bereich === undefined) return;
+    if (status !== 'notdienst') {
+      throw new ValidationError('Request body is invalid', [{ field: 'notdienst_bereich', message: 'Only allowed while status is notdienst' }]);
+    }
+    const areas = await employees.notdienstBereiche(agent.organization_id);
+    if (areas.length > 0 && !areas.includes(bereich)) {
+      throw new ValidationError('Request body is invalid', [
+        { field: 'notdienst_bereich', message: `Must be one of the organization's areas: ${areas.join(', ')}` },
+      ]);
+    }
+  }
+
+  private async recordStatusChange(
+    trx: Knex.Transaction,
+    agent: AgentRef & { name: string },
+    employee: Employee,
+    previousStatus: EmployeeStatus,
+    input: UpdateEmployeeInput,
+  ): Promise<void> {
+    const payload = employeeStatusPayload({ employee, previousStatus, agentName: agent.name, details: input, at: this.clock.now() });
+    await this.events.record(trx, { organization_id: agent.organization_id, agent_id: agent.id, type: EMPLOYEE_STATUS_EVENT, payload });
+  }
+
+  private async assertNoLinkedTools(tools: ToolRepository, agentId: string, employeeId: string, action: string): Promise<void> {
+    const names = await tools.namesLinkedToEmployee(agentId, employeeId);
+    if (names.length > 0) {
+      throw new ConflictError(`The employee is linked to transfer tools and cannot be ${action}`, [
+        { field: 'employee_id', message: `Linked tools: ${names.join(', ')}` },
+      ]);
+    }
+  }
+
+  private found(employee: Employee | undefined): Employee {
+    if (!employee) throw new NotFoundError('Employee');
+    return employee;
+  }
+}

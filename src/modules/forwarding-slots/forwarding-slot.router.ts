@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
+import type { ForwardingSlotService } from './forwarding-slot.service.js';
+
+const slotParams = uuidParams('agentId', 'slotId');
+
+/** Mounted at /v1/agents/:agentId/forwarding-slots. */
+export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await slots.list(authOf(req), agentId));
+  });
+
+  router.put('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await slots.replace(authOf(req), agentId, req.body));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.status(201).json(await slots.create(authOf(req), agentId, req.body));
+  });
+
+  router.get('/:slotId', async (req, res) => {
+    const { agentId, slotId } = parse(slotParams, req.params);
+    res.json(await slots.get(authOf(req), agentId, slotId));
+  });
+
+  router.patch('/:slotId', async (req, res) => {
+    const { agentId, slotId } = parse(slotParams, req.params);
+    res.json(await slots.update(authOf(req), agentId, slotId, req.body));
+  });
+
+  router.delete('/:slotId', async (req, res) => {
+    const { agentId, slotId } = parse(slotParams, req.params);
+    await slots.delete(authOf(req), agentId, slotId);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,105 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import { parseBody } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
+import { duplicateSlotnummern, ReplaceSlotsSchema, SlotRowSchema, UpdateSlotSchema } from './forwarding-slot.schemas.js';
+
+/** Every write runs in a transaction holding the agent's slot lock, so writes never interleave. */
+export class ForwardingSlotService {
+  constructor(
+    private readonly db: Db,
+    private readonly slots: ForwardingSlotRepository,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  /** All slots in slot order, not paginated. */
+  async list(auth: AuthContext, agentId: string): Promise<{ data: ForwardingSlot[] }> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:read');
+    return { data: await this.slots.list(agent.id) };
+  }
+
+  async get(auth: AuthContext, agentId: string, slotId: string): Promise<ForwardingSlot> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:read');
+    return this.found(await this.slots.find(agent.id, slotId));
+  }
+
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<ForwardingSlot> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
+    const input = parseBody(SlotRowSchema, body);
+    return this.write(agentId, input.slotnummer, async (slots) => {
+      if (await slots.slotnummerTaken(agent.id, input.slotnummer)) throw this.taken(input.slotnummer);
+      return slots.insert(agent.id, input, this.clock.now());
+    });
+  }
+
+  async update(auth: AuthContext, agentId: string, slotId: string, body: unknown): Promise<ForwardingSlot> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
+    this.found(await this.slots.find(agent.id, slotId));
+    const input = parseBody(UpdateSlotSchema, body);
+    return this.write(agentId, input.slotnummer, async (slots) => {
+      if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
+        throw this.taken(input.slotnummer);
+      }
+      return this.found(await slots.update(agent.id, slotId, input, this.clock.now()));
+    });
+  }
+
+  async delete(auth: AuthContext, agentId: string, slotId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
+    await this.write(agentId, undefined, async (slots) => {
+      if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
+    });
+  }
+
+  /**
+   * The atomic replacement: every row is validated first (all problems in one 400, nothing
+   * written), then the old slots are deleted and the new ones inserted in one transaction.
+   * Concurrent replacements wait for each other, so the result is always exactly one payload.
+   */
+  async replace(auth: AuthContext, agentId: string, body: unknown): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
+    const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
+    const parsed = ReplaceSlotsSchema.safeParse(body ?? {});
+    const details = [
+      ...(parsed.success ? [] : zodIssuesToDetails(parsed.error.issues)),
+      ...duplicateSlotnummern((body as { slots?: unknown } | undefined)?.slots),
+    ];
+    if (!parsed.success || details.length > 0) {
+      throw new ValidationError('Invalid forwarding slots; nothing was changed', details.sort(bySlotIndex));
+    }
+    return this.write(agentId, undefined, (slots) => slots.replaceAll(agent.id, parsed.data.slots, this.clock.now()));
+  }
+
+  private async write<T>(agentId: string, slotnummer: string | undefined, work: (slots: ForwardingSlotRepository) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction(async (trx) => {
+        const slots = this.slots.with(trx);
+        await slots.lock(agentId);
+        return work(slots);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, SLOTNUMMER_UNIQUE)) throw this.taken(slotnummer ?? '');
+      throw error;
+    }
+  }
+
+  private taken(slotnummer: string): ConflictError {
+    return new ConflictError(`Slot ${slotnummer} already exists for this agent`, [{ field: 'slotnummer', message: 'Already in use' }]);
+  }
+
+  private found(slot: ForwardingSlot | undefined): ForwardingSlot {
+    if (!slot) throw new NotFoundError('Forwarding slot');
+    return slot;
+  }
+}
+
+/** Row problems in row order (`slots[2]...` before `slots[10]...`). */
+function bySlotIndex(a: { field: string }, b: { field: string }): number {
+  const index = (f: string) => Number(/^slots\[(\d+)\]/.exec(f)?.[1] ?? -1);
+  return index(a.field) - index(b.field);
+}

@@ -1,0 +1,76 @@
+import type { AgentRef } from '../../auth/auth-context.js';
+import type { ErrorDetail } from '../../errors/index.js';
+import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
+import type { AgentRepository } from '../agents/agent.repository.js';
+import type { EmployeeRepository } from '../employees/employee.repository.js';
+import { TRANSFER_TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
+
+export type ReferenceInput = {
+  toolType: ToolType;
+  /** The employee the tool will be linked to; `changed` when the request sets it. */
+  employee: { id: string | null; changed: boolean };
+  /**
+   * The effective config; `changed` when the request sends one (only then are its targets checked).
+   * null when the request sent a config its type's schema refused: nothing more to check in it.
+   */
+  config: { value: ToolConfig; changed: boolean } | null;
+};
+
+/**
+ * The checks of a tool that need the database or the deployment's URL policy: the employee link,
+ * the switch_agent target and the http_request URL. Returns every problem and the config to store
+ * (a linked transfer tool takes the employee's phone number).
+ */
+export class ToolReferences {
+  constructor(
+    private readonly employees: EmployeeRepository,
+    private readonly agents: AgentRepository,
+    private readonly allowPrivateTargets: boolean,
+  ) {}
+
+  async check(agent: AgentRef, input: ReferenceInput): Promise<{ details: ErrorDetail[]; config: ToolConfig }> {
+    const details: ErrorDetail[] = [];
+    let config = input.config?.value ?? {};
+    const configChanged = input.config?.changed === true;
+    if (input.employee.id !== null && (input.employee.changed || configChanged)) {
+      const phone = await this.employeePhone(agent, input.toolType, input.employee.id, details);
+      if (phone) config = { ...config, phone_number: phone };
+    }
+    if (input.config === null) return { details, config };
+    if (configChanged || input.employee.changed) {
+      const isTransfer = TRANSFER_TOOL_TYPES.includes(input.toolType);
+      if (isTransfer && input.employee.id === null && typeof config.phone_number !== 'string') {
+        details.push({ field: 'config.phone_number', message: 'Required unless the tool is linked to an employee (employee_id)' });
+      }
+    }
+    if (configChanged) {
+      if (input.toolType === 'switch_agent') await this.checkTarget(agent, String(config.target_agent_id), details);
+      if (input.toolType === 'http_request') {
+        const problem = outgoingUrlProblem(String(config.url), { allowPrivate: this.allowPrivateTargets });
+        if (problem) details.push({ field: 'config.url', message: problem });
+      }
+    }
+    return { details, config };
+  }
+
+  private async employeePhone(agent: AgentRef, toolType: ToolType, employeeId: string, details: ErrorDetail[]): Promise<string | null> {
+    if (!TRANSFER_TOOL_TYPES.includes(toolType)) {
+      details.push({ field: 'employee_id', message: `Only ${TRANSFER_TOOL_TYPES.join(' and ')} tools can be linked to an employee` });
+      return null;
+    }
+    const employee = await this.employees.find(agent.id, employeeId);
+    if (!employee) details.push({ field: 'employee_id', message: 'Employee not found for this agent' });
+    else if (!employee.phone_number) details.push({ field: 'employee_id', message: 'The employee has no phone number' });
+    return employee?.phone_number ?? null;
+  }
+
+  private async checkTarget(agent: AgentRef, targetId: string, details: ErrorDetail[]): Promise<void> {
+    if (targetId === agent.id) {
+      details.push({ field: 'config.target_agent_id', message: 'Must be another agent than this one' });
+      return;
+    }
+    if (!(await this.agents.findRef(targetId, [agent.organization_id]))) {
+      details.push({ field: 'config.target_agent_id', message: 'Agent not found in this organization' });
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/knex.js';
+import type { ToolConfig, ToolType } from './tool-config.schemas.js';
+
+export type Tool = {
+  id: string;
+  agent_id: string;
+  name: string;
+  display_name: string | null;
+  description: string | null;
+  tool_type: ToolType;
+  config: ToolConfig;
+  is_enabled: boolean;
+  priority: number;
+  employee_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type ToolFields = Omit<Tool, 'id' | 'agent_id' | 'created_at' | 'updated_at'>;
+
+export const TOOL_NAME_UNIQUE = 'tools_agent_id_name_unique';
+
+const COLUMNS = [
+  'id',
+  'agent_id',
+  'name',
+  'display_name',
+  'description',
+  'tool_type',
+  'config',
+  'is_enabled',
+  'priority',
+  'employee_id',
+  'created_at',
+  'updated_at',
+];
+
+export class ToolRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  with(trx: Knex.Transaction): ToolRepository {
+    return new ToolRepository(trx);
+  }
+
+  /** Highest priority first, then by name. */
+  async list(agentId: string): Promise<Tool[]> {
+    return this.db('tools')
+      .where({ agent_id: agentId })
+      .orderBy([
+        { column: 'priority', order: 'desc' },
+        { column: 'name', order: 'asc' },
+      ])
+      .select(COLUMNS);
+  }
+
+  async find(agentId: string, id: string): Promise<Tool | undefined> {
+    return this.db('tools').where({ agent_id: agentId, id }).first(COLUMNS);
+  }
+
+  async nameTaken(agentId: string, name: string, exceptId?: string): Promise<boolean> {
+    const query = this.db('tools').where({ agent_id: agentId, name });
+    if (exceptId) query.whereNot({ id: exceptId });
+    return (await query.first('id')) !== undefined;
+  }
+
+  async insert(agent: { id: string; organization_id: string }, fields: ToolFields, at: Date): Promise<Tool> {
+    const [row] = await this.db('tools')
+      .insert({ ...fields, config: JSON.stringify(fields.config), agent_id: agent.id, organization_id: agent.organization_id, created_at: at, updated_at: at })
+      .returning(COLUMNS);
+    return row;
+  }
+
+  async update(agentId: string, id: string, changes: Partial<ToolFields>, at: Date): Promise<Tool | undefined> {
+    const row = { ...changes, ...(changes.config ? { config: JSON.stringify(changes.config) } : {}), updated_at: at };
+    const [updated] = await this.db('tools').where({ agent_id: agentId, id }).update(row).returning(COLUMNS);
+    return updated;
+  }
+
+  async delete(agentId: string, id: string): Promise<boolean> {
+    return (await this.db('tools').where({ agent_id: agentId, id }).delete()) > 0;
+  }
+
+  /** Names of the agent's tools that forward to `employeeId`. */
+  async namesLinkedToEmployee(agentId: string, employeeId: string): Promise<string[]> {
+    const rows: { name: string }[] = await this.db('tools').where({ agent_id: agentId, employee_id: employeeId }).orderBy('name').select('name');
+    return rows.map((r) => r.name);
+  }
+
+  /** Linked transfer tools take the employee's phone number: copy a changed number into them. */
+  async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<void> {
+    await this.db('tools')
+      .where({ agent_id: agentId, employee_id: employeeId })
+      .update({ config: this.db.raw(`jsonb_set(config, '{phone_number}', to_jsonb(?::text))`, [phoneNumber]), updated_at: at });
+  }
+
+  /**
+   * The agent's workflow, with the agent row locked against a concurrent workflow replacement
+   * until this transaction ends (a tool it names must not disappear in between).
+   */
+  async lockWorkflow(agentId: string, organizationId: string): Promise<unknown> {
+    const row = await this.db('agents')
+      .where({ id: agentId, organization_id: organizationId })
+      .forNoKeyUpdate()
+      .first('workflow');
+    return row?.workflow ?? null;
+  }
+}

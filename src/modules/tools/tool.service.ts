@@ -1,0 +1,156 @@
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import { z } from '../../openapi/zod.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
+import type { ToolReferences } from './tool-references.js';
+import { TOOL_NAME_UNIQUE, type Tool, type ToolFields, type ToolRepository } from './tool.repository.js';
+import { CreateToolSchema, UpdateToolSchema } from './tool.schemas.js';
+import { stepsNamingTool } from './workflow-tools.js';
+
+type AgentRef = { id: string; organization_id: string };
+
+/**
+ * The body's config checked against its type's schema (a config that is not an object at all is
+ * reported by the body schema). `value` is undefined when the config was refused.
+ */
+function parseConfig(toolType: ToolType, raw: unknown): { value?: ToolConfig; details: ErrorDetail[] } {
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) return { details: [] };
+  const result = TOOL_CONFIG_SCHEMAS[toolType].safeParse(raw ?? {});
+  if (result.success) return { value: result.data as ToolConfig, details: [] };
+  return { details: zodIssuesToDetails(result.error.issues, ['config']) };
+}
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+function toolTypeOf(body: unknown): ToolType | undefined {
+  const type = field(body, 'tool_type');
+  return TOOL_TYPES.includes(type as ToolType) ? (type as ToolType) : undefined;
+}
+
+/** Reference problems on a field that the schema already refused would only repeat it. */
+function merge(schema: ErrorDetail[], references: ErrorDetail[]): ErrorDetail[] {
+  const seen = new Set(schema.map((d) => d.field));
+  return [...schema, ...references.filter((d) => !seen.has(d.field))];
+}
+
+export class ToolService {
+  constructor(
+    private readonly db: Db,
+    private readonly tools: ToolRepository,
+    private readonly references: ToolReferences,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(auth: AuthContext, agentId: string): Promise<{ data: Tool[] }> {
+    const agent = await this.access.resolve(auth, agentId, 'tools:read');
+    return { data: await this.tools.list(agent.id) };
+  }
+
+  async get(auth: AuthContext, agentId: string, toolId: string): Promise<Tool> {
+    const agent = await this.access.resolve(auth, agentId, 'tools:read');
+    return this.getTool(this.tools, agent.id, toolId);
+  }
+
+  /** Every problem of the body (fields, config of its type, employee, target agent, URL) in one 400. */
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Tool> {
+    const agent = await this.access.resolve(auth, agentId, 'tools:write');
+    const base = CreateToolSchema.safeParse(body ?? {});
+    const toolType = toolTypeOf(body);
+    const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
+    const employeeId = z.uuid().safeParse(field(body, 'employee_id'));
+    const refs = toolType
+      ? await this.references.check(agent, {
+          toolType,
+          employee: { id: employeeId.success ? employeeId.data : null, changed: true },
+          config: config.value ? { value: config.value, changed: true } : null,
+        })
+      : { details: [], config: {} };
+    const details = merge([...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details], refs.details);
+    if (details.length > 0 || !base.success) throw new ValidationError('Request body is invalid', details);
+    if (await this.tools.nameTaken(agent.id, base.data.name)) throw this.nameConflict(base.data.name);
+    return this.guardName(base.data.name, () => this.tools.insert(agent, { ...base.data, config: refs.config }, this.clock.now()));
+  }
+
+  /** `config` replaces the stored one; a rename is refused while the workflow names the tool. */
+  async update(auth: AuthContext, agentId: string, toolId: string, body: unknown): Promise<Tool> {
+    const agent = await this.access.resolve(auth, agentId, 'tools:write');
+    const tool = await this.getTool(this.tools, agent.id, toolId);
+    const base = UpdateToolSchema.safeParse(body ?? {});
+    const input = base.success ? base.data : {};
+    const configSent = field(body, 'config') !== undefined;
+    const config = configSent ? parseConfig(tool.tool_type, field(body, 'config')) : { details: [] };
+    const employeeChanged = input.employee_id !== undefined;
+    const refs = await this.references.check(agent, {
+      toolType: tool.tool_type,
+      employee: { id: employeeChanged ? (input.employee_id ?? null) : tool.employee_id, changed: employeeChanged },
+      config: !configSent ? { value: tool.config, changed: false } : config.value ? { value: config.value, changed: true } : null,
+    });
+    const typeChange: ErrorDetail[] =
+      input.tool_type !== undefined && input.tool_type !== tool.tool_type ? [{ field: 'tool_type', message: 'The tool type cannot be changed' }] : [];
+    const details = merge([...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details, ...typeChange], refs.details);
+    if (details.length > 0) throw new ValidationError('Request body is invalid', details);
+    const { tool_type: _type, config: _config, ...changes } = input;
+    const fields: Partial<ToolFields> = { ...changes, ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}) };
+    return this.db.transaction(async (trx) => {
+      if (fields.name !== undefined && fields.name !== tool.name) await this.assertRenamable(trx, agent, tool, fields.name);
+      const updated = await this.guardName(fields.name ?? tool.name, () => this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()));
+      if (!updated) throw new NotFoundError('Tool');
+      return updated;
+    });
+  }
+
+  /** 409 while the agent's workflow names the tool. */
+  async delete(auth: AuthContext, agentId: string, toolId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'tools:write');
+    await this.db.transaction(async (trx) => {
+      const tools = this.tools.with(trx);
+      const tool = await this.getTool(tools, agent.id, toolId);
+      this.assertNotInWorkflow(await tools.lockWorkflow(agent.id, agent.organization_id), tool.name, 'deleted');
+      await tools.delete(agent.id, tool.id);
+    });
+  }
+
+  private async getTool(tools: ToolRepository, agentId: string, toolId: string): Promise<Tool> {
+    const tool = await tools.find(agentId, toolId);
+    if (!tool) throw new NotFoundError('Tool');
+    return tool;
+  }
+
+  private async assertRenamable(trx: Knex.Transaction, agent: AgentRef, tool: Tool, name: string): Promise<void> {
+    const tools = this.tools.with(trx);
+    this.assertNotInWorkflow(await tools.lockWorkflow(agent.id, agent.organization_id), tool.name, 'renamed');
+    if (await tools.nameTaken(agent.id, name, tool.id)) throw this.nameConflict(name);
+  }
+
+  private assertNotInWorkflow(workflow: unknown, name: string, action: 'deleted' | 'renamed'): void {
+    const steps = stepsNamingTool(workflow, name);
+    if (steps.length > 0) {
+      throw new ConflictError(`Tool "${name}" is used by the agent's workflow and cannot be ${action}`, [
+        { field: 'name', message: `Named in workflow steps: ${steps.join(', ')}` },
+      ]);
+    }
+  }
+
+  private nameConflict(name: string): ConflictError {
+    return new ConflictError(`A tool named "${name}" already exists for this agent`, [{ field: 'name', message: 'Already in use' }]);
+  }
+
+  /** A concurrent request may take the name between the check and the write. */
+  private async guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isUniqueViolation(error, TOOL_NAME_UNIQUE)) throw this.nameConflict(name);
+      throw error;
+    }
+  }
+}
