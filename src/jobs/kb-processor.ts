@@ -49,7 +49,8 @@ export class KnowledgeBaseJobs {
 
 export type ProcessOutcome = 'ready' | 'error' | 'failed' | 'superseded' | 'skipped';
 
-export type ProcessorOptions = { maxChunkChars?: number; split?: (text: string, maxChars: number) => string[] };
+export type Splitter = (text: string, maxChars: number) => string[] | Promise<string[]>;
+export type ProcessorOptions = { maxChunkChars?: number; split?: Splitter };
 
 /**
  * The knowledge-base pipeline: pending -> processing -> ready (with chunk_count) or error (no text
@@ -58,7 +59,7 @@ export type ProcessorOptions = { maxChunkChars?: number; split?: (text: string, 
  */
 export class KnowledgeBaseProcessor {
   private readonly maxChunkChars: number;
-  private readonly split: (text: string, maxChars: number) => string[];
+  private readonly split: Splitter;
 
   constructor(
     private readonly index: KnowledgeBaseIndexRepository,
@@ -80,19 +81,19 @@ export class KnowledgeBaseProcessor {
     const claimed = await this.index.claim(documentId, jobId, now, this.staleBefore(now));
     // Deleted, already done, or being processed by a live worker right now.
     if (!claimed) return 'skipped';
-    const outcome = this.outcomeFor(claimed);
+    const outcome = await this.outcomeFor(claimed);
     const status = 'chunks' in outcome ? 'ready' : outcome.status;
     const committed = await this.index.finish(claimed, outcome, this.clock.now());
     this.logger.info({ document_id: documentId, job_id: jobId, status, committed }, 'knowledge base document processed');
     return committed ? status : 'superseded';
   }
 
-  private outcomeFor(claimed: ClaimedDocument): { chunks: string[] } | { status: 'error' | 'failed'; message: string } {
+  private async outcomeFor(claimed: ClaimedDocument): Promise<{ chunks: string[] } | { status: 'error' | 'failed'; message: string }> {
     if (claimed.content === null || claimed.content.trim() === '') {
       return { status: 'error', message: 'The document has no text to index' };
     }
     try {
-      const chunks = this.split(claimed.content, this.maxChunkChars);
+      const chunks = await this.split(claimed.content, this.maxChunkChars);
       if (chunks.length === 0) return { status: 'error', message: 'The document has no text to index' };
       return { chunks };
     } catch (error) {

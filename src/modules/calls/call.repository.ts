@@ -133,7 +133,7 @@ export class CallRepository {
 
   /** Case-insensitive: caller name and number, request, summary, note and the transcript's text. */
   private whereContains(query: Knex.QueryBuilder, text: string): void {
-    const pattern = containsPattern(text);
+    const pattern = containsPattern(text.trim());
     query.where((q) =>
       q
         .whereILike('c.customer_name', pattern)

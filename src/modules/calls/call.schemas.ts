@@ -23,12 +23,19 @@ const transcript = z
   ])
   .openapi({ description: 'List of {role, text}; a JSON string of that list is accepted too' });
 
-const text = (max: number) => z.string().max(max).nullable().optional();
+/** A length rule as a refinement: zod's own min/max also fire on a non-string, doubling the detail. */
+const lengthBetween = (min: number, max: number) =>
+  z
+    .string()
+    .refine((s) => s.length >= min && s.length <= max, min === 0 ? `Must be at most ${max} characters` : `Must be ${min} to ${max} characters`)
+    .openapi({ minLength: min, maxLength: max });
+
+const text = (max: number) => lengthBetween(0, max).nullable().optional();
 
 export const IntakeCallSchema = z
   .object({
-    call_id: z.string().trim().min(1).max(255).openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
-    phone_number: z.string().trim().max(50).nullable().optional().openapi({ description: 'Caller number' }),
+    call_id: lengthBetween(1, 255).refine((id) => id.trim() !== '', 'Must not be blank').openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
+    phone_number: lengthBetween(0, 50).nullable().optional().openapi({ description: 'Caller number' }),
     customer_name: text(500),
     customer_request: text(10_000),
     duration: z.number().min(0).max(604_800).openapi({ description: 'Seconds' }),
@@ -60,8 +67,8 @@ export const ListCallsQuery = z
     done: flag.optional(),
     from: bound.optional(),
     to: bound.optional(),
-    phone_number: z.string().trim().min(1).max(50).optional(),
-    search: z.string().trim().min(1).max(200).optional(),
+    phone_number: lengthBetween(1, 50).optional(),
+    search: lengthBetween(1, 200).optional(),
     include_deleted: flag.default(false),
   })
   .superRefine((q, ctx) => {

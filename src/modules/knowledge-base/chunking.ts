@@ -3,7 +3,7 @@
  * boundaries inside a paragraph that is too long, and on word boundaries only inside a single
  * sentence that is longer than a chunk. Small neighbouring paragraphs share a chunk.
  */
-export const DEFAULT_MAX_CHUNK_CHARS = 1000;
+export const DEFAULT_MAX_CHUNK_CHARS = 800;
 
 type Piece = { text: string; endsParagraph: boolean };
 

@@ -127,7 +127,7 @@ export class KnowledgeBaseIndexRepository {
          SELECT cfg, to_tsquery(cfg::regconfig, :tsQuery) AS query FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
        )
        SELECT c.id AS chunk_id, c.document_id, d.title AS document_title, d.scope, c.position, c.content,
-              ts_rank_cd(c.tsv, q.query, 1 | 32) AS score
+              ts_rank(c.tsv, q.query, 1 | 32) AS score
          FROM kb_chunks c
          JOIN q ON q.cfg = c.ts_config AND c.tsv @@ q.query
          JOIN kb_documents d ON d.id = c.document_id AND d.organization_id = c.organization_id

@@ -6,8 +6,15 @@ export const KB_STATUSES = ['pending', 'processing', 'ready', 'error', 'failed']
 export const KB_SOURCE_TYPES = ['manual', 'pdf', 'csv', 'txt', 'docx', 'website'] as const;
 export const KB_SCOPES = ['agent', 'organization'] as const;
 
-const title = z.string().min(1, 'Must be 1 to 500 characters').max(500, 'Must be 1 to 500 characters');
-const content = z.string().min(1, 'Must be 1 to 100000 characters').max(100_000, 'Must be 1 to 100000 characters');
+/** A length rule as a refinement: zod's own min/max also fire on a non-string, doubling the detail. */
+const lengthBetween = (min: number, max: number) =>
+  z
+    .string()
+    .refine((s) => s.length >= min && s.length <= max, `Must be ${min} to ${max} characters`)
+    .openapi({ minLength: min, maxLength: max });
+
+const title = lengthBetween(1, 500);
+const content = lengthBetween(1, 100_000);
 
 export const CreateDocumentSchema = z.object({ title, content }).openapi('CreateKnowledgeBaseDocument');
 
@@ -23,10 +30,7 @@ export const ListDocumentsQuery = z.object({
 
 export const SearchSchema = z
   .object({
-    query: z
-      .string()
-      .max(1000, 'Must be at most 1000 characters')
-      .refine((q) => /[\p{L}\p{N}]/u.test(q), 'Must contain at least one word'),
+    query: lengthBetween(1, 1000).refine((q) => /[\p{L}\p{N}]/u.test(q), 'Must contain at least one word'),
     top_k: z.number().int().min(1).max(50).default(5),
   })
   .openapi('KnowledgeBaseSearch');
