@@ -176,3 +176,12 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
     expect(c.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
   });
 });
+
+describe('the search route in the API description', () => {
+  it('is in the OpenAPI document, and another method on it is 405', async () => {
+    const doc = await ctx.http.get('/v1/openapi.json').expect(200);
+    expect(Object.keys(doc.body.paths['/v1/agents/{agentId}/knowledge-base/search'])).toEqual(['post']);
+    const res = await ctx.http.get(search(german)).set('X-API-Key', w.key).expect(405);
+    expect(res.headers.allow).toBe('POST');
+  });
+});

@@ -348,3 +348,17 @@ describe('chunks of a document', () => {
     await ctx.http.delete(`${kb(w.agentId)}/${doc.id}/chunks`).set('X-API-Key', readOnly.key).expect(403);
   });
 });
+
+describe('knowledge-base routes in the API description', () => {
+  it('lists every route with its methods, and a wrong method is 405', async () => {
+    const doc = await ctx.http.get('/v1/openapi.json').expect(200);
+    const methods = (path: string) => Object.keys(doc.body.paths[path] ?? {}).sort();
+    expect(methods('/v1/agents/{agentId}/knowledge-base')).toEqual(['get', 'post']);
+    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
+    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}/chunks')).toEqual(['delete', 'get']);
+    expect(methods('/v1/organization/{orgId}/knowledge-base')).toEqual(['get', 'post']);
+    expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
+    expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}/grants')).toEqual(['put']);
+    await ctx.http.put(kb(w.agentId)).set('X-API-Key', w.key).send({}).expect(405);
+  });
+});

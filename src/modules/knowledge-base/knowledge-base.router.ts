@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { MethodNotAllowedError } from '../../errors/index.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { KnowledgeBaseService } from './knowledge-base.service.js';
@@ -23,6 +24,11 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
   router.post('/search', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
     res.json(await kb.search(authOf(req), agentId, req.body));
+  });
+
+  // "search" is not a document id: another method on it is 405, not a 400 about documentId.
+  router.all('/search', (req) => {
+    throw new MethodNotAllowedError(req.method, ['POST']);
   });
 
   router.get('/:documentId', async (req, res) => {
