@@ -63,6 +63,19 @@ import { registerToolPaths } from './modules/tools/tool.openapi.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
 import { toolRouter } from './modules/tools/tool.router.js';
 import { ToolService } from './modules/tools/tool.service.js';
+import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
+import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
+import { registerCallPaths } from './modules/calls/call.openapi.js';
+import { CallRepository } from './modules/calls/call.repository.js';
+import { callRouter } from './modules/calls/call.router.js';
+import { CallService } from './modules/calls/call.service.js';
+import { KnowledgeBaseIndexRepository } from './modules/knowledge-base/kb-index.repository.js';
+import { registerKnowledgeBasePaths } from './modules/knowledge-base/knowledge-base.openapi.js';
+import { KnowledgeBaseRepository } from './modules/knowledge-base/knowledge-base.repository.js';
+import { knowledgeBaseRouter } from './modules/knowledge-base/knowledge-base.router.js';
+import { KnowledgeBaseService } from './modules/knowledge-base/knowledge-base.service.js';
+import { organizationKnowledgeBaseRouter } from './modules/knowledge-base/organization-knowledge-base.router.js';
+import { OrganizationKnowledgeBaseService } from './modules/knowledge-base/organization-knowledge-base.service.js';
 
 export type AppDeps = {
   config: Config;
@@ -101,6 +114,12 @@ export function buildContainer(deps: AppDeps) {
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);
   const toolReferences = new ToolReferences(employeeRepository, agentRepository, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+  const kbDocuments = new KnowledgeBaseRepository(db);
+  const kbIndex = new KnowledgeBaseIndexRepository(db);
+  const kbJobs = new KnowledgeBaseJobs(deps.queue);
+  const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger);
+  const callRepository = new CallRepository(db);
+  const callRetention = new CallRetention(callRepository, clock, deps.logger);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
@@ -118,6 +137,9 @@ export function buildContainer(deps: AppDeps) {
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
     tools: new ToolService(db, toolRepository, toolReferences, agentAccess, clock),
     contacts: new ContactService(new ContactRepository(db), agentAccess, clock),
+    knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
+    organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
+    calls: new CallService(db, callRepository, events, agentAccess, clock),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */
@@ -132,6 +154,9 @@ export function buildContainer(deps: AppDeps) {
     { path: '/agents/:agentId/forwarding-slots', router: forwardingSlotRouter(services.forwardingSlots) },
     { path: '/agents/:agentId/tools', router: toolRouter(services.tools) },
     { path: '/agents/:agentId/contacts', router: contactRouter(services.contacts) },
+    { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(services.knowledgeBase) },
+    { path: '/organization/:orgId/knowledge-base', router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase) },
+    { path: '/agents/:agentId/calls', router: callRouter(services.calls) },
   ];
 
   const openapi: OpenApiRegistration[] = [
@@ -146,10 +171,16 @@ export function buildContainer(deps: AppDeps) {
     registerForwardingSlotPaths,
     registerToolPaths,
     registerContactPaths,
+    registerKnowledgeBasePaths,
+    registerCallPaths,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
-  const backgroundWorkers: BackgroundWorker[] = [webhookWorker];
+  const backgroundWorkers: BackgroundWorker[] = [
+    webhookWorker,
+    new KnowledgeBaseWorker(deps.queue, kbProcessor),
+    new CallRetentionWorker(deps.queue, callRetention),
+  ];
 
   return {
     credentials,
@@ -160,5 +191,9 @@ export function buildContainer(deps: AppDeps) {
     apiKeyRouter: apiKeyRouter(services.apiKeys),
     openapi,
     workers: new Workers(backgroundWorkers),
+    kbJobs,
+    kbProcessor,
+    callRepository,
+    callRetention,
   };
 }

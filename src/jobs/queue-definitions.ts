@@ -5,6 +5,22 @@ export type QueueDefinition = { name: string; options: Omit<PgBoss.Queue, 'name'
 
 /** A webhook delivery attempt; one job per attempt (the first one and every redelivery). */
 export const WEBHOOK_SEND_QUEUE = 'webhooks.send';
+/** Chunk and index one knowledge-base document. */
+export const KB_PROCESS_QUEUE = 'kb.process';
+/** Re-enqueue documents whose worker died (scheduled). */
+export const KB_SWEEP_QUEUE = 'kb.sweep';
+/** Purge personal data of calls past their retention (scheduled). */
+export const RETENTION_QUEUE = 'calls.retention';
+
+/** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
+export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
+
+export const KB_JOB_OPTIONS = {
+  retryLimit: 3,
+  retryDelay: 10,
+  retryBackoff: true,
+  expireInSeconds: KB_PROCESSING_TIMEOUT_SECONDS,
+};
 
 /**
  * Every queue, created (or updated) when a JobQueue starts. pg-boss 10 silently drops a job sent to a
@@ -17,4 +33,8 @@ export const WEBHOOK_SEND_QUEUE = 'webhooks.send';
 export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: EVENT_DISPATCH_QUEUE, options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 } },
   { name: WEBHOOK_SEND_QUEUE, options: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 60 } },
+  // `short`: while a job for a document still waits, no second one is queued (singletonKey = document id).
+  { name: KB_PROCESS_QUEUE, options: { policy: 'short', ...KB_JOB_OPTIONS } },
+  { name: KB_SWEEP_QUEUE, options: {} },
+  { name: RETENTION_QUEUE, options: { policy: 'short' } },
 ];

@@ -1,0 +1,114 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-base/chunking.js';
+import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
+import type { JobQueue } from './queue.js';
+import type { BackgroundWorker } from './workers.js';
+
+import { KB_JOB_OPTIONS, KB_PROCESS_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS, KB_SWEEP_QUEUE } from './queue-definitions.js';
+
+export { KB_PROCESS_QUEUE, KB_SWEEP_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS } from './queue-definitions.js';
+export type KbProcessJob = { documentId: string };
+
+/**
+ * Enqueues processing in the transaction of the change. The queue uses pg-boss's `short` policy
+ * keyed by document: while a job for the document still waits, no second one is queued (the
+ * waiting one reads the newest content when it runs).
+ */
+export class KnowledgeBaseJobs {
+  constructor(private readonly queue: JobQueue) {}
+
+  async enqueue(documentId: string, trx?: Knex | Knex.Transaction): Promise<void> {
+    await this.queue.send(KB_PROCESS_QUEUE, { documentId } satisfies KbProcessJob, { ...KB_JOB_OPTIONS, singletonKey: documentId, trx });
+  }
+}
+
+export type ProcessOutcome = 'ready' | 'error' | 'failed' | 'superseded' | 'skipped';
+
+export type Splitter = (text: string, maxChars: number) => string[] | Promise<string[]>;
+export type ProcessorOptions = { maxChunkChars?: number; split?: Splitter };
+
+/**
+ * The knowledge-base pipeline: pending -> processing -> ready (with chunk_count) or error (no text
+ * to index) or failed (processing broke; a content edit retries). Runs as a pg-boss worker in the
+ * server process; tests call `process` directly or through `queue.runPending`.
+ */
+export class KnowledgeBaseProcessor {
+  private readonly maxChunkChars: number;
+  private readonly split: Splitter;
+
+  constructor(
+    private readonly index: KnowledgeBaseIndexRepository,
+    private readonly jobs: KnowledgeBaseJobs,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    options: ProcessorOptions = {},
+  ) {
+    this.maxChunkChars = options.maxChunkChars ?? DEFAULT_MAX_CHUNK_CHARS;
+    this.split = options.split ?? splitIntoChunks;
+  }
+
+  private staleBefore(now: Date): Date {
+    return new Date(now.getTime() - KB_PROCESSING_TIMEOUT_SECONDS * 1000);
+  }
+
+  async process(documentId: string, jobId: string): Promise<ProcessOutcome> {
+    const now = this.clock.now();
+    const claimed = await this.index.claim(documentId, jobId, now, this.staleBefore(now));
+    // Deleted, already done, or being processed by a live worker right now.
+    if (!claimed) return 'skipped';
+    const outcome = await this.outcomeFor(claimed);
+    const status = 'chunks' in outcome ? 'ready' : outcome.status;
+    const committed = await this.index.finish(claimed, outcome, this.clock.now());
+    this.logger.info({ document_id: documentId, job_id: jobId, status, committed }, 'knowledge base document processed');
+    return committed ? status : 'superseded';
+  }
+
+  private async outcomeFor(claimed: ClaimedDocument): Promise<{ chunks: string[] } | { status: 'error' | 'failed'; message: string }> {
+    if (claimed.content === null || claimed.content.trim() === '') {
+      return { status: 'error', message: 'The document has no text to index' };
+    }
+    try {
+      const chunks = await this.split(claimed.content, this.maxChunkChars);
+      if (chunks.length === 0) return { status: 'error', message: 'The document has no text to index' };
+      return { chunks };
+    } catch (error) {
+      this.logger.error({ err: error, document_id: claimed.id }, 'knowledge base chunking failed');
+      return { status: 'failed', message: 'Processing failed; change the content to try again' };
+    }
+  }
+
+  /** Re-enqueues documents left in processing by a dead worker, or pending without a live job. */
+  async recoverStale(): Promise<number> {
+    const ids = await this.index.findStale(this.staleBefore(this.clock.now()));
+    for (const id of ids) await this.jobs.enqueue(id);
+    if (ids.length > 0) this.logger.warn({ documents: ids.length }, 'knowledge base documents re-enqueued');
+    return ids.length;
+  }
+}
+
+/** Registers the pipeline and its sweep (every five minutes) with the job queue. */
+export class KnowledgeBaseWorker implements BackgroundWorker {
+  readonly name = 'knowledge-base';
+
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly processor: KnowledgeBaseProcessor,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.queue.work<KbProcessJob>(KB_PROCESS_QUEUE, async (data, job) => {
+      await this.processor.process(data.documentId, job.id);
+    });
+    await this.queue.boss.schedule(KB_SWEEP_QUEUE, '*/5 * * * *');
+    await this.queue.work(KB_SWEEP_QUEUE, async () => {
+      await this.processor.recoverStale();
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.queue.boss.offWork(KB_PROCESS_QUEUE);
+    await this.queue.boss.offWork(KB_SWEEP_QUEUE);
+  }
+}

@@ -1,0 +1,62 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
+
+const AgentParams = z.object({ agentId: z.uuid() });
+const CallParams = z.object({ agentId: z.uuid(), callId: z.uuid() });
+const ListQuery = PaginationQuerySchema.extend({
+  done: z.enum(['true', 'false']).optional(),
+  from: z.string().optional().openapi({ description: 'Created at or after; ISO date-time, or a date (start of that UTC day)' }),
+  to: z.string().optional().openapi({ description: 'Created at or before; ISO date-time, or a date (the whole UTC day)' }),
+  phone_number: z.string().optional().openapi({ description: 'Caller number; spaces, dashes and brackets are ignored' }),
+  search: z.string().optional().openapi({ description: 'Case-insensitive text in name, number, request, summary, note or transcript' }),
+  include_deleted: z.enum(['true', 'false']).optional().openapi({ description: 'Include calls in the trash (default false)' }),
+});
+
+const tags = ['Calls'];
+const base = '/v1/agents/{agentId}/calls';
+const errors = errorResponses(...AGENT_ROUTE_ERRORS);
+
+export function registerCallPaths(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get',
+    path: base,
+    tags,
+    summary: 'List calls (calls:read), newest first; items without the transcript',
+    security: anyAuth,
+    request: { params: AgentParams, query: ListQuery },
+    responses: { 200: json(paginated(CallListItemSchema), 'A page of calls'), ...errors },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: base,
+    tags,
+    summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
+    security: anyAuth,
+    request: { params: AgentParams, body: jsonBody(IntakeCallSchema) },
+    responses: {
+      201: json(CallSchema, 'The new call'),
+      200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
+      ...errors,
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/{callId}`,
+    tags,
+    summary: 'Get one call with its transcript (calls:read)',
+    security: anyAuth,
+    request: { params: CallParams },
+    responses: { 200: json(CallSchema, 'The call'), ...errors },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: `${base}/{callId}`,
+    tags,
+    summary: 'Set done, note or employee_id (calls:write); other fields are ignored',
+    security: anyAuth,
+    request: { params: CallParams, body: jsonBody(UpdateCallSchema) },
+    responses: { 200: json(CallSchema, 'The updated call'), ...errors },
+  });
+}

@@ -1,0 +1,183 @@
+import type { Knex } from 'knex';
+import type { AgentRef } from '../../auth/auth-context.js';
+import type { Db } from '../../db/knex.js';
+import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { containsPattern, DEFAULT_RETENTION_DAYS, normalizePhoneNumber, timeRange } from './call.rules.js';
+import type { ListCallsFilters } from './call.schemas.js';
+
+export type TranscriptEntry = { role: string; text: string };
+
+export type CallRow = {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  call_id: string;
+  customer_name: string | null;
+  customer_request: string | null;
+  phone_number: string | null;
+  duration: number;
+  done: boolean;
+  general_success: boolean | null;
+  disconnection_reason: string | null;
+  call_summary: string | null;
+  transcript: TranscriptEntry[] | null;
+  employee_id: string | null;
+  /** Present once the employees table is joined (after the employees module is merged). */
+  employee_name?: string | null;
+  note: string | null;
+  is_purged: boolean;
+  purged_at: Date | null;
+  deleted_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type NewCall = Omit<CallRow, 'id' | 'employee_name' | 'is_purged' | 'purged_at'>;
+
+/** The call object of the post-call webhook (spec, Events): transcript as a JSON string. */
+export function toEventCall(row: CallRow) {
+  return {
+    id: row.id,
+    call_id: row.call_id,
+    customer_name: row.customer_name,
+    customer_request: row.customer_request,
+    phone_number: row.phone_number,
+    duration: row.duration,
+    done: row.done,
+    general_success: row.general_success,
+    disconnection_reason: row.disconnection_reason,
+    call_summary: row.call_summary,
+    transcript: row.transcript === null ? null : JSON.stringify(row.transcript),
+    employee: row.employee_id && row.employee_name ? { id: row.employee_id, name: row.employee_name } : null,
+    agent_id: row.agent_id,
+    created_at: row.created_at,
+  };
+}
+
+/** A call record of the API: the webhook's call object plus note, trash and purge state. */
+export function toCall(row: CallRow) {
+  return {
+    ...toEventCall(row),
+    employee_id: row.employee_id,
+    note: row.note,
+    is_purged: row.is_purged,
+    deleted_at: row.deleted_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** List items leave the transcript out; GET one call has it. */
+export function toCallListItem(row: CallRow) {
+  const { transcript: _transcript, ...item } = toCall(row);
+  return item;
+}
+
+export type Call = ReturnType<typeof toCall>;
+export type CallListItem = ReturnType<typeof toCallListItem>;
+
+export class CallRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Inserts unless the agent already has this call_id; undefined = it existed. */
+  async insertIfNew(trx: Knex.Transaction, call: NewCall): Promise<CallRow | undefined> {
+    const [row] = await trx('calls')
+      .insert({ ...call, transcript: call.transcript === null ? null : JSON.stringify(call.transcript) })
+      .onConflict(['agent_id', 'call_id'])
+      .ignore()
+      .returning('*');
+    return row;
+  }
+
+  async findByCallId(trx: Knex.Transaction, agent: AgentRef, callId: string): Promise<CallRow | undefined> {
+    return trx('calls').where({ agent_id: agent.id, organization_id: agent.organization_id, call_id: callId }).first();
+  }
+
+  async find(agent: AgentRef, id: string, trx: Db | Knex.Transaction = this.db): Promise<CallRow | undefined> {
+    return trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).first();
+  }
+
+  async lock(trx: Knex.Transaction, agent: AgentRef, id: string): Promise<CallRow | undefined> {
+    return trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).forUpdate().first();
+  }
+
+  async update(trx: Knex.Transaction, agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
+    const [row] = await trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes).returning('*');
+    return row;
+  }
+
+  async autoDeleteDoneCalls(trx: Db | Knex.Transaction, organizationId: string): Promise<boolean> {
+    const row = await trx('organizations').where({ id: organizationId }).first('auto_delete_done_calls');
+    return row?.auto_delete_done_calls === true;
+  }
+
+  /** Newest first; trashed calls only with `include_deleted`. */
+  async list(agent: AgentRef, filters: ListCallsFilters, page: PageParams): Promise<Page<CallListItem>> {
+    const query = this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id });
+    if (!filters.include_deleted) query.whereNull('c.deleted_at');
+    if (filters.done !== undefined) query.where('c.done', filters.done);
+    const { from, before } = timeRange(filters.from, filters.to);
+    if (from) query.where('c.created_at', '>=', from);
+    if (before) query.where('c.created_at', '<', before);
+    if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
+    if (filters.search) this.whereContains(query, filters.search);
+    return paginate<CallRow, CallListItem>(
+      query.select('c.*'),
+      page,
+      [
+        { column: 'c.created_at', order: 'desc' },
+        { column: 'c.id', order: 'desc' },
+      ],
+      toCallListItem,
+    );
+  }
+
+  /** Case-insensitive: caller name and number, request, summary, note and the transcript's text. */
+  private whereContains(query: Knex.QueryBuilder, text: string): void {
+    const pattern = containsPattern(text.trim());
+    query.where((q) =>
+      q
+        .whereILike('c.customer_name', pattern)
+        .orWhereILike('c.phone_number', pattern)
+        .orWhereILike('c.customer_request', pattern)
+        .orWhereILike('c.call_summary', pattern)
+        .orWhereILike('c.note', pattern)
+        .orWhereRaw(`EXISTS (SELECT 1 FROM jsonb_array_elements(c.transcript) e WHERE e->>'text' ILIKE ?)`, [pattern]),
+    );
+  }
+
+  /**
+   * How many times `phoneNumber` called the agent in [dayStart, dayEnd), trashed calls included.
+   * For the greeting variants' `min_calls_today`.
+   */
+  async countCallsToday(agent: AgentRef, phoneNumber: string, dayStart: Date, dayEnd: Date): Promise<number> {
+    const row = await this.db('calls')
+      .where({ agent_id: agent.id, organization_id: agent.organization_id, phone_number: normalizePhoneNumber(phoneNumber) })
+      .andWhere('created_at', '>=', dayStart)
+      .andWhere('created_at', '<', dayEnd)
+      .count({ n: '*' })
+      .first();
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Removes the personal data of up to `batchSize` calls older than their agent's retention
+   * (null = 90 days). SKIP LOCKED lets several instances run it side by side.
+   */
+  async purgeExpired(now: Date, batchSize: number): Promise<number> {
+    const { rowCount } = await this.db.raw(
+      `WITH expired AS (
+         SELECT c.id FROM calls c JOIN agents a ON a.id = c.agent_id AND a.organization_id = c.organization_id
+          WHERE NOT c.is_purged
+            AND c.created_at < :now::timestamptz - make_interval(days => COALESCE(a.retention_days, :defaultDays))
+          ORDER BY c.created_at
+          LIMIT :batchSize
+          FOR UPDATE OF c SKIP LOCKED
+       )
+       UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
+              call_summary = NULL, note = NULL, is_purged = true, purged_at = :now, updated_at = :now
+         FROM expired WHERE c.id = expired.id`,
+      { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
+    );
+    return rowCount ?? 0;
+  }
+}

@@ -1,0 +1,35 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { parse, uuidParams } from '../../http/validate.js';
+import type { CallService } from './call.service.js';
+
+const agentParams = uuidParams('agentId');
+const callParams = uuidParams('agentId', 'callId');
+
+/** Mounted at /v1/agents/:agentId/calls. */
+export function callRouter(calls: CallService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    res.json(await calls.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    const { created, call } = await calls.intake(authOf(req), agentId, req.body);
+    res.status(created ? 201 : 200).json(call);
+  });
+
+  router.get('/:callId', async (req, res) => {
+    const { agentId, callId } = parse(callParams, req.params);
+    res.json(await calls.get(authOf(req), agentId, callId));
+  });
+
+  router.patch('/:callId', async (req, res) => {
+    const { agentId, callId } = parse(callParams, req.params);
+    res.json(await calls.update(authOf(req), agentId, callId, req.body));
+  });
+
+  return router;
+}

@@ -1,0 +1,46 @@
+/** Pure rules of call intake and filtering. */
+
+/** Calls shorter than this are marked done on intake when the agent has `short_calls_auto_edit`. */
+export const SHORT_CALL_SECONDS = 10;
+
+/** Retention of call data when the agent has none configured (`retention_days: null`). */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/** Spaces, dashes and brackets go, as for contacts, so "+49 (30) 123-45" finds "+493012345". */
+export function normalizePhoneNumber(value: string): string {
+  return value.replace(/[\s\-()]/g, '');
+}
+
+export function intakeOutcome(
+  call: { duration: number; done: boolean },
+  settings: { shortCallsAutoEdit: boolean; autoDeleteDoneCalls: boolean },
+): { done: boolean; trash: boolean } {
+  const done = call.done || (settings.shortCallsAutoEdit && call.duration < SHORT_CALL_SECONDS);
+  return { done, trash: done && settings.autoDeleteDoneCalls };
+}
+
+/** A PATCH that marks a call done moves it to the trash when the organization auto-deletes done calls. */
+export function trashOnDone(wasDone: boolean, nowDone: boolean | undefined, autoDeleteDoneCalls: boolean): boolean {
+  return nowDone === true && !wasDone && autoDeleteDoneCalls;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 86_400_000;
+
+/**
+ * `from` and `to` are both inclusive. A date-only bound covers the whole UTC day, so
+ * `from=2026-03-01&to=2026-03-31` is all of March. Returns a half-open range [from, before).
+ */
+export function timeRange(from: string | undefined, to: string | undefined): { from?: Date; before?: Date } {
+  const range: { from?: Date; before?: Date } = {};
+  if (from) range.from = new Date(DATE_ONLY.test(from) ? `${from}T00:00:00.000Z` : from);
+  if (to) {
+    range.before = DATE_ONLY.test(to) ? new Date(new Date(`${to}T00:00:00.000Z`).getTime() + DAY_MS) : new Date(new Date(to).getTime() + 1);
+  }
+  return range;
+}
+
+/** LIKE pattern for a case-insensitive "contains", with the user's wildcards taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,113 @@
+import { paginationShape } from '../../http/pagination.js';
+import { z } from '../../openapi/zod.js';
+import { timeRange } from './call.rules.js';
+
+const TranscriptEntrySchema = z.object({ role: z.string().min(1).max(50), text: z.string().max(100_000) });
+const transcriptArray = z.array(TranscriptEntrySchema).max(10_000);
+
+/** The telephony layer may send the transcript as a list or, as in the webhook, as a JSON string of it. */
+const transcript = z
+  .union([
+    transcriptArray,
+    z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'Must be a list of {role, text} or a JSON string of one' });
+          return z.NEVER;
+        }
+      })
+      .pipe(transcriptArray),
+  ])
+  .openapi({ description: 'List of {role, text}; a JSON string of that list is accepted too' });
+
+/** A length rule as a refinement: zod's own min/max also fire on a non-string, doubling the detail. */
+const lengthBetween = (min: number, max: number) =>
+  z
+    .string()
+    .refine((s) => s.length >= min && s.length <= max, min === 0 ? `Must be at most ${max} characters` : `Must be ${min} to ${max} characters`)
+    .openapi({ minLength: min, maxLength: max });
+
+const text = (max: number) => lengthBetween(0, max).nullable().optional();
+
+export const IntakeCallSchema = z
+  .object({
+    call_id: lengthBetween(1, 255).refine((id) => id.trim() !== '', 'Must not be blank').openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
+    phone_number: lengthBetween(0, 50).nullable().optional().openapi({ description: 'Caller number' }),
+    customer_name: text(500),
+    customer_request: text(10_000),
+    duration: z.number().min(0).max(604_800).openapi({ description: 'Seconds' }),
+    done: z.boolean().default(false),
+    general_success: z.boolean().nullable().optional(),
+    disconnection_reason: text(255),
+    call_summary: text(20_000),
+    transcript: transcript.nullable().optional(),
+    employee_id: z.uuid({ message: 'Must be a UUID' }).nullable().optional(),
+    note: text(10_000),
+  })
+  .openapi('CallIntake');
+
+/** Only done, note and employee_id are used; other fields are ignored. */
+export const UpdateCallSchema = z
+  .object({
+    done: z.boolean().optional(),
+    note: text(10_000),
+    employee_id: z.uuid({ message: 'Must be a UUID' }).nullable().optional(),
+  })
+  .openapi('UpdateCall');
+
+const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
+const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { message: 'Must be an ISO 8601 date or date-time' });
+
+export const ListCallsQuery = z
+  .object({
+    ...paginationShape,
+    done: flag.optional(),
+    from: bound.optional(),
+    to: bound.optional(),
+    phone_number: lengthBetween(1, 50).optional(),
+    search: lengthBetween(1, 200).optional(),
+    include_deleted: flag.default(false),
+  })
+  .superRefine((q, ctx) => {
+    const { from, before } = timeRange(q.from, q.to);
+    if (from && before && from.getTime() >= before.getTime()) {
+      ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
+    }
+  });
+
+export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit'>;
+export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
+export type UpdateCallInput = z.output<typeof UpdateCallSchema>;
+
+const callFields = {
+  id: z.uuid(),
+  call_id: z.string(),
+  agent_id: z.uuid(),
+  customer_name: z.string().nullable(),
+  customer_request: z.string().nullable(),
+  phone_number: z.string().nullable(),
+  duration: z.number().openapi({ description: 'Seconds' }),
+  done: z.boolean(),
+  general_success: z.boolean().nullable(),
+  disconnection_reason: z.string().nullable(),
+  call_summary: z.string().nullable(),
+  employee: z.object({ id: z.uuid(), name: z.string() }).nullable(),
+  employee_id: z.uuid().nullable(),
+  note: z.string().nullable(),
+  is_purged: z.boolean().openapi({ description: 'Personal data removed after the retention period' }),
+  deleted_at: z.iso.datetime().nullable().openapi({ description: 'Set when the call is in the trash' }),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+};
+
+export const CallListItemSchema = z.object(callFields).openapi('CallListItem');
+
+export const CallSchema = z
+  .object({
+    ...callFields,
+    transcript: z.string().nullable().openapi({ description: 'JSON array of {role, text}, serialized into a string' }),
+  })
+  .openapi('Call');

@@ -1,0 +1,107 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { NotFoundError } from '../../errors/index.js';
+import type { EventRecorder } from '../../events/event.repository.js';
+import type { Page } from '../../http/pagination.js';
+import { parse, parseBody } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { AgentRow } from '../agents/agent.repository.js';
+import { toCall, toEventCall, type Call, type CallListItem, type CallRepository, type CallRow } from './call.repository.js';
+import { intakeOutcome, normalizePhoneNumber, trashOnDone } from './call.rules.js';
+import { IntakeCallSchema, ListCallsQuery, UpdateCallSchema, type IntakeCallInput } from './call.schemas.js';
+
+/** Call records: read (calls:read), reported by the telephony layer and edited (calls:write). */
+export class CallService {
+  constructor(
+    private readonly db: Db,
+    private readonly calls: CallRepository,
+    private readonly events: EventRecorder,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<CallListItem>> {
+    const agent = await this.access.resolve(auth, agentId, 'calls:read');
+    const { page, limit, ...filters } = parse(ListCallsQuery, query, 'Invalid query parameters');
+    return this.calls.list(agent, filters, { page, limit });
+  }
+
+  async get(auth: AuthContext, agentId: string, callId: string): Promise<Call> {
+    const agent = await this.access.resolve(auth, agentId, 'calls:read');
+    const call = await this.calls.find(agent, callId);
+    if (!call) throw new NotFoundError('Call');
+    return toCall(call);
+  }
+
+  /**
+   * Intake of a finished call. Idempotent on `call_id`: a repeat returns the stored call
+   * (`created: false`) and records nothing. A new call records `call.completed` in the same
+   * transaction, for the webhook worker.
+   */
+  async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
+    const agent = await this.access.resolveRow(auth, agentId, 'calls:write');
+    const input = parseBody(IntakeCallSchema, body);
+    return this.db.transaction(async (trx) => {
+      const autoDeleteDoneCalls = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
+      const row = await this.calls.insertIfNew(trx, this.newCall(agent, input, autoDeleteDoneCalls));
+      if (!row) {
+        const stored = await this.calls.findByCallId(trx, agent, input.call_id);
+        if (!stored) throw new Error('call_id conflict without a stored call');
+        return { created: false, call: toCall(stored) };
+      }
+      await this.events.record(trx, {
+        organization_id: agent.organization_id,
+        agent_id: agent.id,
+        type: 'call.completed',
+        payload: { event: 'call.completed', call: toEventCall(row) },
+      });
+      return { created: true, call: toCall(row) };
+    });
+  }
+
+  /** done, note, employee_id. Marking a call done trashes it when the organization auto-deletes done calls. */
+  async update(auth: AuthContext, agentId: string, callId: string, body: unknown): Promise<Call> {
+    const agent = await this.access.resolve(auth, agentId, 'calls:write');
+    if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
+    const input = parseBody(UpdateCallSchema, body);
+    const row = await this.db.transaction(async (trx) => {
+      const current = await this.calls.lock(trx, agent, callId);
+      if (!current) throw new NotFoundError('Call');
+      const changes: Partial<CallRow> = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+      if (Object.keys(changes).length === 0) return current;
+      const now = this.clock.now();
+      const autoDelete = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
+      if (trashOnDone(current.done, input.done, autoDelete) && current.deleted_at === null) changes.deleted_at = now;
+      return this.calls.update(trx, agent, callId, { ...changes, updated_at: now });
+    });
+    return toCall(row);
+  }
+
+  private newCall(agent: AgentRow, input: IntakeCallInput, autoDeleteDoneCalls: boolean) {
+    const now = this.clock.now();
+    const { done, trash } = intakeOutcome(input, {
+      shortCallsAutoEdit: agent.short_calls_auto_edit === true,
+      autoDeleteDoneCalls,
+    });
+    return {
+      organization_id: agent.organization_id,
+      agent_id: agent.id,
+      call_id: input.call_id,
+      customer_name: input.customer_name ?? null,
+      customer_request: input.customer_request ?? null,
+      phone_number: input.phone_number ? normalizePhoneNumber(input.phone_number) : null,
+      duration: input.duration,
+      done,
+      general_success: input.general_success ?? null,
+      disconnection_reason: input.disconnection_reason ?? null,
+      call_summary: input.call_summary ?? null,
+      transcript: input.transcript ?? null,
+      employee_id: input.employee_id ?? null,
+      note: input.note ?? null,
+      deleted_at: trash ? now : null,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+}

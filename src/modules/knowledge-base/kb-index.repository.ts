@@ -1,0 +1,144 @@
+import type { Knex } from 'knex';
+import type { AgentRef } from '../../auth/auth-context.js';
+import type { Db } from '../../db/knex.js';
+import { TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
+
+export type ClaimedDocument = {
+  id: string;
+  organization_id: string;
+  content: string | null;
+  content_version: number;
+  ts_config: TsConfig;
+};
+
+export type SearchHit = {
+  chunk_id: string;
+  document_id: string;
+  document_title: string;
+  scope: 'agent' | 'organization';
+  position: number;
+  content: string;
+  score: number;
+};
+
+const INSERT_BATCH = 200;
+/** Constants, not input: safe to inline. */
+const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
+
+/** The full-text index: what the processing pipeline writes and what search reads. */
+export class KnowledgeBaseIndexRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Takes a document for processing: a pending one, or one left in `processing` by this same job
+   * (pg-boss retries an expired job under its id) or by a worker silent since `staleBefore`.
+   * A single conditional UPDATE, so two workers never both take it.
+   */
+  async claim(documentId: string, jobId: string, now: Date, staleBefore: Date): Promise<ClaimedDocument | undefined> {
+    const [row] = await this.db('kb_documents as d')
+      .where('d.id', documentId)
+      .andWhere((state) =>
+        state.where('d.status', 'pending').orWhere((stuck) =>
+          stuck
+            .where('d.status', 'processing')
+            .andWhere((who) => who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', staleBefore)),
+        ),
+      )
+      .update({ status: 'processing', processing_started_at: now, processing_job_id: jobId, updated_at: now })
+      .returning([
+        'd.id',
+        'd.organization_id',
+        'd.content',
+        'd.content_version',
+        'd.language',
+        this.db.raw('(SELECT a.language FROM agents a WHERE a.id = d.agent_id) AS agent_language'),
+      ]);
+    if (!row) return undefined;
+    const { language, agent_language, ...document } = row;
+    // Organization documents carry their own language; agent documents follow their agent.
+    return { ...document, ts_config: textSearchConfig(language ?? agent_language) };
+  }
+
+  /**
+   * Ends processing, but only if the document is still in `processing` at the version that was
+   * read: an edit in the meantime (new version, back to pending) wins, and its own job rebuilds it.
+   */
+  async finish(
+    claimed: ClaimedDocument,
+    outcome: { chunks: string[] } | { status: 'error' | 'failed'; message: string },
+    now: Date,
+  ): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      const current = await trx('kb_documents')
+        .where({ id: claimed.id, organization_id: claimed.organization_id })
+        .forUpdate()
+        .first('status', 'content_version');
+      if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version) return false;
+      const done = { processing_started_at: null, processing_job_id: null, updated_at: now };
+      if ('chunks' in outcome) {
+        await this.replaceChunks(trx, claimed, outcome.chunks, now);
+        await trx('kb_documents')
+          .where({ id: claimed.id })
+          .update({ ...done, status: 'ready', chunk_count: outcome.chunks.length, error_message: null });
+      } else {
+        await trx('kb_chunks').where({ document_id: claimed.id }).delete();
+        await trx('kb_documents')
+          .where({ id: claimed.id })
+          .update({ ...done, status: outcome.status, chunk_count: 0, error_message: outcome.message });
+      }
+      return true;
+    });
+  }
+
+  private async replaceChunks(trx: Knex.Transaction, claimed: ClaimedDocument, chunks: string[], now: Date): Promise<void> {
+    await trx('kb_chunks').where({ document_id: claimed.id }).delete();
+    for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
+      const rows = chunks.slice(start, start + INSERT_BATCH).map((content, i) => ({
+        document_id: claimed.id,
+        organization_id: claimed.organization_id,
+        position: start + i,
+        content,
+        ts_config: claimed.ts_config,
+        tsv: trx.raw('to_tsvector(?::regconfig, ?)', [claimed.ts_config, content]),
+        created_at: now,
+      }));
+      await trx('kb_chunks').insert(rows);
+    }
+  }
+
+  /** Documents whose processing looks abandoned, or that waited in pending too long. */
+  async findStale(staleBefore: Date, limit = 500): Promise<string[]> {
+    const rows: { id: string }[] = await this.db('kb_documents')
+      .where((q) => q.where('status', 'processing').andWhere('processing_started_at', '<=', staleBefore))
+      .orWhere((q) => q.where('status', 'pending').andWhere('updated_at', '<=', staleBefore))
+      .orderBy('updated_at')
+      .limit(limit)
+      .select('id');
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Ranked full-text search over the ready documents the agent sees. Each chunk is matched with
+   * the query parsed by its own configuration (the stemmer it was indexed with).
+   */
+  async search(agent: AgentRef, tsQuery: string, topK: number): Promise<SearchHit[]> {
+    const { rows } = await this.db.raw(
+      `WITH q AS (
+         SELECT cfg, to_tsquery(cfg::regconfig, :tsQuery) AS query FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+       )
+       SELECT c.id AS chunk_id, c.document_id, d.title AS document_title, d.scope, c.position, c.content,
+              ts_rank(c.tsv, q.query, 1 | 32) AS score
+         FROM kb_chunks c
+         JOIN q ON q.cfg = c.ts_config AND c.tsv @@ q.query
+         JOIN kb_documents d ON d.id = c.document_id AND d.organization_id = c.organization_id
+        WHERE c.organization_id = :organizationId
+          AND d.status = 'ready'
+          AND (d.agent_id = :agentId OR EXISTS (
+                SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
+        ORDER BY score DESC, c.id
+        LIMIT :topK`,
+      { tsQuery, organizationId: agent.organization_id, agentId: agent.id, topK },
+    );
+    return (rows as SearchHit[]).map((row) => ({ ...row, score: Number(row.score) }));
+  }
+}

@@ -1,0 +1,147 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+  paginated,
+  PaginationQuerySchema,
+  tokenOnly,
+} from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+import {
+  ChunkSchema,
+  CreateDocumentSchema,
+  CreateOrganizationDocumentSchema,
+  DocumentSchema,
+  GrantsSchema,
+  KB_STATUSES,
+  OrganizationDocumentSchema,
+  SearchResultSchema,
+  SearchSchema,
+  UpdateDocumentSchema,
+  UpdateOrganizationDocumentSchema,
+} from './knowledge-base.schemas.js';
+
+const AgentParams = z.object({ agentId: z.uuid() });
+const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
+const OrgParams = z.object({ orgId: z.uuid() });
+const OrgDocumentParams = z.object({ orgId: z.uuid(), documentId: z.uuid() });
+const ListQuery = PaginationQuerySchema.extend({
+  status: z.enum(KB_STATUSES).optional().openapi({ description: 'Only documents in this processing status' }),
+});
+
+const base = '/v1/agents/{agentId}/knowledge-base';
+const orgBase = '/v1/organization/{orgId}/knowledge-base';
+const tags = ['Knowledge base'];
+const agentErrors = errorResponses(...AGENT_ROUTE_ERRORS);
+const orgErrors = errorResponses(400, 401, 403, 404);
+
+type Route = Omit<RouteConfig, 'tags' | 'security'>;
+
+export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
+  const agentRoute = (route: Route) => registry.registerPath({ ...route, tags, security: anyAuth });
+  const orgRoute = (route: Route) => registry.registerPath({ ...route, tags, security: tokenOnly });
+
+  agentRoute({
+    method: 'get',
+    path: base,
+    summary: "List the agent's documents and the organization documents granted to it (kb:read), newest first",
+    request: { params: AgentParams, query: ListQuery },
+    responses: { 200: json(paginated(DocumentSchema), 'A page of documents'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'post',
+    path: base,
+    summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
+    request: { params: AgentParams, body: jsonBody(CreateDocumentSchema) },
+    responses: { 201: json(DocumentSchema, 'The new document'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/search`,
+    summary: 'Full-text search over the ready documents the agent sees (kb:read), best match first',
+    request: { params: AgentParams, body: jsonBody(SearchSchema) },
+    responses: { 200: json(SearchResultSchema, 'Ranked chunks'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'get',
+    path: `${base}/{documentId}`,
+    summary: 'Get one document (kb:read)',
+    request: { params: DocumentParams },
+    responses: { 200: json(DocumentSchema, 'The document'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'patch',
+    path: `${base}/{documentId}`,
+    summary: 'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
+    request: { params: DocumentParams, body: jsonBody(UpdateDocumentSchema) },
+    responses: { 200: json(DocumentSchema, 'The updated document'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'delete',
+    path: `${base}/{documentId}`,
+    summary: 'Delete a document and its chunks (kb:write); organization documents: 403',
+    request: { params: DocumentParams },
+    responses: { 204: noContent, ...agentErrors },
+  });
+  agentRoute({
+    method: 'get',
+    path: `${base}/{documentId}/chunks`,
+    summary: 'List the chunks of a document in order (kb:read)',
+    request: { params: DocumentParams, query: PaginationQuerySchema },
+    responses: { 200: json(paginated(ChunkSchema), 'A page of chunks'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'delete',
+    path: `${base}/{documentId}/chunks`,
+    summary: 'Remove all chunks of a document (kb:write); organization documents: 403',
+    request: { params: DocumentParams },
+    responses: { 204: noContent, ...agentErrors },
+  });
+
+  orgRoute({
+    method: 'get',
+    path: orgBase,
+    summary: 'List organization documents with their grants (dashboard token, kb:read)',
+    request: { params: OrgParams, query: ListQuery },
+    responses: { 200: json(paginated(OrganizationDocumentSchema), 'A page of organization documents'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'post',
+    path: orgBase,
+    summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
+    request: { params: OrgParams, body: jsonBody(CreateOrganizationDocumentSchema) },
+    responses: { 201: json(OrganizationDocumentSchema, 'The new document'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'get',
+    path: `${orgBase}/{documentId}`,
+    summary: 'Get an organization document (dashboard token, kb:read)',
+    request: { params: OrgDocumentParams },
+    responses: { 200: json(OrganizationDocumentSchema, 'The document'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'patch',
+    path: `${orgBase}/{documentId}`,
+    summary: 'Change title, content or language (dashboard token, kb:write); content or language changes reprocess it',
+    request: { params: OrgDocumentParams, body: jsonBody(UpdateOrganizationDocumentSchema) },
+    responses: { 200: json(OrganizationDocumentSchema, 'The updated document'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'delete',
+    path: `${orgBase}/{documentId}`,
+    summary: 'Delete an organization document with its chunks and grants (dashboard token, kb:write)',
+    request: { params: OrgDocumentParams },
+    responses: { 204: noContent, ...orgErrors },
+  });
+  orgRoute({
+    method: 'put',
+    path: `${orgBase}/{documentId}/grants`,
+    summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
+    request: { params: OrgDocumentParams, body: jsonBody(GrantsSchema) },
+    responses: { 200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants'), ...orgErrors },
+  });
+}

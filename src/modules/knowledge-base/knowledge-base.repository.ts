@@ -1,0 +1,177 @@
+import type { Knex } from 'knex';
+import type { AgentRef } from '../../auth/auth-context.js';
+import type { Db } from '../../db/knex.js';
+import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+
+export type DocumentRow = {
+  id: string;
+  organization_id: string;
+  agent_id: string | null;
+  scope: 'agent' | 'organization';
+  title: string;
+  content: string | null;
+  source_type: string;
+  source_url: string | null;
+  status: string;
+  chunk_count: number;
+  error_message: string | null;
+  language: string | null;
+  content_version: number;
+  processing_started_at: Date | null;
+  processing_job_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type NewDocument = Pick<DocumentRow, 'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'> & {
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type DocumentChanges = Partial<Pick<DocumentRow, 'title' | 'content' | 'language'>>;
+
+/** The KnowledgeBaseDocument as the API shows it; processing bookkeeping stays inside. */
+export function toDocument(row: DocumentRow) {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    org_id: row.organization_id,
+    scope: row.scope,
+    title: row.title,
+    content: row.content,
+    source_type: row.source_type,
+    source_url: row.source_url,
+    status: row.status,
+    chunk_count: row.chunk_count,
+    error_message: row.error_message,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+export type KnowledgeBaseDocument = ReturnType<typeof toDocument>;
+
+const NEWEST_FIRST = [
+  { column: 'd.created_at', order: 'desc' as const },
+  { column: 'd.id', order: 'desc' as const },
+];
+
+/** Documents an agent sees: its own, and the organization documents granted to it. */
+export function visibleTo(query: Knex.QueryBuilder, agent: AgentRef): Knex.QueryBuilder {
+  return query.where('d.organization_id', agent.organization_id).andWhere((own) =>
+    own.where('d.agent_id', agent.id).orWhereExists((grant) =>
+      grant.select(1).from('kb_document_grants as g').whereRaw('g.document_id = d.id').andWhere('g.agent_id', agent.id),
+    ),
+  );
+}
+
+export class KnowledgeBaseRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(trx: Knex.Transaction, document: NewDocument): Promise<DocumentRow> {
+    const [row] = await trx('kb_documents').insert(document).returning('*');
+    return row;
+  }
+
+  async listVisible(agent: AgentRef, status: string | undefined, page: PageParams): Promise<Page<KnowledgeBaseDocument>> {
+    const query = visibleTo(this.db('kb_documents as d'), agent);
+    if (status) query.andWhere('d.status', status);
+    return paginate<DocumentRow, KnowledgeBaseDocument>(query.select('d.*'), page, NEWEST_FIRST, toDocument);
+  }
+
+  async findVisible(agent: AgentRef, documentId: string, trx: Db | Knex.Transaction = this.db): Promise<DocumentRow | undefined> {
+    return visibleTo(trx('kb_documents as d'), agent).andWhere('d.id', documentId).first('d.*');
+  }
+
+  /** Row lock for a change, scoped by organization. */
+  async lock(trx: Knex.Transaction, organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
+    return trx('kb_documents').where({ id: documentId, organization_id: organizationId }).forUpdate().first();
+  }
+
+  /**
+   * Applies title/content changes. A content change bumps the version, drops the old chunks and
+   * sends the document back to pending; the caller enqueues the processing job in `trx`.
+   */
+  async update(
+    trx: Knex.Transaction,
+    current: DocumentRow,
+    changes: DocumentChanges,
+    reprocess: boolean,
+    now: Date,
+  ): Promise<DocumentRow> {
+    const values: Record<string, unknown> = { ...changes, updated_at: now };
+    if (reprocess) {
+      Object.assign(values, {
+        content_version: trx.raw('content_version + 1'),
+        status: 'pending',
+        chunk_count: 0,
+        error_message: null,
+        processing_started_at: null,
+        processing_job_id: null,
+      });
+      await trx('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
+    }
+    const [row] = await trx('kb_documents')
+      .where({ id: current.id, organization_id: current.organization_id })
+      .update(values)
+      .returning('*');
+    return row;
+  }
+
+  async delete(organizationId: string, documentId: string): Promise<void> {
+    // Chunks and grants go with the document (ON DELETE CASCADE).
+    await this.db('kb_documents').where({ id: documentId, organization_id: organizationId }).delete();
+  }
+
+  async listChunks(organizationId: string, documentId: string, page: PageParams) {
+    const query = this.db('kb_chunks').where({ document_id: documentId, organization_id: organizationId });
+    return paginate(query.select('id', 'document_id', 'position', 'content', 'created_at'), page, [
+      { column: 'position', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ]);
+  }
+
+  async deleteChunks(organizationId: string, documentId: string, now: Date): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
+      await trx('kb_documents').where({ id: documentId, organization_id: organizationId }).update({ chunk_count: 0, updated_at: now });
+    });
+  }
+
+  // Organization documents and their grants.
+
+  async listOrganization(organizationId: string, status: string | undefined, page: PageParams): Promise<Page<DocumentRow>> {
+    const query = this.db('kb_documents as d').where({ 'd.organization_id': organizationId, 'd.scope': 'organization' });
+    if (status) query.andWhere('d.status', status);
+    return paginate<DocumentRow>(query.select('d.*'), page, NEWEST_FIRST);
+  }
+
+  async findOrganization(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
+    return this.db('kb_documents').where({ id: documentId, organization_id: organizationId, scope: 'organization' }).first();
+  }
+
+  async grantsOf(organizationId: string, documentIds: string[]): Promise<Map<string, string[]>> {
+    const grants = new Map<string, string[]>(documentIds.map((id) => [id, []]));
+    if (documentIds.length === 0) return grants;
+    const rows: { document_id: string; agent_id: string }[] = await this.db('kb_document_grants')
+      .where({ organization_id: organizationId })
+      .whereIn('document_id', documentIds)
+      .orderBy(['created_at', 'agent_id'])
+      .select('document_id', 'agent_id');
+    for (const row of rows) grants.get(row.document_id)?.push(row.agent_id);
+    return grants;
+  }
+
+  async replaceGrants(trx: Knex.Transaction, organizationId: string, documentId: string, agentIds: string[], now: Date): Promise<void> {
+    await trx('kb_document_grants').where({ document_id: documentId, organization_id: organizationId }).delete();
+    if (agentIds.length === 0) return;
+    await trx('kb_document_grants').insert(
+      agentIds.map((agentId) => ({ document_id: documentId, agent_id: agentId, organization_id: organizationId, created_at: now })),
+    );
+  }
+
+  async existingAgentIds(organizationId: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows: { id: string }[] = await this.db('agents').where({ organization_id: organizationId }).whereIn('id', ids).select('id');
+    return new Set(rows.map((r) => r.id));
+  }
+}

@@ -1,0 +1,62 @@
+import { Router } from 'express';
+import { MethodNotAllowedError } from '../../errors/index.js';
+import { authOf } from '../../http/request.js';
+import { parse, uuidParams } from '../../http/validate.js';
+import type { KnowledgeBaseService } from './knowledge-base.service.js';
+
+const agentParams = uuidParams('agentId');
+const documentParams = uuidParams('agentId', 'documentId');
+
+/** Mounted at /v1/agents/:agentId/knowledge-base. */
+export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    res.json(await kb.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    res.status(201).json(await kb.create(authOf(req), agentId, req.body));
+  });
+
+  router.post('/search', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    res.json(await kb.search(authOf(req), agentId, req.body));
+  });
+
+  // "search" is not a document id: another method on it is 405, not a 400 about documentId.
+  router.all('/search', (req) => {
+    throw new MethodNotAllowedError(req.method, ['POST']);
+  });
+
+  router.get('/:documentId', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.get(authOf(req), agentId, documentId));
+  });
+
+  router.patch('/:documentId', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.update(authOf(req), agentId, documentId, req.body));
+  });
+
+  router.delete('/:documentId', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    await kb.delete(authOf(req), agentId, documentId);
+    res.status(204).end();
+  });
+
+  router.get('/:documentId/chunks', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.listChunks(authOf(req), agentId, documentId, req.query));
+  });
+
+  router.delete('/:documentId/chunks', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    await kb.deleteChunks(authOf(req), agentId, documentId);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,121 @@
+import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { ForbiddenError, NotFoundError } from '../../errors/index.js';
+import { paginationQuery, type Page } from '../../http/pagination.js';
+import { parse, parseBody } from '../../http/validate.js';
+import type { KnowledgeBaseJobs } from '../../jobs/kb-processor.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { KnowledgeBaseIndexRepository, SearchHit } from './kb-index.repository.js';
+import {
+  toDocument,
+  type DocumentRow,
+  type KnowledgeBaseDocument,
+  type KnowledgeBaseRepository,
+} from './knowledge-base.repository.js';
+import { CreateDocumentSchema, ListDocumentsQuery, SearchSchema, UpdateDocumentSchema } from './knowledge-base.schemas.js';
+import { orQuery, searchTerms } from './text-search.js';
+
+/** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */
+export class KnowledgeBaseService {
+  constructor(
+    private readonly db: Db,
+    private readonly documents: KnowledgeBaseRepository,
+    private readonly index: KnowledgeBaseIndexRepository,
+    private readonly jobs: KnowledgeBaseJobs,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<KnowledgeBaseDocument>> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:read');
+    const { status, ...page } = parse(ListDocumentsQuery, query, 'Invalid query parameters');
+    return this.documents.listVisible(agent, status, page);
+  }
+
+  /** 201 with the new document in `pending`; its processing job commits with it. */
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<KnowledgeBaseDocument> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    const input = parseBody(CreateDocumentSchema, body);
+    const now = this.clock.now();
+    const row = await this.db.transaction(async (trx) => {
+      const created = await this.documents.insert(trx, {
+        organization_id: agent.organization_id,
+        agent_id: agent.id,
+        scope: 'agent',
+        title: input.title,
+        content: input.content,
+        language: null,
+        created_at: now,
+        updated_at: now,
+      });
+      await this.jobs.enqueue(created.id, trx);
+      return created;
+    });
+    return toDocument(row);
+  }
+
+  async get(auth: AuthContext, agentId: string, documentId: string): Promise<KnowledgeBaseDocument> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:read');
+    return toDocument(await this.visible(agent, documentId));
+  }
+
+  /** Title and/or content; only a changed content sends the document back to pending. */
+  async update(auth: AuthContext, agentId: string, documentId: string, body: unknown): Promise<KnowledgeBaseDocument> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    await this.writable(agent, documentId);
+    const input = parseBody(UpdateDocumentSchema, body);
+    const row = await this.db.transaction(async (trx) => {
+      const current = await this.documents.lock(trx, agent.organization_id, documentId);
+      if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
+      const contentChanged = input.content !== undefined && input.content !== current.content;
+      const titleChanged = input.title !== undefined && input.title !== current.title;
+      if (!contentChanged && !titleChanged) return current;
+      const updated = await this.documents.update(trx, current, input, contentChanged, this.clock.now());
+      if (contentChanged) await this.jobs.enqueue(current.id, trx);
+      return updated;
+    });
+    return toDocument(row);
+  }
+
+  async delete(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    await this.writable(agent, documentId);
+    await this.documents.delete(agent.organization_id, documentId);
+  }
+
+  async listChunks(auth: AuthContext, agentId: string, documentId: string, query: unknown) {
+    const agent = await this.access.resolve(auth, agentId, 'kb:read');
+    await this.visible(agent, documentId);
+    const page = parse(paginationQuery, query, 'Invalid query parameters');
+    return this.documents.listChunks(agent.organization_id, documentId, page);
+  }
+
+  async deleteChunks(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    await this.writable(agent, documentId);
+    await this.documents.deleteChunks(agent.organization_id, documentId, this.clock.now());
+  }
+
+  /** The best-matching chunks of the ready documents the agent sees, best first. */
+  async search(auth: AuthContext, agentId: string, body: unknown): Promise<{ data: SearchHit[] }> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:read');
+    const { query, top_k } = parseBody(SearchSchema, body);
+    return { data: await this.index.search(agent, orQuery(searchTerms(query)), top_k) };
+  }
+
+  private async visible(agent: AgentRef, documentId: string): Promise<DocumentRow> {
+    const document = await this.documents.findVisible(agent, documentId);
+    if (!document) throw new NotFoundError('Document');
+    return document;
+  }
+
+  /** Organization documents are shared company knowledge: readable here, never writable. */
+  private async writable(agent: AgentRef, documentId: string): Promise<DocumentRow> {
+    const document = await this.visible(agent, documentId);
+    if (document.scope === 'organization') {
+      throw new ForbiddenError('Organization-scope documents are read-only for agents');
+    }
+    return document;
+  }
+}

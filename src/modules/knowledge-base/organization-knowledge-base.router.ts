@@ -1,0 +1,50 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { parse, uuidParams } from '../../http/validate.js';
+import { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
+
+const orgParams = uuidParams('orgId');
+const documentParams = uuidParams('orgId', 'documentId');
+
+/** Mounted at /v1/organization/:orgId/knowledge-base; dashboard token only. */
+export function organizationKnowledgeBaseRouter(kb: OrganizationKnowledgeBaseService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.use((req, _res, next) => {
+    OrganizationKnowledgeBaseService.assertToken(authOf(req));
+    next();
+  });
+
+  router.get('/', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    res.json(await kb.list(authOf(req), orgId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    res.status(201).json(await kb.create(authOf(req), orgId, req.body));
+  });
+
+  router.get('/:documentId', async (req, res) => {
+    const { orgId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.get(authOf(req), orgId, documentId));
+  });
+
+  router.patch('/:documentId', async (req, res) => {
+    const { orgId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.update(authOf(req), orgId, documentId, req.body));
+  });
+
+  router.delete('/:documentId', async (req, res) => {
+    const { orgId, documentId } = parse(documentParams, req.params);
+    await kb.delete(authOf(req), orgId, documentId);
+    res.status(204).end();
+  });
+
+  router.put('/:documentId/grants', async (req, res) => {
+    const { orgId, documentId } = parse(documentParams, req.params);
+    res.json(await kb.replaceGrants(authOf(req), orgId, documentId, req.body));
+  });
+
+  return router;
+}

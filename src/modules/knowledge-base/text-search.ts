@@ -1,0 +1,30 @@
+/** PostgreSQL text-search configurations the knowledge base indexes with. */
+export const TS_CONFIGS = ['german', 'english', 'french', 'spanish', 'simple'] as const;
+export type TsConfig = (typeof TS_CONFIGS)[number];
+
+const BY_LANGUAGE: Record<string, TsConfig> = { de: 'german', en: 'english', fr: 'french', es: 'spanish' };
+
+/** The agent's (or organization document's) language picks the stemmer; anything else: no stemming. */
+export function textSearchConfig(language: string | null | undefined): TsConfig {
+  return (language && BY_LANGUAGE[language]) || 'simple';
+}
+
+export const MAX_SEARCH_TERMS = 32;
+
+/**
+ * The words of a free-text question, lower-cased and unique. Only letters and digits survive, so
+ * the terms can be joined into a `to_tsquery` expression without any escaping.
+ */
+export function searchTerms(query: string): string[] {
+  const words = query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return [...new Set(words)].slice(0, MAX_SEARCH_TERMS);
+}
+
+/**
+ * Any term may match (OR): a question spoken to a voice agent rarely repeats every word of the
+ * answer, and the ranking puts chunks that match more of the terms first. Stop words are dropped
+ * by PostgreSQL per configuration.
+ */
+export function orQuery(terms: string[]): string {
+  return terms.join(' | ');
+}

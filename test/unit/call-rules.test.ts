@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { containsPattern, intakeOutcome, normalizePhoneNumber, timeRange, trashOnDone } from '../../src/modules/calls/call.rules.js';
+
+describe('intakeOutcome', () => {
+  const settings = (shortCallsAutoEdit: boolean, autoDeleteDoneCalls: boolean) => ({ shortCallsAutoEdit, autoDeleteDoneCalls });
+
+  it('marks calls under 10 seconds done only when short_calls_auto_edit is on', () => {
+    expect(intakeOutcome({ duration: 9.99, done: false }, settings(true, false))).toEqual({ done: true, trash: false });
+    expect(intakeOutcome({ duration: 10, done: false }, settings(true, false))).toEqual({ done: false, trash: false });
+    expect(intakeOutcome({ duration: 2, done: false }, settings(false, false))).toEqual({ done: false, trash: false });
+  });
+
+  it('keeps a call reported as done, done', () => {
+    expect(intakeOutcome({ duration: 300, done: true }, settings(false, false))).toEqual({ done: true, trash: false });
+  });
+
+  it('sends done calls to the trash when the organization auto-deletes them, never open ones', () => {
+    expect(intakeOutcome({ duration: 3, done: false }, settings(true, true))).toEqual({ done: true, trash: true });
+    expect(intakeOutcome({ duration: 300, done: true }, settings(false, true))).toEqual({ done: true, trash: true });
+    expect(intakeOutcome({ duration: 300, done: false }, settings(true, true))).toEqual({ done: false, trash: false });
+  });
+});
+
+describe('trashOnDone', () => {
+  it('trashes only on the change from open to done with auto-delete on', () => {
+    expect(trashOnDone(false, true, true)).toBe(true);
+    expect(trashOnDone(true, true, true)).toBe(false);
+    expect(trashOnDone(false, undefined, true)).toBe(false);
+    expect(trashOnDone(false, true, false)).toBe(false);
+  });
+});
+
+describe('normalizePhoneNumber', () => {
+  it('drops spaces, dashes and brackets and keeps anything else', () => {
+    expect(normalizePhoneNumber('+49 (30) 123-45 67')).toBe('+49301234567');
+    expect(normalizePhoneNumber('anonymous')).toBe('anonymous');
+  });
+});
+
+describe('timeRange', () => {
+  it('reads date-only bounds as whole UTC days, both inclusive', () => {
+    expect(timeRange('2026-03-01', '2026-03-31')).toEqual({
+      from: new Date('2026-03-01T00:00:00.000Z'),
+      before: new Date('2026-04-01T00:00:00.000Z'),
+    });
+  });
+
+  it('reads date-time bounds as instants, `to` inclusive', () => {
+    expect(timeRange('2026-03-01T10:00:00+02:00', '2026-03-01T12:00:00Z')).toEqual({
+      from: new Date('2026-03-01T08:00:00.000Z'),
+      before: new Date('2026-03-01T12:00:00.001Z'),
+    });
+  });
+
+  it('leaves out a bound that is not given', () => {
+    expect(timeRange(undefined, undefined)).toEqual({});
+  });
+});
+
+describe('containsPattern', () => {
+  it('escapes the LIKE wildcards and the escape character', () => {
+    expect(containsPattern('100%_a\\b')).toBe('%100\\%\\_a\\\\b%');
+  });
+});
