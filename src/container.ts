@@ -18,7 +18,7 @@ import { agentRouter } from './modules/agents/agent.router.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
 import { GreetingContactRepository } from './modules/agents/greeting-contact.repository.js';
-import { GreetingPreviewService, noCallsYet } from './modules/agents/greeting-preview.service.js';
+import { GreetingPreviewService, type CallsTodayCounter } from './modules/agents/greeting-preview.service.js';
 import { registerWorkflowPaths } from './modules/workflows/workflow.openapi.js';
 import { workflowRouter } from './modules/workflows/workflow.router.js';
 import { WorkflowService } from './modules/workflows/workflow.service.js';
@@ -120,13 +120,14 @@ export function buildContainer(deps: AppDeps) {
   const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger);
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
+  const callsToday: CallsTodayCounter = (q) =>
+    callRepository.countCallsToday({ id: q.agentId, organization_id: q.organizationId }, q.phoneNumber, q.since, q.until);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
     agents: new AgentService(agentRepository, agentAccess, clock, { allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
-    // noCallsYet: the calls resource replaces it with a counter over its calls table.
-    greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), noCallsYet, clock),
+    greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
     workflows: new WorkflowService(db, agentAccess, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => credentials.sync()),

@@ -35,6 +35,11 @@ function callBody(fields: Record<string, unknown> = {}) {
   };
 }
 
+async function employeeOf(agentId: string, name: string): Promise<string> {
+  const res = await ctx.http.post(`/v1/agents/${agentId}/employees`).set('X-API-Key', w.key).send({ name }).expect(201);
+  return res.body.id as string;
+}
+
 async function report(world: World, fields: Record<string, unknown> = {}, agentId = world.agentId) {
   const res = await ctx.http.post(calls(agentId)).set('X-API-Key', world.key).send(callBody(fields)).expect(201);
   return res.body as { id: string; call_id: string; [field: string]: unknown };
@@ -290,15 +295,40 @@ describe('GET /v1/agents/{agentId}/calls/{callId}', () => {
 describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
   it('sets done, note and employee_id, ignoring every other field', async () => {
     const call = await report(w);
-    const employeeId = '11111111-1111-4111-8111-111111111111';
+    const employeeId = await employeeOf(w.agentId, 'Jonas Weber');
     const res = await ctx.http
       .patch(`${calls(w.agentId)}/${call.id}`)
       .set('X-API-Key', w.key)
       .send({ done: true, note: 'Called back', employee_id: employeeId, customer_name: 'Hacker', duration: 1, is_purged: true })
       .expect(200);
     expect(res.body).toMatchObject({ done: true, note: 'Called back', employee_id: employeeId, customer_name: 'Erika Mustermann', duration: 95, is_purged: false, deleted_at: null });
+    expect(res.body.employee).toEqual({ id: employeeId, name: 'Jonas Weber' });
+    const listed = await ctx.http.get(calls(w.agentId)).set('X-API-Key', w.key).query({ include_deleted: 'true' }).expect(200);
+    expect(listed.body.data.find((c: { id: string }) => c.id === call.id).employee).toEqual({ id: employeeId, name: 'Jonas Weber' });
     const cleared = await ctx.http.patch(`${calls(w.agentId)}/${call.id}`).set('X-API-Key', w.key).send({ note: null, employee_id: null }).expect(200);
-    expect(cleared.body).toMatchObject({ note: null, employee_id: null, done: true });
+    expect(cleared.body).toMatchObject({ note: null, employee_id: null, employee: null, done: true });
+  });
+
+  it("refuses an employee of another agent or an unknown one with 400 and keeps the call's employee", async () => {
+    const call = await report(w);
+    const other = await ctx.build.agent(w.orgId);
+    const foreign = await employeeOf(other.id, 'Fremd');
+    for (const employeeId of [foreign, UNKNOWN]) {
+      const res = await ctx.http.patch(`${calls(w.agentId)}/${call.id}`).set('X-API-Key', w.key).send({ employee_id: employeeId, note: 'x' }).expect(400);
+      expect(res.body.error.details).toEqual([{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
+    }
+    const row = await ctx.db('calls').where({ id: call.id }).first('employee_id', 'note');
+    expect(row).toEqual({ employee_id: null, note: null });
+  });
+
+  it('names the employee in the stored call and in the call.completed event when intake links one', async () => {
+    const employeeId = await employeeOf(w.agentId, 'Lena Koch');
+    const call = await report(w, { employee_id: employeeId });
+    expect(call.employee).toEqual({ id: employeeId, name: 'Lena Koch' });
+    const event = await ctx.db('events').where({ agent_id: w.agentId, type: 'call.completed' }).whereRaw(`payload->'call'->>'id' = ?`, [call.id]).first();
+    expect(event.payload.call.employee).toEqual({ id: employeeId, name: 'Lena Koch' });
+    const refused = await ctx.http.post(calls(w.agentId)).set('X-API-Key', w.key).send(callBody({ employee_id: UNKNOWN })).expect(400);
+    expect(refused.body.error.details).toEqual([{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
   });
 
   it('puts a call marked done in the trash when the organization auto-deletes done calls', async () => {

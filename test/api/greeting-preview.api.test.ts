@@ -61,6 +61,19 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
     expect(res.body.variants[1].reasons).toEqual(['0 calls today, fewer than 2']);
   });
 
+  it("counts the caller's calls of today (Europe/Berlin) from the calls the telephony layer reported", async () => {
+    const id = await greetingAgent();
+    const intake = (callId: string) =>
+      ctx.http.post(`/v1/agents/${id}/calls`).set('X-API-Key', w.key).send({ call_id: callId, phone_number: '+49 176 12345678', duration: 42 }).expect(201);
+    await intake(`first-${id}`);
+    const one = await preview(id, { caller_phone: '+4917612345678' }).expect(200);
+    expect(one.body).toMatchObject({ calls_today: 1, calls_today_source: 'calls' });
+    await intake(`second-${id}`);
+    const two = await preview(id, { caller_phone: '+4917612345678', at: ctx.clock.now().toISOString() }).expect(200);
+    expect(two.body.calls_today).toBe(2);
+    expect(two.body.variants[1]).toMatchObject({ matched: true });
+  });
+
   it('uses calls_today from the request', async () => {
     const id = await greetingAgent();
     const res = await preview(id, { caller_phone: '+4917612345678', at: '2026-11-23T13:00:00Z', calls_today: 2 }).expect(200);

@@ -19,8 +19,6 @@ export type CallsTodayCounter = (query: {
   until: Date;
 }) => Promise<number>;
 
-export const noCallsYet: CallsTodayCounter = async () => 0;
-
 /** Today in Europe/Berlin (the day greeting variants count calls in) as an instant range. */
 export function berlinDay(at: Date): { since: Date; until: Date } {
   const date = zonedParts(GREETING_TIME_ZONE, at).date;

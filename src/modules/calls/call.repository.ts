@@ -22,7 +22,7 @@ export type CallRow = {
   call_summary: string | null;
   transcript: TranscriptEntry[] | null;
   employee_id: string | null;
-  /** Present once the employees table is joined (after the employees module is merged). */
+  /** The linked employee's name (joined on read). */
   employee_name?: string | null;
   note: string | null;
   is_purged: boolean;
@@ -88,21 +88,35 @@ export class CallRepository {
     return row;
   }
 
+  /** Calls of the agent with the linked employee's name. */
+  private scoped(db: Db | Knex.Transaction, agent: AgentRef): Knex.QueryBuilder {
+    return db('calls as c')
+      .leftJoin('employees as e', 'e.id', 'c.employee_id')
+      .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id })
+      .select('c.*', 'e.name as employee_name');
+  }
+
   async findByCallId(trx: Knex.Transaction, agent: AgentRef, callId: string): Promise<CallRow | undefined> {
-    return trx('calls').where({ agent_id: agent.id, organization_id: agent.organization_id, call_id: callId }).first();
+    return this.scoped(trx, agent).where('c.call_id', callId).first();
   }
 
   async find(agent: AgentRef, id: string, trx: Db | Knex.Transaction = this.db): Promise<CallRow | undefined> {
-    return trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).first();
+    return this.scoped(trx, agent).where('c.id', id).first();
   }
 
   async lock(trx: Knex.Transaction, agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).forUpdate().first();
+    return this.scoped(trx, agent).where('c.id', id).forUpdate('c').first();
   }
 
   async update(trx: Knex.Transaction, agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
-    const [row] = await trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes).returning('*');
-    return row;
+    await trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes);
+    return (await this.find(agent, id, trx))!;
+  }
+
+  /** The name of `employeeId` when it is an employee of the agent. */
+  async employeeName(trx: Db | Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string | undefined> {
+    const row = await trx('employees').where({ id: employeeId, agent_id: agent.id }).first('name');
+    return row?.name;
   }
 
   async autoDeleteDoneCalls(trx: Db | Knex.Transaction, organizationId: string): Promise<boolean> {
@@ -112,7 +126,7 @@ export class CallRepository {
 
   /** Newest first; trashed calls only with `include_deleted`. */
   async list(agent: AgentRef, filters: ListCallsFilters, page: PageParams): Promise<Page<CallListItem>> {
-    const query = this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id });
+    const query = this.scoped(this.db, agent);
     if (!filters.include_deleted) query.whereNull('c.deleted_at');
     if (filters.done !== undefined) query.where('c.done', filters.done);
     const { from, before } = timeRange(filters.from, filters.to);
@@ -121,7 +135,7 @@ export class CallRepository {
     if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
     if (filters.search) this.whereContains(query, filters.search);
     return paginate<CallRow, CallListItem>(
-      query.select('c.*'),
+      query,
       page,
       [
         { column: 'c.created_at', order: 'desc' },

@@ -1,7 +1,8 @@
-import type { AuthContext } from '../../auth/auth-context.js';
+import type { Knex } from 'knex';
+import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
-import { NotFoundError } from '../../errors/index.js';
+import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event.repository.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
@@ -43,6 +44,7 @@ export class CallService {
     const agent = await this.access.resolveRow(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     return this.db.transaction(async (trx) => {
+      const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;
       const autoDeleteDoneCalls = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
       const row = await this.calls.insertIfNew(trx, this.newCall(agent, input, autoDeleteDoneCalls));
       if (!row) {
@@ -50,6 +52,7 @@ export class CallService {
         if (!stored) throw new Error('call_id conflict without a stored call');
         return { created: false, call: toCall(stored) };
       }
+      row.employee_name = employeeName;
       await this.events.record(trx, {
         organization_id: agent.organization_id,
         agent_id: agent.id,
@@ -68,6 +71,7 @@ export class CallService {
     const row = await this.db.transaction(async (trx) => {
       const current = await this.calls.lock(trx, agent, callId);
       if (!current) throw new NotFoundError('Call');
+      if (input.employee_id) await this.requireEmployee(trx, agent, input.employee_id);
       const changes: Partial<CallRow> = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
@@ -76,6 +80,15 @@ export class CallService {
       return this.calls.update(trx, agent, callId, { ...changes, updated_at: now });
     });
     return toCall(row);
+  }
+
+  /** 400 unless the employee belongs to this agent. */
+  private async requireEmployee(trx: Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string> {
+    const name = await this.calls.employeeName(trx, agent, employeeId);
+    if (name === undefined) {
+      throw new ValidationError('Request body is invalid', [{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
+    }
+    return name;
   }
 
   private newCall(agent: AgentRow, input: IntakeCallInput, autoDeleteDoneCalls: boolean) {
