@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { buildContainer, type AppDeps, type Container } from './container.js';
-import { authenticate, authenticateTokenOnly } from './http/authenticate.js';
+import { createAuthentication } from './http/authenticate.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
@@ -16,10 +16,12 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
   const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
-  const authDeps = { credentials: container.credentials, verifyToken: deps.verifyToken, clock, logger };
+  const authentication = createAuthentication({ credentials: container.credentials, verifyToken: deps.verifyToken, clock, logger });
 
   const app = express();
   app.disable('x-powered-by');
+  // JSON API responses behind credentials and rate limits: no conditional-GET hashing per response.
+  app.set('etag', false);
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(requestId);
@@ -41,9 +43,9 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
 
-  app.use('/v1/api-keys', authenticateTokenOnly(authDeps), jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
+  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 
-  app.use('/v1', authenticate(authDeps), ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
+  app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

@@ -1,19 +1,24 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 
-/** Secrets never reach the log: headers and fields that carry keys, tokens or webhook secrets are cut. */
+/**
+ * Secrets never reach the log. Request lines carry only id, method and URL (no headers, no bodies);
+ * these paths cut keys, tokens and secrets wherever code logs an object that has them. Explicit
+ * paths, not wildcards: a wildcard makes every log line walk every property.
+ */
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
   'req.headers.cookie',
+  'headers["x-api-key"]',
+  'headers.authorization',
   'key',
-  '*.key',
+  'api_key',
   'token',
-  '*.token',
+  'dashboard_token',
   'secret',
-  '*.secret',
+  'secrets',
   'password',
-  '*.password',
 ];
 
 /** JSON lines on stdout, written asynchronously so that a request never waits for the terminal. */

@@ -25,19 +25,8 @@ function bearerToken(req: Request): string | undefined {
   return match?.[1];
 }
 
-async function authenticateApiKey(raw: string, deps: Deps): Promise<AuthContext> {
-  if (!API_KEY_PATTERN.test(raw)) throw new UnauthorizedError();
-  const key = await deps.credentials.findApiKeyByHash(hashApiKey(raw));
-  if (!key) throw new UnauthorizedError();
-  if (!key.is_active) throw new UnauthorizedError('API key is inactive');
-  const now = deps.clock.now();
-  if (key.expires_at && now.getTime() >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
-  if (key.organization_ids.length === 0) throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
-
-  if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
-    // Off the request path: the response never waits for this bookkeeping write.
-    deps.credentials.touchApiKey(key.id, now).catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
-  }
+/** What a key may do. Pure: the same credential always gives the same (read-only) context. */
+function apiKeyContext(key: ApiKeyCredential): AuthContext {
   const permissions: ReadonlySet<Permission> = new Set(key.permissions.filter(isPermission));
   return {
     kind: 'api_key',
@@ -50,49 +39,83 @@ async function authenticateApiKey(raw: string, deps: Deps): Promise<AuthContext>
   };
 }
 
-async function authenticateToken(token: string, deps: Deps): Promise<AuthContext> {
-  const claims = deps.verifyToken(token);
-  if (!claims) throw new UnauthorizedError('Invalid or expired login token');
-  const user = await deps.credentials.findUser(claims.userId);
-  if (!user) throw new UnauthorizedError('Invalid or expired login token');
-  const roles = new Map<string, Role>(user.memberships.map((m) => [m.organization_id, m.role]));
+function tokenContext(user: UserCredential): AuthContext {
   return {
     kind: 'token',
     userId: user.id,
     apiKeyId: null,
     organizations: new Map(user.memberships.map((m) => [m.organization_id, permissionsForRole(m.role)])),
-    roles,
+    roles: new Map<string, Role>(user.memberships.map((m) => [m.organization_id, m.role])),
     allowedAgentIds: null,
     rateLimit: null,
   };
 }
 
-/** Identifies the caller by `X-API-Key` or a dashboard `Authorization: Bearer` token. */
-export function authenticate(deps: Deps): RequestHandler {
-  return async (req: Request, _res: Response, next: NextFunction) => {
-    const apiKey = req.headers['x-api-key'];
-    if (typeof apiKey === 'string' && apiKey !== '') {
-      req.auth = await authenticateApiKey(apiKey, deps);
-      return next();
-    }
-    const token = bearerToken(req);
-    if (token) {
-      req.auth = await authenticateToken(token, deps);
-      return next();
-    }
-    throw new UnauthorizedError();
-  };
-}
+/**
+ * Identifies the caller by `X-API-Key` or a dashboard `Authorization: Bearer` token. It decides
+ * nothing about permissions; services do.
+ */
+export function createAuthentication(deps: Deps): { any: RequestHandler; tokenOnly: RequestHandler } {
+  // A cached credential is one object for as long as it is cached: its context is built once.
+  const contexts = new WeakMap<ApiKeyCredential, AuthContext>();
+  // When each key was last written as used by this instance. A cached credential keeps its old
+  // `last_used_at`, so this, not the row, decides whether the once-a-minute write is due.
+  const lastTouched = new Map<string, number>();
 
-/** `/v1/api-keys`: the dashboard token only. */
-export function authenticateTokenOnly(deps: Deps): RequestHandler {
-  return async (req: Request, _res: Response, next: NextFunction) => {
-    const token = bearerToken(req);
-    if (!token) {
-      if (req.headers['x-api-key']) throw new UnauthorizedError('API key management requires a dashboard login token');
-      throw new UnauthorizedError('A dashboard login token is required');
+  function touchDue(key: ApiKeyCredential, now: number): boolean {
+    const last = Math.max(key.last_used_at?.getTime() ?? 0, lastTouched.get(key.id) ?? 0);
+    if (now - last < LAST_USED_RESOLUTION_MS) return false;
+    if (lastTouched.size > 100_000) lastTouched.clear();
+    lastTouched.set(key.id, now);
+    return true;
+  }
+
+  async function apiKey(raw: string): Promise<AuthContext> {
+    if (!API_KEY_PATTERN.test(raw)) throw new UnauthorizedError();
+    const key = await deps.credentials.findApiKeyByHash(hashApiKey(raw));
+    if (!key) throw new UnauthorizedError();
+    if (!key.is_active) throw new UnauthorizedError('API key is inactive');
+    const now = deps.clock.now().getTime();
+    if (key.expires_at && now >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
+    if (key.organization_ids.length === 0) throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
+    if (touchDue(key, now)) {
+      // Off the request path: the response never waits for this bookkeeping write.
+      deps.credentials.touchApiKey(key.id, new Date(now)).catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
     }
-    req.auth = await authenticateToken(token, deps);
-    next();
+    let context = contexts.get(key);
+    if (!context) contexts.set(key, (context = apiKeyContext(key)));
+    return context;
+  }
+
+  async function token(raw: string): Promise<AuthContext> {
+    const claims = deps.verifyToken(raw);
+    if (!claims) throw new UnauthorizedError('Invalid or expired login token');
+    const user = await deps.credentials.findUser(claims.userId);
+    if (!user) throw new UnauthorizedError('Invalid or expired login token');
+    return tokenContext(user);
+  }
+
+  return {
+    any: async (req: Request, _res: Response, next: NextFunction) => {
+      const key = req.headers['x-api-key'];
+      if (typeof key === 'string' && key !== '') {
+        req.auth = await apiKey(key);
+        return next();
+      }
+      const bearer = bearerToken(req);
+      if (!bearer) throw new UnauthorizedError();
+      req.auth = await token(bearer);
+      next();
+    },
+    /** `/v1/api-keys` and other dashboard-only routes: the token only. */
+    tokenOnly: async (req: Request, _res: Response, next: NextFunction) => {
+      const bearer = bearerToken(req);
+      if (!bearer) {
+        if (req.headers['x-api-key']) throw new UnauthorizedError('API key management requires a dashboard login token');
+        throw new UnauthorizedError('A dashboard login token is required');
+      }
+      req.auth = await token(bearer);
+      next();
+    },
   };
 }
