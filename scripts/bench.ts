@@ -3,8 +3,11 @@
  * check, rate limit, scope check, agent read) next to a baseline Express handler doing one
  * primary-key read of the same agent, on the same PostgreSQL, in the same run.
  *
- * Both servers run as child processes; autocannon runs here. DATABASE_URL is used when set,
- * otherwise an embedded PostgreSQL under .data/bench.
+ * The product runs twice: as configured by default (read cache on: keys and agents served from
+ * memory, dropped on every change PostgreSQL announces) and with READ_CACHE_ENABLED=false (the
+ * key and the agent read from the database on every request: one round trip more than the
+ * baseline). All servers are child processes; autocannon runs here. DATABASE_URL is used when
+ * set, otherwise an embedded PostgreSQL under .data/bench.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
@@ -21,6 +24,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const PRODUCT_PORT = 3901;
 const BASELINE_PORT = 3902;
+const UNCACHED_PORT = 3903;
 
 async function baselineServer(): Promise<void> {
   const db = createDb(process.env.DATABASE_URL!, 10);
@@ -65,6 +69,11 @@ function summarize(runs: autocannon.Result[]): Summary {
   return { rps: requests / seconds, p50: median(runs.map((r) => r.latency.p50)), p99: median(runs.map((r) => r.latency.p99)) };
 }
 
+function ratios(name: string, r: Summary, base: Summary): string {
+  const f = (x: number) => x.toFixed(2);
+  return `${name}: req/s ratio ${f(r.rps / base.rps)} (target >= 0.80), p50 ratio ${f(base.p50 / Math.max(r.p50, 0.001))}, p99 ratio ${f(base.p99 / Math.max(r.p99, 0.001))} (baseline/product)`;
+}
+
 function load(url: string, headers: Record<string, string>, duration: number) {
   return autocannon({ url, headers, connections: CONNECTIONS, duration, pipelining: 1 });
 }
@@ -82,26 +91,28 @@ async function main(): Promise<void> {
   const key = await ops.createApiKey({ organizationId: org.id, userId: user.id, rateLimitPerMinute: 2_000_000_000, rateLimitPerHour: 2_000_000_000 });
 
   const env = { DATABASE_URL: database.url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS_ENABLED: 'true', JWT_SECRET: 'bench-secret-bench-secret-bench-secret!' };
-  const product = await startChild(['src/main.ts'], { ...env, PORT: String(PRODUCT_PORT) }, PRODUCT_PORT);
-  const baseline = await startChild(['scripts/bench.ts', '--baseline'], env, BASELINE_PORT);
+  const children = [
+    await startChild(['src/main.ts'], { ...env, PORT: String(PRODUCT_PORT) }, PRODUCT_PORT),
+    await startChild(['src/main.ts'], { ...env, PORT: String(UNCACHED_PORT), READ_CACHE_ENABLED: 'false', WORKERS_ENABLED: 'false' }, UNCACHED_PORT),
+    await startChild(['scripts/bench.ts', '--baseline'], env, BASELINE_PORT),
+  ];
   try {
-    const productUrl = `http://127.0.0.1:${PRODUCT_PORT}/v1/agents/${agent.id}`;
-    const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}/v1/agents/${agent.id}`;
-    const check = await fetch(productUrl, { headers: { 'X-API-Key': key.key } });
-    if (check.status !== 200) throw new Error(`product answered ${check.status}`);
-    // Warm both up, then alternate short rounds so that a busy moment on the machine hits both alike.
-    await load(productUrl, { 'X-API-Key': key.key }, 3);
-    await load(baselineUrl, {}, 3);
-    const productRuns: autocannon.Result[] = [];
-    const baselineRuns: autocannon.Result[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      productRuns.push(await load(productUrl, { 'X-API-Key': key.key }, DURATION));
-      baselineRuns.push(await load(baselineUrl, {}, DURATION));
+    const keyHeader = { 'X-API-Key': key.key };
+    const targets = [
+      { url: `http://127.0.0.1:${PRODUCT_PORT}/v1/agents/${agent.id}`, headers: keyHeader, runs: [] as autocannon.Result[] },
+      { url: `http://127.0.0.1:${UNCACHED_PORT}/v1/agents/${agent.id}`, headers: keyHeader, runs: [] as autocannon.Result[] },
+      { url: `http://127.0.0.1:${BASELINE_PORT}/v1/agents/${agent.id}`, headers: {}, runs: [] as autocannon.Result[] },
+    ];
+    for (const t of targets) {
+      const check = await fetch(t.url, { headers: t.headers });
+      if (check.status !== 200) throw new Error(`${t.url} answered ${check.status}`);
+      await load(t.url, t.headers, 3); // warm up
     }
-    const failures = [...productRuns, ...baselineRuns].reduce((n, r) => n + r.non2xx + r.errors, 0);
+    // Alternate short rounds so that a busy moment on the machine hits all alike.
+    for (let round = 0; round < ROUNDS; round++) for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION));
+    const failures = targets.flatMap((t) => t.runs).reduce((n, r) => n + r.non2xx + r.errors, 0);
     if (failures > 0) throw new Error(`${failures} failed or non-2xx answers`);
-    const p = summarize(productRuns);
-    const b = summarize(baselineRuns);
+    const [p, u, b] = targets.map((t) => summarize(t.runs)) as [Summary, Summary, Summary];
     const row = (name: string, r: Summary) =>
       `${name.padEnd(26)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}`;
     process.stdout.write(
@@ -110,17 +121,17 @@ async function main(): Promise<void> {
         `database: ${config.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}; ${CONNECTIONS} connections; ${ROUNDS} alternating rounds of ${DURATION} s each`,
         '',
         `${'server'.padEnd(26)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}`,
-        row('product (API key chain)', p),
+        row('product (default config)', p),
+        row('product (read cache off)', u),
         row('baseline (one PK read)', b),
         '',
-        `throughput ratio product/baseline: ${(p.rps / b.rps).toFixed(2)} (target >= 0.80)`,
-        `p50 ratio baseline/product: ${(b.p50 / Math.max(p.p50, 0.001)).toFixed(2)}; p99 ratio baseline/product: ${(b.p99 / Math.max(p.p99, 0.001)).toFixed(2)}`,
+        ratios('product', p, b),
+        ratios('product, read cache off', u, b),
         '',
       ].join('\n'),
     );
   } finally {
-    product.kill('SIGTERM');
-    baseline.kill('SIGTERM');
+    for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     await database.close();
   }

@@ -20,6 +20,11 @@ const configSchema = z.object({
   JWT_PUBLIC_KEY: z.string().optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
+  /**
+   * Keep keys, memberships and agents in memory, dropped on every change PostgreSQL announces
+   * (LISTEN/NOTIFY). Turn off where LISTEN is unavailable (e.g. PgBouncer in transaction mode).
+   */
+  READ_CACHE_ENABLED: bool.default(true),
   /** Shared rate-limit counters for several instances. */
   REDIS_URL: z.string().url().optional(),
   BODY_LIMIT: z.string().default('1mb'),

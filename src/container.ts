@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
-import { CredentialCache } from './auth/credential-cache.js';
+import { ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { EventRecorder } from './events/event.repository.js';
 import type { TokenVerifier } from './auth/token.js';
@@ -95,9 +95,16 @@ export type Container = ReturnType<typeof buildContainer>;
 export function buildContainer(deps: AppDeps) {
   const { db, clock, config } = deps;
 
-  const credentials = new CredentialCache(new CredentialsRepository(db), deps.databaseUrl, clock, deps.logger);
   const agentRepository = new AgentRepository(db);
-  const agentAccess = new AgentAccess(agentRepository);
+  const cache = new ReadCache(
+    new CredentialsRepository(db),
+    agentRepository,
+    deps.databaseUrl,
+    clock,
+    deps.logger,
+    config.READ_CACHE_ENABLED,
+  );
+  const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);
   const webhookDeliveries = new WebhookDeliveryRepository(db);
   const webhookSecrets = new WebhookSecretRepository(db);
@@ -130,7 +137,7 @@ export function buildContainer(deps: AppDeps) {
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
     workflows: new WorkflowService(db, agentAccess, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
-    apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => credentials.sync()),
+    apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
@@ -184,7 +191,7 @@ export function buildContainer(deps: AppDeps) {
   ];
 
   return {
-    credentials,
+    cache,
     events,
     webhookWorker,
     services,

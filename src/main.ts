@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     verifyToken: createTokenVerifier(config),
     queue,
   });
-  await container.credentials.start();
+  await container.cache.start();
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
 
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: draining requests');
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await workers.stop();
-    await container.credentials.stop();
+    await container.cache.stop();
     await queue.stop();
     await rateLimitStore.close();
     await database.close();

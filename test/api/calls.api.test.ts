@@ -132,6 +132,7 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     const world = await ctx.build.world();
     await ctx.db('organizations').where({ id: world.orgId }).update({ auto_delete_done_calls: true });
     await ctx.db('agents').where({ id: world.agentId }).update({ short_calls_auto_edit: true });
+    await ctx.syncCaches();
     ctx.clock.set('2026-05-04T10:00:00Z');
     const short = await report(world, { duration: 4 });
     const marked = await report(world, { done: true });

@@ -319,6 +319,7 @@ describe('employee phone numbers and linked transfer tools', () => {
       .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
     await ctx.db('agents').where({ id: agentId }).delete();
+    await ctx.syncCaches();
     expect(await employeeRow(employee.body.id)).toBeUndefined();
     expect(await ctx.db('tools').where({ agent_id: agentId })).toEqual([]);
   });

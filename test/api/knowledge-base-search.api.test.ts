@@ -42,6 +42,7 @@ beforeAll(async () => {
   w = await ctx.build.world();
   german = w.agentId;
   await ctx.db('agents').where({ id: german }).update({ language: 'de' });
+  await ctx.syncCaches();
   english = (await ctx.build.agent(w.orgId, { language: 'en' })).id;
   unstemmed = (await ctx.build.agent(w.orgId)).id;
   await addCorpus(german, 'de');

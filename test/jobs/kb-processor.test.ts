@@ -22,6 +22,7 @@ beforeAll(async () => {
   ctx = await createTestContext();
   w = await ctx.build.world();
   await ctx.db('agents').where({ id: w.agentId }).update({ language: 'de' });
+  await ctx.syncCaches();
 });
 afterAll(() => ctx.close());
 

@@ -24,7 +24,7 @@ export class Builders {
   constructor(
     db: Db,
     private readonly config: Config,
-    private readonly syncCredentials: () => Promise<void>,
+    private readonly syncCaches: () => Promise<void>,
   ) {
     this.ops = new OpsRepository(db);
   }
@@ -41,12 +41,12 @@ export class Builders {
 
   async member(userId: string, organizationId: string, role: Role) {
     await this.ops.addMember(userId, organizationId, role);
-    await this.syncCredentials();
+    await this.syncCaches();
   }
 
   async removeMember(userId: string, organizationId: string) {
     await this.ops.removeMember(userId, organizationId);
-    await this.syncCredentials();
+    await this.syncCaches();
   }
 
   token(userId: string, expiresInSeconds = 3600) {

@@ -63,8 +63,8 @@ export async function createTestContext(overrides: { config?: Record<string, str
     queue,
   });
 
-  await container.credentials.start();
-  const syncCredentials = () => container.credentials.sync();
+  await container.cache.start();
+  const syncCaches = () => container.cache.sync();
 
   return {
     app,
@@ -75,11 +75,11 @@ export async function createTestContext(overrides: { config?: Record<string, str
     queue,
     logger,
     http: supertest(app),
-    /** After changing keys or memberships with plain SQL: wait until the app has seen it. */
-    syncCredentials,
-    build: new Builders(db, config, syncCredentials),
+    /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
+    syncCaches,
+    build: new Builders(db, config, syncCaches),
     async close() {
-      await container.credentials.stop();
+      await container.cache.stop();
       await queue.stop();
       await db.destroy();
       await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);

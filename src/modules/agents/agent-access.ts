@@ -1,35 +1,34 @@
-import {
-  assertAgentAccess,
-  assertPermission,
-  reachableOrganizations,
-  type AgentRef,
-  type AuthContext,
-} from '../../auth/auth-context.js';
+import { assertAgentAccess, assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import { NotFoundError } from '../../errors/index.js';
-import type { AgentRepository, AgentRow } from './agent.repository.js';
+import type { AgentRow } from './agent.repository.js';
+
+/** Where agent rows come from: the read cache (src/cache/read-cache.ts), or the database. */
+export type AgentSource = { findAgent(id: string): Promise<AgentRow | undefined>; sync(): Promise<void> };
 
 /**
  * The check every `/v1/agents/{agentId}...` service makes first: permission (403), agent in a
  * reachable organization (404), permission there and agent scope (403 AGENT_NOT_ACCESSIBLE).
+ * The row it returns is shared and frozen: read it, never change it.
  */
 export class AgentAccess {
-  constructor(private readonly agents: AgentRepository) {}
+  constructor(private readonly agents: AgentSource) {}
 
-  async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRef & { language: string | null }> {
+  async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRow> {
     assertPermission(auth, permission);
-    const agent = await this.agents.findRef(agentId, reachableOrganizations(auth));
-    if (!agent) throw new NotFoundError('Agent');
+    const agent = await this.agents.findAgent(agentId);
+    if (!agent || !auth.organizations.has(agent.organization_id)) throw new NotFoundError('Agent');
     assertAgentAccess(auth, agent, permission);
     return agent;
   }
 
-  /** Same checks, returning the whole row in the same single read. */
-  async resolveRow(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRow> {
-    assertPermission(auth, permission);
-    const agent = await this.agents.findById(agentId, reachableOrganizations(auth));
-    if (!agent) throw new NotFoundError('Agent');
-    assertAgentAccess(auth, agent, permission);
-    return agent;
+  /** The same check; the name says the caller uses the agent's configuration, not only its id. */
+  resolveRow(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRow> {
+    return this.resolve(auth, agentId, permission);
+  }
+
+  /** After a committed change to an agent row: the next request on this instance reads it anew. */
+  changed(): Promise<void> {
+    return this.agents.sync();
   }
 }

@@ -57,6 +57,11 @@ export class AgentRepository {
     return this.db('agents').where({ id }).whereIn('organization_id', organizationIds).first();
   }
 
+  /** For the read cache, which is keyed by id; AgentAccess checks the organization right after. */
+  async findAnyById(id: string): Promise<AgentRow | undefined> {
+    return this.db('agents').where({ id }).first();
+  }
+
   /** Newest first; `allowedIds` null = every agent of the organizations. */
   async list(organizationIds: string[], allowedIds: readonly string[] | null, page: PageParams): Promise<Page<Record<string, unknown>>> {
     const query = this.db('agents').whereIn('organization_id', organizationIds);

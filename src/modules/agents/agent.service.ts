@@ -93,6 +93,7 @@ export class AgentService {
     if (Object.keys(data).length === 0) return toAgent(agent);
     const row = await this.agents.update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() });
     if (!row) throw new NotFoundError('Agent');
+    await this.access.changed();
     return toAgent(row);
   }
 
@@ -107,6 +108,7 @@ export class AgentService {
       );
     }
     if (!(await this.agents.delete(agent.id, agent.organization_id))) throw new NotFoundError('Agent');
+    await this.access.changed();
   }
 
   /** 404 for an organization out of reach, 403 without agents:write there; a missing id is a detail. */

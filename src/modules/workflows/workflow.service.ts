@@ -32,7 +32,7 @@ export class WorkflowService {
   async replace(auth: AuthContext, agentId: string, body: unknown): Promise<WorkflowRecord> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
-    return inTransaction(this.db, async (trx) => {
+    const record = await inTransaction(this.db, async (trx) => {
       const repository = new WorkflowRepository(trx);
       const details = [...input.details];
       let workflow: Workflow | null = null;
@@ -46,5 +46,7 @@ export class WorkflowService {
       if (!row) throw new NotFoundError('Agent');
       return toRecord(row);
     });
+    await this.access.changed();
+    return record;
   }
 }

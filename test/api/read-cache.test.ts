@@ -1,0 +1,84 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CredentialsRepository } from '../../src/auth/credentials.repository.js';
+import { ReadCache } from '../../src/cache/read-cache.js';
+import type { AgentRow } from '../../src/modules/agents/agent.repository.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A cache over a loader the test controls, listening on the test database. */
+async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
+  const cache = new ReadCache({} as CredentialsRepository, { findAnyById: load }, ctx.config.DATABASE_URL!, ctx.clock, pino({ level: 'silent' }));
+  await cache.start();
+  return cache;
+}
+
+const row = (version: number) => ({ id: 'a', organization_id: 'o', version }) as unknown as AgentRow;
+
+describe('ReadCache', () => {
+  it('serves a row from memory until a change is announced', async () => {
+    let loads = 0;
+    const cache = await cacheWith(async () => row(++loads));
+    expect(await cache.findAgent('a')).toMatchObject({ version: 1 });
+    expect(await cache.findAgent('a')).toMatchObject({ version: 1 });
+    await ctx.db.raw(`SELECT pg_notify('vam_cache', 'agents')`);
+    await cache.sync();
+    expect(await cache.findAgent('a')).toMatchObject({ version: 2 });
+    await cache.stop();
+  });
+
+  it('does not store a row whose read was under way when the cache was dropped', async () => {
+    const pending = deferred<AgentRow>();
+    let loads = 0;
+    const cache = await cacheWith(async () => (++loads === 1 ? pending.promise : row(loads)));
+    const first = cache.findAgent('a');
+    cache.clear(); // a change was announced while the first read was in flight
+    pending.resolve(row(1));
+    expect(await first).toMatchObject({ version: 1 });
+    expect(await cache.findAgent('a')).toMatchObject({ version: 2 });
+    await cache.stop();
+  });
+
+  it('reads the database every time while it is not listening', async () => {
+    let loads = 0;
+    const cache = new ReadCache({} as CredentialsRepository, { findAnyById: async () => row(++loads) }, ctx.config.DATABASE_URL!, ctx.clock, pino({ level: 'silent' }));
+    await cache.findAgent('a');
+    await cache.findAgent('a');
+    expect(loads).toBe(2);
+  });
+
+  it('hands out frozen rows, since every request shares them', async () => {
+    const cache = await cacheWith(async () => row(1));
+    const agent = await cache.findAgent('a');
+    expect(Object.isFrozen(agent)).toBe(true);
+    await cache.stop();
+  });
+});
+
+describe('agent rows changed elsewhere', () => {
+  it('serves the new configuration once a plain-SQL change is announced', async () => {
+    const w = await ctx.build.world();
+    const get = () => ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key);
+    expect((await get().expect(200)).body.name).toBe('Main Agent');
+    await ctx.db('agents').where({ id: w.agentId }).update({ name: 'Renamed elsewhere' });
+    await expect.poll(async () => (await get()).body.name, { timeout: 2000, interval: 5 }).toBe('Renamed elsewhere');
+  });
+
+  it('answers a PATCH and the very next GET with the new configuration', async () => {
+    const w = await ctx.build.world();
+    await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
+    await ctx.http.patch(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).send({ name: 'Patched' }).expect(200);
+    expect((await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200)).body.name).toBe('Patched');
+  });
+});
