@@ -82,3 +82,20 @@ describe('agent rows changed elsewhere', () => {
     expect((await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200)).body.name).toBe('Patched');
   });
 });
+
+describe('with READ_CACHE_ENABLED=false', () => {
+  it('reads key and agent from the database on every request', async () => {
+    const off = await createTestContext({ config: { READ_CACHE_ENABLED: 'false' } });
+    try {
+      const w = await off.build.world();
+      const get = () => off.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key);
+      await get().expect(200);
+      await off.db('agents').where({ id: w.agentId }).update({ name: 'Changed in SQL' });
+      expect((await get().expect(200)).body.name).toBe('Changed in SQL');
+      await off.db('api_keys').where({ id: w.keyId }).update({ is_active: false });
+      expect((await get().expect(401)).body.error.message).toBe('API key is inactive');
+    } finally {
+      await off.close();
+    }
+  });
+});
