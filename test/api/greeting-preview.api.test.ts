@@ -7,7 +7,6 @@ let w: World;
 beforeAll(async () => {
   ctx = await createTestContext();
   w = await ctx.build.world();
-  w.key = (await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 100_000, rateLimitPerHour: 1_000_000 })).key;
 });
 afterAll(() => ctx.close());
 

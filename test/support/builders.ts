@@ -10,7 +10,7 @@ export type World = {
   orgId: string;
   userId: string;
   agentId: string;
-  /** X-API-Key with every permission. */
+  /** X-API-Key with every permission and limits no test file reaches. */
   key: string;
   keyId: string;
   /** Dashboard token of a developer_admin of the organization. */
@@ -80,7 +80,8 @@ export class Builders {
     const org = await this.organization();
     const user = await this.user(org.id, 'developer_admin');
     const agent = await this.agent(org.id, { name: 'Main Agent' });
-    const key = await this.apiKey(org.id, user.id);
+    // Generous limits: a test file sends many requests with this key (rate-limit tests make their own).
+    const key = await this.apiKey(org.id, user.id, { rateLimitPerMinute: 10_000, rateLimitPerHour: 1_000_000 });
     return { orgId: org.id, userId: user.id, agentId: agent.id, key: key.key, keyId: key.id, token: this.token(user.id) };
   }
 }
