@@ -55,10 +55,6 @@ export class JobQueue {
     await queue.stop();
   }
 
-  async ensureQueue(name: string, options: Omit<PgBoss.Queue, 'name'> = {}): Promise<void> {
-    if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, { name, ...options });
-  }
-
   /** Creates the queue, or brings an existing one to these options. */
   async defineQueue(name: string, options: Omit<PgBoss.Queue, 'name'>): Promise<void> {
     await this.boss.createQueue(name, { name, ...options });

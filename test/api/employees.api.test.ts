@@ -7,8 +7,6 @@ let ctx: TestContext;
 let w: World;
 beforeAll(async () => {
   ctx = await createTestContext();
-  // The webhook worker creates this queue when it starts; jobs are only kept for an existing queue.
-  await ctx.queue.ensureQueue(EVENT_DISPATCH_QUEUE);
   w = await ctx.build.world();
 });
 afterAll(() => ctx.close());

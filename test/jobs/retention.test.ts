@@ -114,7 +114,6 @@ describe('call retention', () => {
     const agent = await ctx.build.agent(world.orgId, { retention_days: 1 });
     const id = await reportAt(world, agent.id, new Date('2026-11-01T00:00:00Z'), 'q-1');
     ctx.clock.set('2026-11-03T00:00:00Z');
-    await ctx.queue.ensureQueue(RETENTION_QUEUE, { policy: 'short' });
     await ctx.queue.send(RETENTION_QUEUE, {});
     const ran = await ctx.queue.runPending(RETENTION_QUEUE, async () => {
       await ctx.container.callRetention.run();
