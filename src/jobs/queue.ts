@@ -27,6 +27,8 @@ function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
  * pg-boss; each job is fetched by exactly one instance (SKIP LOCKED inside pg-boss).
  */
 export class JobQueue {
+  private stopping = false;
+
   private constructor(
     readonly boss: PgBoss,
     private readonly logger: Logger,
@@ -41,10 +43,14 @@ export class JobQueue {
       schedule: options.background,
       migrate: true,
     });
-    // pg-boss errors carry the whole pg client; log only what helps.
-    boss.on('error', (error: Error & { code?: string }) => logger.error({ error: error.message, code: error.code }, 'job queue error'));
-    await boss.start();
     const queue = new JobQueue(boss, logger);
+    // pg-boss errors carry the whole pg client; log only what helps. A connection cut while the
+    // process shuts the database down (57P01) is expected then, not an error.
+    boss.on('error', (error: Error & { code?: string }) => {
+      const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
+      logger[level]({ error: error.message, code: error.code }, 'job queue error');
+    });
+    await boss.start();
     for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
     return queue;
   }
@@ -98,6 +104,7 @@ export class JobQueue {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: 10_000, wait: true, close: true });
   }
 }
