@@ -4,7 +4,8 @@ import { parseConfig } from './src/config.js';
 import { migrationConfig } from './src/db/knex.js';
 
 const config = parseConfig(process.env);
-if (!config.DATABASE_URL) throw new Error('knexfile.ts needs DATABASE_URL; use `npm run migrate` for the embedded database');
+if (!config.DATABASE_URL)
+  throw new Error('knexfile.ts needs DATABASE_URL; use `npm run migrate` for the embedded database');
 
 export default {
   client: 'pg',

@@ -11,7 +11,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
-  await knex.raw(`ALTER TABLE organizations ADD CONSTRAINT organizations_name_length CHECK (char_length(name) BETWEEN 1 AND 255)`);
+  await knex.raw(
+    `ALTER TABLE organizations ADD CONSTRAINT organizations_name_length CHECK (char_length(name) BETWEEN 1 AND 255)`,
+  );
 
   await knex.schema.createTable('users', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));

@@ -44,5 +44,7 @@ export async function down(knex: Knex): Promise<void> {
     DROP CONSTRAINT IF EXISTS contacts_mobile_e164,
     DROP CONSTRAINT IF EXISTS contacts_landline_e164`);
   await knex.raw(`DROP INDEX IF EXISTS tools_employee_idx`);
-  await knex.raw(`ALTER TABLE tools DROP CONSTRAINT IF EXISTS tools_employee_fk, DROP CONSTRAINT IF EXISTS tools_tool_type`);
+  await knex.raw(
+    `ALTER TABLE tools DROP CONSTRAINT IF EXISTS tools_employee_fk, DROP CONSTRAINT IF EXISTS tools_tool_type`,
+  );
 }

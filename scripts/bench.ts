@@ -38,7 +38,10 @@ async function baselineServer(): Promise<void> {
 }
 
 function startChild(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + 30_000;
     const poll = async () => {
@@ -66,7 +69,11 @@ function median(values: number[]): number {
 function summarize(runs: autocannon.Result[]): Summary {
   const requests = runs.reduce((n, r) => n + r.requests.total, 0);
   const seconds = runs.reduce((n, r) => n + r.duration, 0);
-  return { rps: requests / seconds, p50: median(runs.map((r) => r.latency.p50)), p99: median(runs.map((r) => r.latency.p99)) };
+  return {
+    rps: requests / seconds,
+    p50: median(runs.map((r) => r.latency.p50)),
+    p99: median(runs.map((r) => r.latency.p99)),
+  };
 }
 
 function ratios(name: string, r: Summary, base: Summary): string {
@@ -79,28 +86,58 @@ function load(url: string, headers: Record<string, string>, duration: number) {
 }
 
 async function main(): Promise<void> {
-  const config = parseConfig({ ...process.env, DATA_DIR: process.env.DATA_DIR ?? './.data/bench', EMBEDDED_PG_PORT: '54330' });
+  const config = parseConfig({
+    ...process.env,
+    DATA_DIR: process.env.DATA_DIR ?? './.data/bench',
+    EMBEDDED_PG_PORT: '54330',
+  });
   const database = await openDatabase(config, pino({ level: 'warn' }));
   await database.db.migrate.latest(migrationConfig);
   const ops = new OpsRepository(database.db);
   const org = await ops.createOrganization('Bench');
   const user = await ops.createUser(`bench-${Date.now()}@example.com`, 'Bench');
   await ops.addMember(user.id, org.id, 'developer_admin');
-  const agent = await ops.createAgent(org.id, { name: 'Bench Agent', phone_number: `+4930${Date.now() % 1e9}`, prompt: 'x'.repeat(2000) });
+  const agent = await ops.createAgent(org.id, {
+    name: 'Bench Agent',
+    phone_number: `+4930${Date.now() % 1e9}`,
+    prompt: 'x'.repeat(2000),
+  });
   // Limits far above what the run sends, so the limiter is exercised but never refuses.
-  const key = await ops.createApiKey({ organizationId: org.id, userId: user.id, rateLimitPerMinute: 2_000_000_000, rateLimitPerHour: 2_000_000_000 });
+  const key = await ops.createApiKey({
+    organizationId: org.id,
+    userId: user.id,
+    rateLimitPerMinute: 2_000_000_000,
+    rateLimitPerHour: 2_000_000_000,
+  });
 
-  const env = { DATABASE_URL: database.url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS_ENABLED: 'true', JWT_SECRET: 'bench-secret-bench-secret-bench-secret!' };
+  const env = {
+    DATABASE_URL: database.url,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    WORKERS_ENABLED: 'true',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  };
   const children = [
     await startChild(['src/main.ts'], { ...env, PORT: String(PRODUCT_PORT) }, PRODUCT_PORT),
-    await startChild(['src/main.ts'], { ...env, PORT: String(UNCACHED_PORT), READ_CACHE_ENABLED: 'false', WORKERS_ENABLED: 'false' }, UNCACHED_PORT),
+    await startChild(
+      ['src/main.ts'],
+      { ...env, PORT: String(UNCACHED_PORT), READ_CACHE_ENABLED: 'false', WORKERS_ENABLED: 'false' },
+      UNCACHED_PORT,
+    ),
     await startChild(['scripts/bench.ts', '--baseline'], env, BASELINE_PORT),
   ];
   try {
     const keyHeader = { 'X-API-Key': key.key };
     const targets = [
-      { url: `http://127.0.0.1:${PRODUCT_PORT}/v1/agents/${agent.id}`, headers: keyHeader, runs: [] as autocannon.Result[] },
-      { url: `http://127.0.0.1:${UNCACHED_PORT}/v1/agents/${agent.id}`, headers: keyHeader, runs: [] as autocannon.Result[] },
+      {
+        url: `http://127.0.0.1:${PRODUCT_PORT}/v1/agents/${agent.id}`,
+        headers: keyHeader,
+        runs: [] as autocannon.Result[],
+      },
+      {
+        url: `http://127.0.0.1:${UNCACHED_PORT}/v1/agents/${agent.id}`,
+        headers: keyHeader,
+        runs: [] as autocannon.Result[],
+      },
       { url: `http://127.0.0.1:${BASELINE_PORT}/v1/agents/${agent.id}`, headers: {}, runs: [] as autocannon.Result[] },
     ];
     for (const t of targets) {
@@ -109,7 +146,8 @@ async function main(): Promise<void> {
       await load(t.url, t.headers, 3); // warm up
     }
     // Alternate short rounds so that a busy moment on the machine hits all alike.
-    for (let round = 0; round < ROUNDS; round++) for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION));
+    for (let round = 0; round < ROUNDS; round++)
+      for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION));
     const failures = targets.flatMap((t) => t.runs).reduce((n, r) => n + r.non2xx + r.errors, 0);
     if (failures > 0) throw new Error(`${failures} failed or non-2xx answers`);
     const [p, u, b] = targets.map((t) => summarize(t.runs)) as [Summary, Summary, Summary];

@@ -16,7 +16,12 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
   const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
-  const authentication = createAuthentication({ credentials: container.cache, verifyToken: deps.verifyToken, clock, logger });
+  const authentication = createAuthentication({
+    credentials: container.cache,
+    verifyToken: deps.verifyToken,
+    clock,
+    logger,
+  });
 
   const app = express();
   app.disable('x-powered-by');

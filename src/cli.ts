@@ -31,7 +31,13 @@ Every command prints JSON. Without DATABASE_URL the embedded PostgreSQL under DA
 (joined if the server is running).`;
 
 const uuid = z.uuid();
-const list = (value: string | undefined) => (value ? value.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+const list = (value: string | undefined) =>
+  value
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
   const value = values[name];
@@ -45,7 +51,12 @@ function requiredUuid(values: Record<string, string | boolean | undefined>, name
   return value;
 }
 
-async function run(command: string, positionals: string[], values: Record<string, string | boolean | undefined>, database: Database) {
+async function run(
+  command: string,
+  positionals: string[],
+  values: Record<string, string | boolean | undefined>,
+  database: Database,
+) {
   const config = withJwtSecret(parseConfig(process.env));
   const ops = new OpsRepository(database.db);
   switch (command) {
@@ -93,7 +104,10 @@ async function run(command: string, positionals: string[], values: Record<string
       return { id: created.id, key: created.key };
     }
     case 'agent:create':
-      return ops.createAgent(requiredUuid(values, 'org'), { name: required(values, 'name'), phone_number: required(values, 'phone') });
+      return ops.createAgent(requiredUuid(values, 'org'), {
+        name: required(values, 'name'),
+        phone_number: required(values, 'phone'),
+      });
     default:
       throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
   }
@@ -103,10 +117,20 @@ async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: Object.fromEntries(
-      ['org', 'email', 'name', 'user', 'role', 'ttl', 'permissions', 'agents', 'per-minute', 'per-hour', 'expires', 'phone'].map((o) => [
-        o,
-        { type: 'string' as const },
-      ]),
+      [
+        'org',
+        'email',
+        'name',
+        'user',
+        'role',
+        'ttl',
+        'permissions',
+        'agents',
+        'per-minute',
+        'per-hour',
+        'expires',
+        'phone',
+      ].map((o) => [o, { type: 'string' as const }]),
     ),
   });
   const [command, ...rest] = positionals;

@@ -128,11 +128,18 @@ export function buildContainer(deps: AppDeps) {
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>
-    callRepository.countCallsToday({ id: q.agentId, organization_id: q.organizationId }, q.phoneNumber, q.since, q.until);
+    callRepository.countCallsToday(
+      { id: q.agentId, organization_id: q.organizationId },
+      q.phoneNumber,
+      q.since,
+      q.until,
+    );
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
-    agents: new AgentService(agentRepository, agentAccess, clock, { allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
+    agents: new AgentService(agentRepository, agentAccess, clock, {
+      allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
     workflows: new WorkflowService(db, agentAccess, clock),
@@ -163,7 +170,10 @@ export function buildContainer(deps: AppDeps) {
     { path: '/agents/:agentId/tools', router: toolRouter(services.tools) },
     { path: '/agents/:agentId/contacts', router: contactRouter(services.contacts) },
     { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(services.knowledgeBase) },
-    { path: '/organization/:orgId/knowledge-base', router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase) },
+    {
+      path: '/organization/:orgId/knowledge-base',
+      router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase),
+    },
     { path: '/agents/:agentId/calls', router: callRouter(services.calls) },
   ];
 

@@ -36,7 +36,9 @@ export class CredentialsRepository {
         'k.is_active',
         'k.expires_at',
         'k.last_used_at',
-        this.db.raw(`coalesce(array_agg(m.organization_id) FILTER (WHERE m.organization_id IS NOT NULL), '{}') AS organization_ids`),
+        this.db.raw(
+          `coalesce(array_agg(m.organization_id) FILTER (WHERE m.organization_id IS NOT NULL), '{}') AS organization_ids`,
+        ),
       );
     return row as ApiKeyCredential | undefined;
   }
@@ -49,7 +51,9 @@ export class CredentialsRepository {
     if (rows.length === 0) return undefined;
     return {
       id: userId,
-      memberships: rows.flatMap((r) => (r.organization_id && r.role ? [{ organization_id: r.organization_id, role: r.role }] : [])),
+      memberships: rows.flatMap((r) =>
+        r.organization_id && r.role ? [{ organization_id: r.organization_id, role: r.role }] : [],
+      ),
     };
   }
 

@@ -97,7 +97,11 @@ export class ReadCache {
     this.syncWaiters.delete(nonce);
   }
 
-  private async read<T>(map: Map<string, Entry<T>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+  private async read<T>(
+    map: Map<string, Entry<T>>,
+    id: string,
+    load: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     const now = this.clock.now().getTime();
     if (this.listening) {
       const entry = map.get(id);
@@ -140,7 +144,10 @@ export class ReadCache {
     this.listener = undefined;
     this.clear();
     if (this.stopped) return;
-    this.logger.warn({ error: error instanceof Error ? error.message : undefined }, 'cache listener lost; cache bypassed until it reconnects');
+    this.logger.warn(
+      { error: error instanceof Error ? error.message : undefined },
+      'cache listener lost; cache bypassed until it reconnects',
+    );
     client.end().catch(() => {});
     setTimeout(() => void this.connect(), 1000).unref();
   }

@@ -77,10 +77,13 @@ export function createAuthentication(deps: Deps): { any: RequestHandler; tokenOn
     if (!key.is_active) throw new UnauthorizedError('API key is inactive');
     const now = deps.clock.now().getTime();
     if (key.expires_at && now >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
-    if (key.organization_ids.length === 0) throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
+    if (key.organization_ids.length === 0)
+      throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
     if (touchDue(key, now)) {
       // Off the request path: the response never waits for this bookkeeping write.
-      deps.credentials.touchApiKey(key.id, new Date(now)).catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
+      deps.credentials
+        .touchApiKey(key.id, new Date(now))
+        .catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
     }
     let context = contexts.get(key);
     if (!context) contexts.set(key, (context = apiKeyContext(key)));
@@ -111,7 +114,8 @@ export function createAuthentication(deps: Deps): { any: RequestHandler; tokenOn
     tokenOnly: async (req: Request, _res: Response, next: NextFunction) => {
       const bearer = bearerToken(req);
       if (!bearer) {
-        if (req.headers['x-api-key']) throw new UnauthorizedError('API key management requires a dashboard login token');
+        if (req.headers['x-api-key'])
+          throw new UnauthorizedError('API key management requires a dashboard login token');
         throw new UnauthorizedError('A dashboard login token is required');
       }
       req.auth = await token(bearer);

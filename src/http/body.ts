@@ -13,7 +13,8 @@ export function jsonBody(limit: string): RequestHandler {
   const parseJson = express.json({ limit, strict: false, type: 'application/json' });
   return (req, res, next) => {
     if (!WRITE_METHODS.has(req.method)) return next();
-    if (hasBody(req) && !req.is('application/json')) return next(new ValidationError('Content-Type must be application/json'));
+    if (hasBody(req) && !req.is('application/json'))
+      return next(new ValidationError('Content-Type must be application/json'));
     parseJson(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (req.body !== undefined && (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))) {

@@ -4,7 +4,16 @@ import { AppError, PayloadTooLargeError, ServiceUnavailableError, ValidationErro
 
 type HttpParserError = Error & { type?: string; status?: number };
 
-const DB_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', '53300']);
+const DB_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01',
+  '57P03',
+  '08006',
+  '08001',
+  '53300',
+]);
 
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;

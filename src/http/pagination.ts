@@ -6,7 +6,10 @@ const positiveInt = (name: string, max?: number) =>
     .string({ message: `${name} must be an integer` })
     .regex(/^\d+$/, `${name} must be an integer`)
     .transform(Number)
-    .refine((n) => n >= 1 && (max === undefined || n <= max), max ? `${name} must be between 1 and ${max}` : `${name} must be at least 1`);
+    .refine(
+      (n) => n >= 1 && (max === undefined || n <= max),
+      max ? `${name} must be between 1 and ${max}` : `${name} must be at least 1`,
+    );
 
 /** The one pagination schema: strict, no silent clamping. Spread into list query schemas. */
 export const paginationShape = {

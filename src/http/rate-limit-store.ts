@@ -33,7 +33,12 @@ export function minuteResetAt(now: Date): Date {
   return new Date(windowStart(now, MINUTE) + MINUTE);
 }
 
-function decision(allowed: boolean, rejectedBy: RateDecision['rejectedBy'], minuteCount: number, now: Date): RateDecision {
+function decision(
+  allowed: boolean,
+  rejectedBy: RateDecision['rejectedBy'],
+  minuteCount: number,
+  now: Date,
+): RateDecision {
   return {
     allowed,
     rejectedBy,
@@ -45,7 +50,10 @@ function decision(allowed: boolean, rejectedBy: RateDecision['rejectedBy'], minu
 
 /** One instance: counters in process memory (synchronous, hence atomic). */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly counters = new Map<string, { minute: number; minuteCount: number; hour: number; hourCount: number }>();
+  private readonly counters = new Map<
+    string,
+    { minute: number; minuteCount: number; hour: number; hourCount: number }
+  >();
 
   async consume(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
     const minute = windowStart(now, MINUTE);

@@ -46,7 +46,8 @@ export function apiKeyRateLimit(store: RateLimitStore, clock: Clock): RequestHan
   const limiter = rateLimit({
     windowMs: 60_000,
     limit: (req: Request) => req.auth!.rateLimit!.perMinute,
-    keyGenerator: (req: Request) => encodeKey(req.auth!.apiKeyId!, req.auth!.rateLimit!.perMinute, req.auth!.rateLimit!.perHour),
+    keyGenerator: (req: Request) =>
+      encodeKey(req.auth!.apiKeyId!, req.auth!.rateLimit!.perMinute, req.auth!.rateLimit!.perHour),
     skip: (req: Request) => req.auth?.kind !== 'api_key',
     standardHeaders: false,
     legacyHeaders: false,
@@ -61,7 +62,12 @@ export function apiKeyRateLimit(store: RateLimitStore, clock: Clock): RequestHan
   });
   const headers: RequestHandler = (req, res, next) => {
     if (req.auth?.kind === 'api_key' && req.rateLimit) {
-      setHeaders(res, req.rateLimit.limit, req.rateLimit.remaining, req.rateLimit.resetTime ?? minuteResetAt(clock.now()));
+      setHeaders(
+        res,
+        req.rateLimit.limit,
+        req.rateLimit.remaining,
+        req.rateLimit.resetTime ?? minuteResetAt(clock.now()),
+      );
     }
     next();
   };

@@ -17,5 +17,7 @@ export const agentIdParams = z.object({ agentId: z.uuid({ message: 'Must be a UU
 
 /** Path parameters such as `{agentId}` or `{keyId}`: a malformed one is 400 naming it. */
 export function uuidParams<K extends string>(...names: K[]) {
-  return z.object(Object.fromEntries(names.map((n) => [n, z.uuid({ message: 'Must be a UUID' })])) as Record<K, z.ZodUUID>);
+  return z.object(
+    Object.fromEntries(names.map((n) => [n, z.uuid({ message: 'Must be a UUID' })])) as Record<K, z.ZodUUID>,
+  );
 }

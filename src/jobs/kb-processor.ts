@@ -6,7 +6,12 @@ import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/k
 import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
 
-import { KB_JOB_OPTIONS, KB_PROCESS_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS, KB_SWEEP_QUEUE } from './queue-definitions.js';
+import {
+  KB_JOB_OPTIONS,
+  KB_PROCESS_QUEUE,
+  KB_PROCESSING_TIMEOUT_SECONDS,
+  KB_SWEEP_QUEUE,
+} from './queue-definitions.js';
 
 export { KB_PROCESS_QUEUE, KB_SWEEP_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS } from './queue-definitions.js';
 export type KbProcessJob = { documentId: string };
@@ -20,7 +25,11 @@ export class KnowledgeBaseJobs {
   constructor(private readonly queue: JobQueue) {}
 
   async enqueue(documentId: string, trx?: Knex | Knex.Transaction): Promise<void> {
-    await this.queue.send(KB_PROCESS_QUEUE, { documentId } satisfies KbProcessJob, { ...KB_JOB_OPTIONS, singletonKey: documentId, trx });
+    await this.queue.send(KB_PROCESS_QUEUE, { documentId } satisfies KbProcessJob, {
+      ...KB_JOB_OPTIONS,
+      singletonKey: documentId,
+      trx,
+    });
   }
 }
 
@@ -61,11 +70,16 @@ export class KnowledgeBaseProcessor {
     const outcome = await this.outcomeFor(claimed);
     const status = 'chunks' in outcome ? 'ready' : outcome.status;
     const committed = await this.index.finish(claimed, outcome, this.clock.now());
-    this.logger.info({ document_id: documentId, job_id: jobId, status, committed }, 'knowledge base document processed');
+    this.logger.info(
+      { document_id: documentId, job_id: jobId, status, committed },
+      'knowledge base document processed',
+    );
     return committed ? status : 'superseded';
   }
 
-  private async outcomeFor(claimed: ClaimedDocument): Promise<{ chunks: string[] } | { status: 'error' | 'failed'; message: string }> {
+  private async outcomeFor(
+    claimed: ClaimedDocument,
+  ): Promise<{ chunks: string[] } | { status: 'error' | 'failed'; message: string }> {
     if (claimed.content === null || claimed.content.trim() === '') {
       return { status: 'error', message: 'The document has no text to index' };
     }

@@ -68,11 +68,16 @@ export class JobQueue {
   }
 
   /** Enqueues `data`; pass the transaction that makes the change so both commit or neither does. */
-  async send(name: string, data: object, options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {}): Promise<void> {
+  async send(
+    name: string,
+    data: object,
+    options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {},
+  ): Promise<void> {
     const { trx, ...sendOptions } = options;
     const id = await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
     // pg-boss returns null (not an error) for a queue that does not exist: never lose a job silently.
-    if (!id && !(await this.boss.getQueue(name))) throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
+    if (!id && !(await this.boss.getQueue(name)))
+      throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
   }
 
   /** Background processing: pg-boss polls, and each job is handled once. */

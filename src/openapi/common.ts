@@ -51,7 +51,10 @@ export function errorResponses(...statuses: number[]): Record<number, ResponseCo
   return Object.fromEntries(
     statuses.map((s) => [
       s,
-      { description: ERROR_DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorEnvelopeSchema } } },
+      {
+        description: ERROR_DESCRIPTIONS[s] ?? 'Error',
+        content: { 'application/json': { schema: ErrorEnvelopeSchema } },
+      },
     ]),
   );
 }

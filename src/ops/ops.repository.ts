@@ -61,8 +61,13 @@ export class OpsRepository {
     return { id: row.id, key: raw };
   }
 
-  async createAgent(organizationId: string, fields: { name: string; phone_number: string; [k: string]: unknown }): Promise<{ id: string }> {
-    const [row] = await this.db('agents').insert({ organization_id: organizationId, ...fields }).returning(['id']);
+  async createAgent(
+    organizationId: string,
+    fields: { name: string; phone_number: string; [k: string]: unknown },
+  ): Promise<{ id: string }> {
+    const [row] = await this.db('agents')
+      .insert({ organization_id: organizationId, ...fields })
+      .returning(['id']);
     return row;
   }
 

@@ -72,10 +72,16 @@ function guardedLookup(resolve: Resolver, allowPrivate: boolean): LookupFunction
   return (hostname, options, callback) => {
     resolve(hostname)
       .then((answers) => {
-        const wanted = options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
-        if (wanted.length === 0) throw Object.assign(new Error(`No address found for ${hostname}`), { code: 'ENOTFOUND' });
+        const wanted =
+          options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
+        if (wanted.length === 0)
+          throw Object.assign(new Error(`No address found for ${hostname}`), { code: 'ENOTFOUND' });
         const refused = allowPrivate ? null : wanted.map((a) => addressProblem(a.address)).find((p) => p !== null);
-        if (refused) throw new OutgoingRequestError('refused', `Refused: ${hostname} resolves to a forbidden address (${refused})`);
+        if (refused)
+          throw new OutgoingRequestError(
+            'refused',
+            `Refused: ${hostname} resolves to a forbidden address (${refused})`,
+          );
         if (options.all) callback(null, wanted);
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       })
@@ -139,7 +145,8 @@ function readBounded(
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  const done = (truncated: boolean) => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
+  const done = (truncated: boolean) =>
+    finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
   res.on('data', (chunk: Buffer) => {
     chunks.push(chunk.subarray(0, Math.max(limit - size, 0)));
     size += chunk.length;
@@ -158,6 +165,9 @@ function toOutgoingError(error: Error, durationMs: number): OutgoingRequestError
 }
 
 /** The guard as the configuration sets it up. */
-export function guardOptionsFromConfig(config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean; WEBHOOK_TIMEOUT_MS: number }): GuardOptions {
+export function guardOptionsFromConfig(config: {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean;
+  WEBHOOK_TIMEOUT_MS: number;
+}): GuardOptions {
   return { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: config.WEBHOOK_TIMEOUT_MS };
 }

@@ -12,7 +12,10 @@ export const PHONE_NUMBER_MESSAGE = 'Must be a phone number in E.164 format, e.g
  * Anything else must already start with `+`.
  */
 export function normalizePhoneNumber(input: string): string | null {
-  let value = input.trim().replace(/\(0\)/g, '').replace(/[\s\-./()[\]]/g, '');
+  let value = input
+    .trim()
+    .replace(/\(0\)/g, '')
+    .replace(/[\s\-./()[\]]/g, '');
   if (value.startsWith('00')) value = `+${value.slice(2)}`;
   else if (/^0[1-9]\d{3,}$/.test(value)) value = `+49${value.slice(1)}`;
   return E164_PATTERN.test(value) ? value : null;
@@ -32,7 +35,8 @@ export const phoneNumberField = z
   })
   .openapi({
     type: 'string',
-    description: 'E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49',
+    description:
+      'E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49',
     example: '+4930123456',
   });
 

@@ -28,6 +28,8 @@ describe('OpenAPI document for agent configuration', () => {
   it('answers 405 with Allow for a wrong method on the new paths', async () => {
     const res = await ctx.http.put(`/v1/agents/${w.agentId}/status`).set('X-API-Key', w.key).expect(405);
     expect(res.headers.allow).toBe('GET');
-    expect((await ctx.http.get(`/v1/organization/${w.orgId}`).set('X-API-Key', w.key).expect(405)).headers.allow).toBe('PATCH');
+    expect((await ctx.http.get(`/v1/organization/${w.orgId}`).set('X-API-Key', w.key).expect(405)).headers.allow).toBe(
+      'PATCH',
+    );
   });
 });

@@ -10,8 +10,13 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const create = (body: unknown, key = w.key) => ctx.http.post('/v1/agents').set('X-API-Key', key).send(body as object);
-const count = async (where: Record<string, unknown> = {}) => Number((await ctx.db('agents').where(where).count({ n: '*' }).first())!.n);
+const create = (body: unknown, key = w.key) =>
+  ctx.http
+    .post('/v1/agents')
+    .set('X-API-Key', key)
+    .send(body as object);
+const count = async (where: Record<string, unknown> = {}) =>
+  Number((await ctx.db('agents').where(where).count({ n: '*' }).first())!.n);
 
 describe('POST /v1/agents', () => {
   it('creates an agent with sensible defaults and answers 201 with it', async () => {
@@ -75,7 +80,10 @@ describe('POST /v1/agents', () => {
     await ctx.build.agent(w.orgId, { phone_number: phone });
     const before = await count();
     const res = await create({ name: 'Doppelt', phone_number: phone }).expect(409);
-    expect(res.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'phone_number', message: 'Already used by another agent' }] });
+    expect(res.body.error).toMatchObject({
+      code: 'CONFLICT',
+      details: [{ field: 'phone_number', message: 'Already used by another agent' }],
+    });
     expect(await count()).toBe(before);
   });
 
@@ -98,7 +106,10 @@ describe('POST /v1/agents', () => {
     [{ name: 'x', phone_number: '+4930123456', prompt: 'ä'.repeat(50_001) }, 'prompt'],
     [{ name: 'x', phone_number: '+4930123456', organization_id: 'nope' }, 'organization_id'],
     [{ name: 'x', phone_number: '+4930123456', post_call_webhook_url: 'ftp://example.com' }, 'post_call_webhook_url'],
-    [{ name: 'x', phone_number: '+4930123456', backup_agent_id: '00000000-0000-4000-8000-000000000000' }, 'backup_agent_id'],
+    [
+      { name: 'x', phone_number: '+4930123456', backup_agent_id: '00000000-0000-4000-8000-000000000000' },
+      'backup_agent_id',
+    ],
   ])('refuses %j naming %s and creates nothing', async (body, field) => {
     const before = await count();
     const res = await create(body).expect(400);
@@ -108,8 +119,12 @@ describe('POST /v1/agents', () => {
 
   it('refuses a backup agent of another organization', async () => {
     const other = await ctx.build.world();
-    const res = await create({ name: 'x', phone_number: ctx.build.phone(), backup_agent_id: other.agentId }).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'backup_agent_id', message: 'Must be another agent of the same organization' }]);
+    const res = await create({ name: 'x', phone_number: ctx.build.phone(), backup_agent_id: other.agentId }).expect(
+      400,
+    );
+    expect(res.body.error.details).toEqual([
+      { field: 'backup_agent_id', message: 'Must be another agent of the same organization' },
+    ]);
   });
 
   describe('organization_id', () => {
@@ -123,7 +138,10 @@ describe('POST /v1/agents', () => {
       expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'organization_id' })]);
       expect(await count()).toBe(before);
 
-      const created = await create({ name: 'x', phone_number: ctx.build.phone(), organization_id: second.id }, key.key).expect(201);
+      const created = await create(
+        { name: 'x', phone_number: ctx.build.phone(), organization_id: second.id },
+        key.key,
+      ).expect(201);
       expect(created.body.organization_id).toBe(second.id);
     });
 
@@ -142,7 +160,9 @@ describe('POST /v1/agents', () => {
     it('is 404 for an organization the caller does not reach', async () => {
       const other = await ctx.build.world();
       const before = await count({ organization_id: other.orgId });
-      const res = await create({ name: 'x', phone_number: ctx.build.phone(), organization_id: other.orgId }).expect(404);
+      const res = await create({ name: 'x', phone_number: ctx.build.phone(), organization_id: other.orgId }).expect(
+        404,
+      );
       expect(res.body.error.code).toBe('NOT_FOUND');
       expect(await count({ organization_id: other.orgId })).toBe(before);
     });
@@ -183,7 +203,9 @@ describe('DELETE /v1/agents/{agentId}', () => {
 
   it('answers 204 without a body and removes the agent with its tools and contacts', async () => {
     const agent = await ctx.build.agent(w.orgId);
-    await ctx.db('tools').insert({ agent_id: agent.id, organization_id: w.orgId, name: 'end_call', tool_type: 'end_call', config: {} });
+    await ctx
+      .db('tools')
+      .insert({ agent_id: agent.id, organization_id: w.orgId, name: 'end_call', tool_type: 'end_call', config: {} });
     await ctx.db('contacts').insert({ agent_id: agent.id, organization_id: w.orgId, first_name: 'Anna' });
     const res = await remove(agent.id).expect(204);
     expect(res.text).toBe('');

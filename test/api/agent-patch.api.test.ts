@@ -12,7 +12,11 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const stored = (id: string) => ctx.db('agents').where({ id }).first();
-const patch = (id: string, body: unknown, key = w.key) => ctx.http.patch(`/v1/agents/${id}`).set('X-API-Key', key).send(body as object);
+const patch = (id: string, body: unknown, key = w.key) =>
+  ctx.http
+    .patch(`/v1/agents/${id}`)
+    .set('X-API-Key', key)
+    .send(body as object);
 const newAgent = async (fields: Record<string, unknown> = {}) => (await ctx.build.agent(w.orgId, fields)).id;
 
 /** Refused with 400 naming `field`, and the stored agent is exactly as before. */
@@ -56,7 +60,10 @@ describe('PATCH /v1/agents/{agentId}', () => {
       greeting: 'Guten Tag',
       greeting_variants: [{ greeting: 'Hallo {{vorname}}', tag: 'vip' }],
       post_call_webhook_url: 'https://hooks.example.com/calls',
-      schedule: { timezone: 'Europe/Berlin', rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }] },
+      schedule: {
+        timezone: 'Europe/Berlin',
+        rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
+      },
       backup_agent_id: backup,
       bundesland: 'NRW',
       allow_greeting_interruption: true,
@@ -189,7 +196,16 @@ describe('PATCH /v1/agents/{agentId}', () => {
     }).expect(400);
     const details: { field: string; message: string }[] = res.body.error.details;
     expect(details).toHaveLength(10);
-    for (const f of ['id', 'organization_id', 'phone_number', 'retention_days', 'metadata', 'created_at', 'updated_at', 'workflow']) {
+    for (const f of [
+      'id',
+      'organization_id',
+      'phone_number',
+      'retention_days',
+      'metadata',
+      'created_at',
+      'updated_at',
+      'workflow',
+    ]) {
       expect(details).toContainEqual({ field: f, message: 'Field is read-only' });
     }
     expect(details).toContainEqual({ field: 'colour', message: 'Unknown field' });
@@ -200,7 +216,12 @@ describe('PATCH /v1/agents/{agentId}', () => {
   it('lists every problem of a request at once', async () => {
     const id = await newAgent();
     const res = await patch(id, { name: '', llm_temperature: 3, colour: 'x', backup_agent_id: id }).expect(400);
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['backup_agent_id', 'colour', 'llm_temperature', 'name']);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'backup_agent_id',
+      'colour',
+      'llm_temperature',
+      'name',
+    ]);
   });
 
   describe('greeting_variants', () => {
@@ -220,7 +241,13 @@ describe('PATCH /v1/agents/{agentId}', () => {
       [[{ tag: 'vip' }], 'greeting_variants[0].greeting'],
       [[{ greeting: '', tag: 'vip' }], 'greeting_variants[0].greeting'],
       [[{ greeting: 'ß'.repeat(2001), tag: 'vip' }], 'greeting_variants[0].greeting'],
-      [[{ greeting: 'A', tag: 'vip' }, { greeting: 'B', from: '08:00' }], 'greeting_variants[1].to'],
+      [
+        [
+          { greeting: 'A', tag: 'vip' },
+          { greeting: 'B', from: '08:00' },
+        ],
+        'greeting_variants[1].to',
+      ],
       [[{ greeting: 'B', to: '08:00' }], 'greeting_variants[0].from'],
       [[{ greeting: 'B', from: '24:00', to: '08:00' }], 'greeting_variants[0].from'],
       [[{ greeting: 'B', from: '8:00', to: '09:00' }], 'greeting_variants[0].from'],
@@ -239,8 +266,15 @@ describe('PATCH /v1/agents/{agentId}', () => {
     const rule = { days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' };
 
     it('accepts an IANA zone, 24:00 as an end and a rule past midnight', async () => {
-      await expectAccepted({ schedule: { timezone: 'America/New_York', rules: [rule, { days: [0, 6], start_time: '22:00', end_time: '06:00' }] } });
-      await expectAccepted({ schedule: { timezone: 'Europe/Berlin', rules: [{ days: [6], start_time: '18:00', end_time: '24:00' }] } });
+      await expectAccepted({
+        schedule: {
+          timezone: 'America/New_York',
+          rules: [rule, { days: [0, 6], start_time: '22:00', end_time: '06:00' }],
+        },
+      });
+      await expectAccepted({
+        schedule: { timezone: 'Europe/Berlin', rules: [{ days: [6], start_time: '18:00', end_time: '24:00' }] },
+      });
       await expectAccepted({ schedule: { timezone: 'UTC', rules: [] } });
     });
 
@@ -271,9 +305,12 @@ describe('PATCH /v1/agents/{agentId}', () => {
       await expectAccepted({ post_call_webhook_url: 'http://example.com/hook' });
     });
 
-    it.each(['ftp://example.com/hook', 'not a url', 'https://user:pass@example.com/', 'javascript:alert(1)'])('refuses %s', async (url) => {
-      await expectRefused({ post_call_webhook_url: url }, 'post_call_webhook_url');
-    });
+    it.each(['ftp://example.com/hook', 'not a url', 'https://user:pass@example.com/', 'javascript:alert(1)'])(
+      'refuses %s',
+      async (url) => {
+        await expectRefused({ post_call_webhook_url: url }, 'post_call_webhook_url');
+      },
+    );
   });
 
   describe('backup_agent_id', () => {
@@ -286,7 +323,9 @@ describe('PATCH /v1/agents/{agentId}', () => {
       const id = await newAgent();
       const before = await stored(id);
       const res = await patch(id, { backup_agent_id: id }).expect(400);
-      expect(res.body.error.details).toEqual([{ field: 'backup_agent_id', message: 'An agent cannot be its own backup' }]);
+      expect(res.body.error.details).toEqual([
+        { field: 'backup_agent_id', message: 'An agent cannot be its own backup' },
+      ]);
       expect(await stored(id)).toEqual(before);
     });
 
@@ -318,9 +357,17 @@ describe('PATCH /v1/agents/{agentId}', () => {
     it('is 403 for a dashboard member and 200 for an admin', async () => {
       const id = await newAgent();
       const member = await ctx.build.user(w.orgId, 'member');
-      await ctx.http.patch(`/v1/agents/${id}`).set('Authorization', `Bearer ${ctx.build.token(member.id)}`).send({ name: 'x' }).expect(403);
+      await ctx.http
+        .patch(`/v1/agents/${id}`)
+        .set('Authorization', `Bearer ${ctx.build.token(member.id)}`)
+        .send({ name: 'x' })
+        .expect(403);
       const admin = await ctx.build.user(w.orgId, 'admin');
-      await ctx.http.patch(`/v1/agents/${id}`).set('Authorization', `Bearer ${ctx.build.token(admin.id)}`).send({ name: 'Neu' }).expect(200);
+      await ctx.http
+        .patch(`/v1/agents/${id}`)
+        .set('Authorization', `Bearer ${ctx.build.token(admin.id)}`)
+        .send({ name: 'Neu' })
+        .expect(200);
     });
 
     it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope and writes nothing', async () => {
@@ -347,7 +394,12 @@ describe('PATCH /v1/agents/{agentId}', () => {
 
     it('is 400 for a body that is not a JSON object', async () => {
       const id = await newAgent();
-      await ctx.http.patch(`/v1/agents/${id}`).set('X-API-Key', w.key).set('Content-Type', 'application/json').send('[1]').expect(400);
+      await ctx.http
+        .patch(`/v1/agents/${id}`)
+        .set('X-API-Key', w.key)
+        .set('Content-Type', 'application/json')
+        .send('[1]')
+        .expect(400);
     });
   });
 });

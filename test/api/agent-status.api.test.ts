@@ -10,10 +10,14 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const weekdays = { timezone: 'Europe/Berlin', rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }] };
+const weekdays = {
+  timezone: 'Europe/Berlin',
+  rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
+};
 const status = (id: string, key = w.key) => ctx.http.get(`/v1/agents/${id}/status`).set('X-API-Key', key);
 const agent = async (fields: Record<string, unknown> = {}) =>
-  (await ctx.build.agent(w.orgId, { ...fields, schedule: fields.schedule ? JSON.stringify(fields.schedule) : null })).id;
+  (await ctx.build.agent(w.orgId, { ...fields, schedule: fields.schedule ? JSON.stringify(fields.schedule) : null }))
+    .id;
 
 describe('GET /v1/agents/{agentId}/status', () => {
   it('is always open without a schedule', async () => {
@@ -75,7 +79,12 @@ describe('GET /v1/agents/{agentId}/status', () => {
     const backup = await agent();
     const id = await agent({ schedule: weekdays, is_active: false, backup_agent_id: backup });
     const res = await status(id).expect(200);
-    expect(res.body).toMatchObject({ is_active: false, is_within_schedule: true, accepting_calls: false, routed_agent_id: backup });
+    expect(res.body).toMatchObject({
+      is_active: false,
+      is_within_schedule: true,
+      accepting_calls: false,
+      routed_agent_id: backup,
+    });
   });
 
   it('is closed on Fronleichnam in Bavaria but open in Berlin', async () => {
@@ -89,26 +98,43 @@ describe('GET /v1/agents/{agentId}/status', () => {
       accepting_calls: false,
       next_change_at: '2026-06-05T06:00:00.000Z',
     });
-    expect((await status(berlin).expect(200)).body).toMatchObject({ is_within_schedule: true, is_holiday: false, holiday: null });
+    expect((await status(berlin).expect(200)).body).toMatchObject({
+      is_within_schedule: true,
+      is_holiday: false,
+      holiday: null,
+    });
   });
 
   it('treats NRW as NW (Allerheiligen, Monday 1 November 2027)', async () => {
     ctx.clock.set('2027-11-01T09:00:00Z');
     for (const bundesland of ['NW', 'NRW']) {
       const id = await agent({ schedule: weekdays, bundesland });
-      expect((await status(id).expect(200)).body).toMatchObject({ is_within_schedule: false, holiday: { name: 'Allerheiligen' } });
+      expect((await status(id).expect(200)).body).toMatchObject({
+        is_within_schedule: false,
+        holiday: { name: 'Allerheiligen' },
+      });
     }
   });
 
   it('reports a holiday without closing an agent that has no schedule', async () => {
     ctx.clock.set('2026-10-31T10:00:00Z'); // Reformationstag in Saxony
     const id = await agent({ bundesland: 'SN' });
-    expect((await status(id).expect(200)).body).toMatchObject({ is_within_schedule: true, is_holiday: true, holiday: { name: 'Reformationstag' } });
+    expect((await status(id).expect(200)).body).toMatchObject({
+      is_within_schedule: true,
+      is_holiday: true,
+      holiday: { name: 'Reformationstag' },
+    });
   });
 
   it('uses the schedule time zone', async () => {
     ctx.clock.set('2026-11-23T13:30:00Z'); // 08:30 in New York, 14:30 in Berlin
-    const id = await agent({ schedule: { ...weekdays, timezone: 'America/New_York', rules: [{ days: [1], start_time: '09:00', end_time: '17:00' }] } });
+    const id = await agent({
+      schedule: {
+        ...weekdays,
+        timezone: 'America/New_York',
+        rules: [{ days: [1], start_time: '09:00', end_time: '17:00' }],
+      },
+    });
     expect((await status(id).expect(200)).body).toMatchObject({
       timezone: 'America/New_York',
       is_within_schedule: false,
@@ -124,7 +150,10 @@ describe('GET /v1/agents/{agentId}/status', () => {
       .set('X-API-Key', w.key)
       .send({ schedule: { timezone: 'Europe/Berlin', rules: [{ days: [1], start_time: '22:00', end_time: '06:00' }] } })
       .expect(200);
-    expect((await status(id).expect(200)).body).toMatchObject({ is_within_schedule: true, next_change_at: '2026-11-24T05:00:00.000Z' });
+    expect((await status(id).expect(200)).body).toMatchObject({
+      is_within_schedule: true,
+      next_change_at: '2026-11-24T05:00:00.000Z',
+    });
   });
 
   describe('access', () => {
@@ -145,12 +174,17 @@ describe('GET /v1/agents/{agentId}/status', () => {
     });
 
     it('is 400 naming agentId when it is not a UUID', async () => {
-      expect((await status('x').expect(400)).body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
+      expect((await status('x').expect(400)).body.error.details).toEqual([
+        { field: 'agentId', message: 'Must be a UUID' },
+      ]);
     });
 
     it('works for a dashboard member (read)', async () => {
       const member = await ctx.build.user(w.orgId, 'member');
-      await ctx.http.get(`/v1/agents/${w.agentId}/status`).set('Authorization', `Bearer ${ctx.build.token(member.id)}`).expect(200);
+      await ctx.http
+        .get(`/v1/agents/${w.agentId}/status`)
+        .set('Authorization', `Bearer ${ctx.build.token(member.id)}`)
+        .expect(200);
     });
   });
 });

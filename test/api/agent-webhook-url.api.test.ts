@@ -11,18 +11,28 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const patch = (id: string, body: unknown) => ctx.http.patch(`/v1/agents/${id}`).set('X-API-Key', w.key).send(body as object);
+const patch = (id: string, body: unknown) =>
+  ctx.http
+    .patch(`/v1/agents/${id}`)
+    .set('X-API-Key', w.key)
+    .send(body as object);
 
 describe('post_call_webhook_url without private targets allowed', () => {
-  it.each(['http://127.0.0.1/hook', 'http://localhost:8080/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest', 'http://[::ffff:127.0.0.1]/'])(
-    'refuses %s on PATCH and keeps the stored URL',
-    async (url) => {
-      const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: 'https://hooks.example.com/a' });
-      const res = await patch(agent.id, { post_call_webhook_url: url }).expect(400);
-      expect(res.body.error.details).toEqual([{ field: 'post_call_webhook_url', message: expect.any(String) }]);
-      expect((await ctx.db('agents').where({ id: agent.id }).first()).post_call_webhook_url).toBe('https://hooks.example.com/a');
-    },
-  );
+  it.each([
+    'http://127.0.0.1/hook',
+    'http://localhost:8080/hook',
+    'http://10.1.2.3/hook',
+    'http://[::1]/hook',
+    'http://169.254.169.254/latest',
+    'http://[::ffff:127.0.0.1]/',
+  ])('refuses %s on PATCH and keeps the stored URL', async (url) => {
+    const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: 'https://hooks.example.com/a' });
+    const res = await patch(agent.id, { post_call_webhook_url: url }).expect(400);
+    expect(res.body.error.details).toEqual([{ field: 'post_call_webhook_url', message: expect.any(String) }]);
+    expect((await ctx.db('agents').where({ id: agent.id }).first()).post_call_webhook_url).toBe(
+      'https://hooks.example.com/a',
+    );
+  });
 
   it('refuses a private target on create too', async () => {
     const res = await ctx.http

@@ -16,7 +16,10 @@ describe('GET /v1/agents', () => {
     const user = await ctx.build.user(org.id);
     const key = await ctx.build.apiKey(org.id, user.id);
     const first = await ctx.build.agent(org.id, { name: 'First' });
-    await ctx.db('agents').where({ id: first.id }).update({ created_at: new Date(Date.now() - 60_000) });
+    await ctx
+      .db('agents')
+      .where({ id: first.id })
+      .update({ created_at: new Date(Date.now() - 60_000) });
     const second = await ctx.build.agent(org.id, { name: 'Second' });
     const res = await ctx.http.get('/v1/agents').set('X-API-Key', key.key).expect(200);
     expect(res.body.data.map((a: { id: string }) => a.id)).toEqual([second.id, first.id]);
@@ -78,7 +81,10 @@ describe('GET /v1/agents/{agentId}', () => {
 
   it('is 403 FORBIDDEN naming the missing permission before looking the agent up', async () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:read'] });
-    const res = await ctx.http.get('/v1/agents/00000000-0000-4000-8000-000000000000').set('X-API-Key', key.key).expect(403);
+    const res = await ctx.http
+      .get('/v1/agents/00000000-0000-4000-8000-000000000000')
+      .set('X-API-Key', key.key)
+      .expect(403);
     expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:read' });
   });
 

@@ -43,11 +43,19 @@ describe('API key lifecycle', () => {
   });
 
   it('deactivates, reactivates and deletes a key with effect on the very next request', async () => {
-    const { body: key } = await ctx.http.post('/v1/api-keys').set(bearer(w.token)).send({ name: 'K', permissions: ['agents:read'] }).expect(201);
+    const { body: key } = await ctx.http
+      .post('/v1/api-keys')
+      .set(bearer(w.token))
+      .send({ name: 'K', permissions: ['agents:read'] })
+      .expect(201);
     const call = () => ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key);
     await call().expect(200);
 
-    const off = await ctx.http.patch(`/v1/api-keys/${key.id}`).set(bearer(w.token)).send({ is_active: false }).expect(200);
+    const off = await ctx.http
+      .patch(`/v1/api-keys/${key.id}`)
+      .set(bearer(w.token))
+      .send({ is_active: false })
+      .expect(200);
     expect(off.body.is_active).toBe(false);
     expect((await call().expect(401)).body.error.message).toBe('API key is inactive');
 
@@ -74,17 +82,36 @@ describe('API key lifecycle', () => {
   });
 
   it('changes permissions, scope and limits with PATCH, ignoring unknown fields, and refuses the key value', async () => {
-    const { body: key } = await ctx.http.post('/v1/api-keys').set(bearer(w.token)).send({ name: 'K', permissions: ['agents:read'] }).expect(201);
+    const { body: key } = await ctx.http
+      .post('/v1/api-keys')
+      .set(bearer(w.token))
+      .send({ name: 'K', permissions: ['agents:read'] })
+      .expect(201);
     const res = await ctx.http
       .patch(`/v1/api-keys/${key.id}`)
       .set(bearer(w.token))
-      .send({ name: 'Renamed', permissions: ['calls:read'], allowed_agent_ids: [w.agentId], rate_limit_per_hour: 5, unknown: 1 })
+      .send({
+        name: 'Renamed',
+        permissions: ['calls:read'],
+        allowed_agent_ids: [w.agentId],
+        rate_limit_per_hour: 5,
+        unknown: 1,
+      })
       .expect(200);
-    expect(res.body).toMatchObject({ name: 'Renamed', permissions: ['calls:read'], allowed_agent_ids: [w.agentId], rate_limit_per_hour: 5 });
+    expect(res.body).toMatchObject({
+      name: 'Renamed',
+      permissions: ['calls:read'],
+      allowed_agent_ids: [w.agentId],
+      rate_limit_per_hour: 5,
+    });
     const forbidden = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(403);
     expect(forbidden.body.error.message).toBe('Missing permission: agents:read');
 
-    const refused = await ctx.http.patch(`/v1/api-keys/${key.id}`).set(bearer(w.token)).send({ key: 'svc_live_x' }).expect(400);
+    const refused = await ctx.http
+      .patch(`/v1/api-keys/${key.id}`)
+      .set(bearer(w.token))
+      .send({ key: 'svc_live_x' })
+      .expect(400);
     expect(refused.body.error.details).toEqual([{ field: 'key', message: 'The key value cannot be changed' }]);
   });
 
@@ -103,12 +130,23 @@ describe('API key lifecycle', () => {
       })
       .expect(400);
     const fields = res.body.error.details.map((d: { field: string }) => d.field).sort();
-    expect(fields).toEqual(['expires_at', 'extra', 'name', 'permissions[1]', 'rate_limit_per_hour', 'rate_limit_per_minute']);
+    expect(fields).toEqual([
+      'expires_at',
+      'extra',
+      'name',
+      'permissions[1]',
+      'rate_limit_per_hour',
+      'rate_limit_per_minute',
+    ]);
     expect(await ctx.db('api_keys').count({ n: '*' }).first()).toEqual(before);
   });
 
   it('accepts the limit bounds and refuses one past them', async () => {
-    const make = (body: object) => ctx.http.post('/v1/api-keys').set(bearer(w.token)).send({ name: 'B', permissions: ['agents:read'], ...body });
+    const make = (body: object) =>
+      ctx.http
+        .post('/v1/api-keys')
+        .set(bearer(w.token))
+        .send({ name: 'B', permissions: ['agents:read'], ...body });
     await make({ rate_limit_per_minute: 1, rate_limit_per_hour: 1 }).expect(201);
     await make({ rate_limit_per_minute: 600, rate_limit_per_hour: 10000 }).expect(201);
     await make({ rate_limit_per_hour: 10001 }).expect(400);
@@ -119,7 +157,12 @@ describe('API key lifecycle', () => {
     const res = await ctx.http
       .post('/v1/api-keys')
       .set(bearer(w.token))
-      .send({ name: 'K', permissions: ['agents:read'], expires_at: '2001-01-01T00:00:00Z', allowed_agent_ids: [w.agentId, other.agentId] })
+      .send({
+        name: 'K',
+        permissions: ['agents:read'],
+        expires_at: '2001-01-01T00:00:00Z',
+        allowed_agent_ids: [w.agentId, other.agentId],
+      })
       .expect(400);
     expect(res.body.error.details).toEqual([
       { field: 'expires_at', message: 'Must be in the future' },
@@ -131,13 +174,19 @@ describe('API key lifecycle', () => {
 describe('API key management access', () => {
   it('refuses an API key with 401 and a dedicated message', async () => {
     const res = await ctx.http.get('/v1/api-keys').set('X-API-Key', w.key).expect(401);
-    expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: 'API key management requires a dashboard login token' });
+    expect(res.body.error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: 'API key management requires a dashboard login token',
+    });
   });
 
   it('refuses admin and member roles with 403', async () => {
     for (const role of ['admin', 'member'] as const) {
       const user = await ctx.build.user(w.orgId, role);
-      const res = await ctx.http.get('/v1/api-keys').set(bearer(ctx.build.token(user.id))).expect(403);
+      const res = await ctx.http
+        .get('/v1/api-keys')
+        .set(bearer(ctx.build.token(user.id)))
+        .expect(403);
       expect(res.body.error.code).toBe('FORBIDDEN');
     }
   });
@@ -157,7 +206,11 @@ describe('API key management access', () => {
     const second = await ctx.build.organization();
     await ctx.build.member(user.id, second.id, 'developer_admin');
     const token = ctx.build.token(user.id);
-    const missing = await ctx.http.post('/v1/api-keys').set(bearer(token)).send({ name: 'K', permissions: ['agents:read'] }).expect(400);
+    const missing = await ctx.http
+      .post('/v1/api-keys')
+      .set(bearer(token))
+      .send({ name: 'K', permissions: ['agents:read'] })
+      .expect(400);
     expect(missing.body.error.details).toEqual([expect.objectContaining({ field: 'organization_id' })]);
     const made = await ctx.http
       .post('/v1/api-keys')

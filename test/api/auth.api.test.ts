@@ -44,7 +44,9 @@ describe('API key authentication', () => {
     // No local invalidation: only the trigger's NOTIFY reaches the app.
     await expect.poll(async () => (await call()).status, { timeout: 2000, interval: 5 }).toBe(401);
     await ctx.db('api_keys').where({ id: key.id }).delete();
-    await expect.poll(async () => (await call()).body.error?.message, { timeout: 2000, interval: 5 }).toBe('Invalid or missing API key');
+    await expect
+      .poll(async () => (await call()).body.error?.message, { timeout: 2000, interval: 5 })
+      .toBe('Invalid or missing API key');
   });
 
   it('refuses a key from the moment it expires', async () => {
@@ -110,7 +112,6 @@ describe('Dashboard token authentication', () => {
   const sign = (payload: object, options: jwt.SignOptions = {}) =>
     jwt.sign(payload, ctx.config.JWT_SECRET!, { algorithm: 'HS256', expiresIn: 60, ...options });
 
-
   it('gives developer_admin and admin every permission and member only the read ones', async () => {
     const member = await ctx.build.user(w.orgId, 'member');
     const token = ctx.build.token(member.id);
@@ -120,11 +121,20 @@ describe('Dashboard token authentication', () => {
   });
 
   it.each([
-    ['a token signed with another secret', () => jwt.sign({}, 'another-secret-another-secret-another', { subject: w.userId, expiresIn: 60 })],
+    [
+      'a token signed with another secret',
+      () => jwt.sign({}, 'another-secret-another-secret-another', { subject: w.userId, expiresIn: 60 }),
+    ],
     ['a token without exp', () => jwt.sign({ sub: w.userId }, ctx.config.JWT_SECRET!, { algorithm: 'HS256' })],
-    ['an expired token', () => jwt.sign({ sub: w.userId, exp: Math.floor(Date.now() / 1000) - 10 }, ctx.config.JWT_SECRET!)],
+    [
+      'an expired token',
+      () => jwt.sign({ sub: w.userId, exp: Math.floor(Date.now() / 1000) - 10 }, ctx.config.JWT_SECRET!),
+    ],
     ['a token of an unknown user', () => sign({}, { subject: '00000000-0000-4000-8000-000000000000' })],
-    ['an unsigned token', () => jwt.sign({ sub: w.userId, exp: Math.floor(Date.now() / 1000) + 60 }, '', { algorithm: 'none' })],
+    [
+      'an unsigned token',
+      () => jwt.sign({ sub: w.userId, exp: Math.floor(Date.now() / 1000) + 60 }, '', { algorithm: 'none' }),
+    ],
   ])('refuses %s with 401', async (_label, make) => {
     const res = await ctx.http.get(agentPath()).set('Authorization', `Bearer ${make()}`).expect(401);
     expect(res.body.error.code).toBe('UNAUTHORIZED');
@@ -155,11 +165,26 @@ describe('Errors and request ids', () => {
 
   it('rejects invalid JSON, a wrong content type and a non-object body with 400', async () => {
     const auth = { Authorization: `Bearer ${w.token}` };
-    const badJson = await ctx.http.post('/v1/api-keys').set(auth).set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    const badJson = await ctx.http
+      .post('/v1/api-keys')
+      .set(auth)
+      .set('Content-Type', 'application/json')
+      .send('{"name": ')
+      .expect(400);
     expect(badJson.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Request body is not valid JSON' });
-    const text = await ctx.http.post('/v1/api-keys').set(auth).set('Content-Type', 'text/plain').send('name=x').expect(400);
+    const text = await ctx.http
+      .post('/v1/api-keys')
+      .set(auth)
+      .set('Content-Type', 'text/plain')
+      .send('name=x')
+      .expect(400);
     expect(text.body.error.message).toBe('Content-Type must be application/json');
-    const array = await ctx.http.post('/v1/api-keys').set(auth).set('Content-Type', 'application/json').send('[1,2]').expect(400);
+    const array = await ctx.http
+      .post('/v1/api-keys')
+      .set(auth)
+      .set('Content-Type', 'application/json')
+      .send('[1,2]')
+      .expect(400);
     expect(array.body.error.message).toBe('Request body must be a JSON object');
   });
 
@@ -173,7 +198,11 @@ describe('Errors and request ids', () => {
       .expect(413);
     expect(big.body.error.code).toBe('VALIDATION_ERROR');
     // 50,000 three-byte characters (150 kB) are well inside the limit.
-    const res = await ctx.http.post('/v1/api-keys').set(auth).send({ name: '€'.repeat(50_000), permissions: ['agents:read'] }).expect(400);
+    const res = await ctx.http
+      .post('/v1/api-keys')
+      .set(auth)
+      .send({ name: '€'.repeat(50_000), permissions: ['agents:read'] })
+      .expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'name' })]);
   });
 
@@ -181,7 +210,10 @@ describe('Errors and request ids', () => {
     const brokenApp = appWithUnreachableDatabase(ctx);
     const failed = await brokenApp.get(agentPath()).set('Authorization', `Bearer ${w.token}`);
     expect(failed.status).toBe(503);
-    expect(failed.body.error).toMatchObject({ code: 'INTERNAL_ERROR', message: 'The service is temporarily unavailable' });
+    expect(failed.body.error).toMatchObject({
+      code: 'INTERNAL_ERROR',
+      message: 'The service is temporarily unavailable',
+    });
     expect(JSON.stringify(failed.body)).not.toMatch(/ECONNREFUSED|knex|stack/i);
     const health = await brokenApp.get('/v1/health').expect(503);
     expect(health.body).toMatchObject({ status: 'degraded', checks: { database: 'unavailable' } });

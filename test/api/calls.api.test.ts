@@ -45,13 +45,18 @@ async function report(world: World, fields: Record<string, unknown> = {}, agentI
   return res.body as { id: string; call_id: string; [field: string]: unknown };
 }
 
-const eventsOf = (agentId: string) => ctx.db('events').where({ agent_id: agentId }).orderBy('created_at').select('type', 'payload', 'organization_id');
+const eventsOf = (agentId: string) =>
+  ctx.db('events').where({ agent_id: agentId }).orderBy('created_at').select('type', 'payload', 'organization_id');
 const callRow = (id: string) => ctx.db('calls').where({ id }).first();
 
 describe('POST /v1/agents/{agentId}/calls (intake)', () => {
   it('stores the call, answers 201 with it and records call.completed with the webhook call object', async () => {
     const world = await ctx.build.world();
-    const res = await ctx.http.post(calls(world.agentId)).set('X-API-Key', world.key).send(callBody({ call_id: 'abc-1' })).expect(201);
+    const res = await ctx.http
+      .post(calls(world.agentId))
+      .set('X-API-Key', world.key)
+      .send(callBody({ call_id: 'abc-1' }))
+      .expect(201);
     expect(res.body).toMatchObject({
       call_id: 'abc-1',
       agent_id: world.agentId,
@@ -75,11 +80,29 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     expect(event).toBe('call.completed');
     expect(Object.keys(call).sort()).toEqual(
       [
-        'id', 'call_id', 'customer_name', 'customer_request', 'phone_number', 'duration', 'done', 'general_success',
-        'disconnection_reason', 'call_summary', 'transcript', 'employee', 'agent_id', 'created_at',
+        'id',
+        'call_id',
+        'customer_name',
+        'customer_request',
+        'phone_number',
+        'duration',
+        'done',
+        'general_success',
+        'disconnection_reason',
+        'call_summary',
+        'transcript',
+        'employee',
+        'agent_id',
+        'created_at',
       ].sort(),
     );
-    expect(call).toMatchObject({ id: res.body.id, call_id: 'abc-1', duration: 95, employee: null, agent_id: world.agentId });
+    expect(call).toMatchObject({
+      id: res.body.id,
+      call_id: 'abc-1',
+      duration: 95,
+      employee: null,
+      agent_id: world.agentId,
+    });
     expect(typeof call.transcript).toBe('string');
     expect(JSON.parse(call.transcript)).toEqual(transcript);
   });
@@ -100,7 +123,9 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
   it('keeps exactly one call when the same call_id is reported twice at the same moment', async () => {
     const world = await ctx.build.world();
     const body = callBody({ call_id: 'race-1' });
-    const results = await Promise.all([1, 2].map(() => ctx.http.post(calls(world.agentId)).set('X-API-Key', world.key).send(body)));
+    const results = await Promise.all(
+      [1, 2].map(() => ctx.http.post(calls(world.agentId)).set('X-API-Key', world.key).send(body)),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 201]);
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await eventsOf(world.agentId)).toHaveLength(1);
@@ -128,7 +153,7 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     expect(call.done).toBe(done);
   });
 
-  it("puts done calls in the trash when the organization has auto_delete_done_calls, and records the event all the same", async () => {
+  it('puts done calls in the trash when the organization has auto_delete_done_calls, and records the event all the same', async () => {
     const world = await ctx.build.world();
     await ctx.db('organizations').where({ id: world.orgId }).update({ auto_delete_done_calls: true });
     await ctx.db('agents').where({ id: world.agentId }).update({ short_calls_auto_edit: true });
@@ -159,7 +184,11 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     ]);
     const missing = await ctx.http.post(calls(world.agentId)).set('X-API-Key', world.key).send({}).expect(400);
     expect(missing.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['call_id', 'duration']);
-    const badString = await ctx.http.post(calls(world.agentId)).set('X-API-Key', world.key).send(callBody({ transcript: '[{' })).expect(400);
+    const badString = await ctx.http
+      .post(calls(world.agentId))
+      .set('X-API-Key', world.key)
+      .send(callBody({ transcript: '[{' }))
+      .expect(400);
     expect(badString.body.error.details[0].field).toBe('transcript');
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).first()).toBeUndefined();
     expect(await eventsOf(world.agentId)).toEqual([]);
@@ -195,16 +224,31 @@ describe('GET /v1/agents/{agentId}/calls', () => {
     ctx.clock.set('2026-03-01T09:00:00Z');
     ids.march1 = (await report(world, { customer_name: 'Anna Schmidt', phone_number: '+49 30 111', note: null })).id;
     ctx.clock.set('2026-03-15T12:30:00Z');
-    ids.march15 = (await report(world, { customer_name: 'Bernd Meier', phone_number: '+4930222', done: true, transcript: [{ role: 'user', text: 'Es tropft aus dem Rohr' }] })).id;
+    ids.march15 = (
+      await report(world, {
+        customer_name: 'Bernd Meier',
+        phone_number: '+4930222',
+        done: true,
+        transcript: [{ role: 'user', text: 'Es tropft aus dem Rohr' }],
+      })
+    ).id;
     ctx.clock.set('2026-03-31T23:59:59Z');
-    ids.march31 = (await report(world, { customer_name: '100% Kunde_1', phone_number: '+4930111', call_summary: 'Rabatt 100%' })).id;
+    ids.march31 = (
+      await report(world, { customer_name: '100% Kunde_1', phone_number: '+4930111', call_summary: 'Rabatt 100%' })
+    ).id;
     ctx.clock.set('2026-04-01T00:00:00Z');
     ids.april = (await report(world, { customer_name: 'Deleted Dora', phone_number: '+4930333' })).id;
-    await ctx.db('calls').where({ id: ids.april }).update({ deleted_at: new Date('2026-04-02T00:00:00Z') });
+    await ctx
+      .db('calls')
+      .where({ id: ids.april })
+      .update({ deleted_at: new Date('2026-04-02T00:00:00Z') });
   });
 
   const list = async (query = '') => {
-    const res = await ctx.http.get(`${calls(world.agentId)}${query}`).set('X-API-Key', world.key).expect(200);
+    const res = await ctx.http
+      .get(`${calls(world.agentId)}${query}`)
+      .set('X-API-Key', world.key)
+      .expect(200);
     return res.body as { data: { id: string; [f: string]: unknown }[]; pagination: unknown };
   };
   const idsOf = (page: { data: { id: string }[] }) => page.data.map((c) => c.id);
@@ -230,7 +274,9 @@ describe('GET /v1/agents/{agentId}/calls', () => {
     expect(idsOf(await list('?from=2026-03-15&to=2026-03-31'))).toEqual([ids.march31, ids.march15]);
     expect(idsOf(await list('?to=2026-03-15T12:30:00Z'))).toEqual([ids.march15, ids.march1]);
     expect(idsOf(await list('?from=2026-03-15T12:30:00.001Z&include_deleted=true'))).toEqual([ids.april, ids.march31]);
-    expect(idsOf(await list(`?from=${encodeURIComponent('2026-03-01T10:00:00+02:00')}&to=2026-03-01`))).toEqual([ids.march1]);
+    expect(idsOf(await list(`?from=${encodeURIComponent('2026-03-01T10:00:00+02:00')}&to=2026-03-01`))).toEqual([
+      ids.march1,
+    ]);
   });
 
   it('filters by phone number, ignoring spaces, dashes and brackets', async () => {
@@ -257,18 +303,28 @@ describe('GET /v1/agents/{agentId}/calls', () => {
       .get(`${calls(world.agentId)}?done=yes&from=yesterday&include_deleted=1&limit=500`)
       .set('X-API-Key', world.key)
       .expect(400);
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['done', 'from', 'include_deleted', 'limit']);
-    const reversed = await ctx.http.get(`${calls(world.agentId)}?from=2026-04-01&to=2026-03-01`).set('X-API-Key', world.key).expect(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'done',
+      'from',
+      'include_deleted',
+      'limit',
+    ]);
+    const reversed = await ctx.http
+      .get(`${calls(world.agentId)}?from=2026-04-01&to=2026-03-01`)
+      .set('X-API-Key', world.key)
+      .expect(400);
     expect(reversed.body.error.details).toEqual([{ field: 'to', message: 'Must not be before from' }]);
   });
 
   it('is 403 without calls:read, 403 AGENT_NOT_ACCESSIBLE out of scope and 404 for another organization', async () => {
     const writeOnly = await ctx.build.apiKey(world.orgId, world.userId, { permissions: ['calls:write'] });
-    expect((await ctx.http.get(calls(world.agentId)).set('X-API-Key', writeOnly.key).expect(403)).body.error.message).toBe(
-      'Missing permission: calls:read',
-    );
+    expect(
+      (await ctx.http.get(calls(world.agentId)).set('X-API-Key', writeOnly.key).expect(403)).body.error.message,
+    ).toBe('Missing permission: calls:read');
     const scoped = await ctx.build.apiKey(world.orgId, world.userId, { allowedAgentIds: [] });
-    expect((await ctx.http.get(calls(world.agentId)).set('X-API-Key', scoped.key).expect(403)).body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
+    expect((await ctx.http.get(calls(world.agentId)).set('X-API-Key', scoped.key).expect(403)).body.error.code).toBe(
+      'AGENT_NOT_ACCESSIBLE',
+    );
     await ctx.http.get(calls(world.agentId)).set('X-API-Key', w.key).expect(404);
   });
 });
@@ -276,7 +332,10 @@ describe('GET /v1/agents/{agentId}/calls', () => {
 describe('GET /v1/agents/{agentId}/calls/{callId}', () => {
   it('returns one call with its transcript as a JSON string', async () => {
     const call = await report(w);
-    const res = await ctx.http.get(`${calls(w.agentId)}/${call.id}`).set('X-API-Key', w.key).expect(200);
+    const res = await ctx.http
+      .get(`${calls(w.agentId)}/${call.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body).toEqual(call);
     expect(JSON.parse(res.body.transcript)).toEqual(transcript);
   });
@@ -284,12 +343,24 @@ describe('GET /v1/agents/{agentId}/calls/{callId}', () => {
   it("is 404 for another agent's call and an unknown id, 400 for a malformed callId, 403 without calls:read", async () => {
     const sibling = await ctx.build.agent(w.orgId);
     const theirs = await report(w, {}, sibling.id);
-    await ctx.http.get(`${calls(w.agentId)}/${theirs.id}`).set('X-API-Key', w.key).expect(404);
-    await ctx.http.get(`${calls(w.agentId)}/${UNKNOWN}`).set('X-API-Key', w.key).expect(404);
-    const res = await ctx.http.get(`${calls(w.agentId)}/123`).set('X-API-Key', w.key).expect(400);
+    await ctx.http
+      .get(`${calls(w.agentId)}/${theirs.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
+    await ctx.http
+      .get(`${calls(w.agentId)}/${UNKNOWN}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
+    const res = await ctx.http
+      .get(`${calls(w.agentId)}/123`)
+      .set('X-API-Key', w.key)
+      .expect(400);
     expect(res.body.error.details).toEqual([{ field: 'callId', message: 'Must be a UUID' }]);
     const kbOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['kb:read'] });
-    await ctx.http.get(`${calls(w.agentId)}/${theirs.id}`).set('X-API-Key', kbOnly.key).expect(403);
+    await ctx.http
+      .get(`${calls(w.agentId)}/${theirs.id}`)
+      .set('X-API-Key', kbOnly.key)
+      .expect(403);
   });
 });
 
@@ -300,13 +371,39 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
     const res = await ctx.http
       .patch(`${calls(w.agentId)}/${call.id}`)
       .set('X-API-Key', w.key)
-      .send({ done: true, note: 'Called back', employee_id: employeeId, customer_name: 'Hacker', duration: 1, is_purged: true })
+      .send({
+        done: true,
+        note: 'Called back',
+        employee_id: employeeId,
+        customer_name: 'Hacker',
+        duration: 1,
+        is_purged: true,
+      })
       .expect(200);
-    expect(res.body).toMatchObject({ done: true, note: 'Called back', employee_id: employeeId, customer_name: 'Erika Mustermann', duration: 95, is_purged: false, deleted_at: null });
+    expect(res.body).toMatchObject({
+      done: true,
+      note: 'Called back',
+      employee_id: employeeId,
+      customer_name: 'Erika Mustermann',
+      duration: 95,
+      is_purged: false,
+      deleted_at: null,
+    });
     expect(res.body.employee).toEqual({ id: employeeId, name: 'Jonas Weber' });
-    const listed = await ctx.http.get(calls(w.agentId)).set('X-API-Key', w.key).query({ include_deleted: 'true' }).expect(200);
-    expect(listed.body.data.find((c: { id: string }) => c.id === call.id).employee).toEqual({ id: employeeId, name: 'Jonas Weber' });
-    const cleared = await ctx.http.patch(`${calls(w.agentId)}/${call.id}`).set('X-API-Key', w.key).send({ note: null, employee_id: null }).expect(200);
+    const listed = await ctx.http
+      .get(calls(w.agentId))
+      .set('X-API-Key', w.key)
+      .query({ include_deleted: 'true' })
+      .expect(200);
+    expect(listed.body.data.find((c: { id: string }) => c.id === call.id).employee).toEqual({
+      id: employeeId,
+      name: 'Jonas Weber',
+    });
+    const cleared = await ctx.http
+      .patch(`${calls(w.agentId)}/${call.id}`)
+      .set('X-API-Key', w.key)
+      .send({ note: null, employee_id: null })
+      .expect(200);
     expect(cleared.body).toMatchObject({ note: null, employee_id: null, employee: null, done: true });
   });
 
@@ -315,8 +412,14 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
     const other = await ctx.build.agent(w.orgId);
     const foreign = await employeeOf(other.id, 'Fremd');
     for (const employeeId of [foreign, UNKNOWN]) {
-      const res = await ctx.http.patch(`${calls(w.agentId)}/${call.id}`).set('X-API-Key', w.key).send({ employee_id: employeeId, note: 'x' }).expect(400);
-      expect(res.body.error.details).toEqual([{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
+      const res = await ctx.http
+        .patch(`${calls(w.agentId)}/${call.id}`)
+        .set('X-API-Key', w.key)
+        .send({ employee_id: employeeId, note: 'x' })
+        .expect(400);
+      expect(res.body.error.details).toEqual([
+        { field: 'employee_id', message: 'No employee of this agent has this id' },
+      ]);
     }
     const row = await ctx.db('calls').where({ id: call.id }).first('employee_id', 'note');
     expect(row).toEqual({ employee_id: null, note: null });
@@ -326,10 +429,20 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
     const employeeId = await employeeOf(w.agentId, 'Lena Koch');
     const call = await report(w, { employee_id: employeeId });
     expect(call.employee).toEqual({ id: employeeId, name: 'Lena Koch' });
-    const event = await ctx.db('events').where({ agent_id: w.agentId, type: 'call.completed' }).whereRaw(`payload->'call'->>'id' = ?`, [call.id]).first();
+    const event = await ctx
+      .db('events')
+      .where({ agent_id: w.agentId, type: 'call.completed' })
+      .whereRaw(`payload->'call'->>'id' = ?`, [call.id])
+      .first();
     expect(event.payload.call.employee).toEqual({ id: employeeId, name: 'Lena Koch' });
-    const refused = await ctx.http.post(calls(w.agentId)).set('X-API-Key', w.key).send(callBody({ employee_id: UNKNOWN })).expect(400);
-    expect(refused.body.error.details).toEqual([{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
+    const refused = await ctx.http
+      .post(calls(w.agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ employee_id: UNKNOWN }))
+      .expect(400);
+    expect(refused.body.error.details).toEqual([
+      { field: 'employee_id', message: 'No employee of this agent has this id' },
+    ]);
   });
 
   it('puts a call marked done in the trash when the organization auto-deletes done calls', async () => {
@@ -337,7 +450,11 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
     await ctx.db('organizations').where({ id: world.orgId }).update({ auto_delete_done_calls: true });
     const call = await report(world);
     ctx.clock.set('2026-06-01T08:00:00Z');
-    const res = await ctx.http.patch(`${calls(world.agentId)}/${call.id}`).set('X-API-Key', world.key).send({ done: true }).expect(200);
+    const res = await ctx.http
+      .patch(`${calls(world.agentId)}/${call.id}`)
+      .set('X-API-Key', world.key)
+      .send({ done: true })
+      .expect(200);
     expect(res.body).toMatchObject({ done: true, deleted_at: '2026-06-01T08:00:00.000Z' });
   });
 
@@ -349,18 +466,34 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
       .set('X-API-Key', w.key)
       .send({ done: 'yes', note: 5, employee_id: 'abc' })
       .expect(400);
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['done', 'employee_id', 'note']);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'done',
+      'employee_id',
+      'note',
+    ]);
     expect(await callRow(call.id)).toEqual(before);
   });
 
   it("is 404 for another agent's call and 403 without calls:write or out of scope, changing nothing", async () => {
     const sibling = await ctx.build.agent(w.orgId);
     const theirs = await report(w, {}, sibling.id);
-    await ctx.http.patch(`${calls(w.agentId)}/${theirs.id}`).set('X-API-Key', w.key).send({ done: true }).expect(404);
+    await ctx.http
+      .patch(`${calls(w.agentId)}/${theirs.id}`)
+      .set('X-API-Key', w.key)
+      .send({ done: true })
+      .expect(404);
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:read'] });
-    await ctx.http.patch(`${calls(sibling.id)}/${theirs.id}`).set('X-API-Key', readOnly.key).send({ done: true }).expect(403);
+    await ctx.http
+      .patch(`${calls(sibling.id)}/${theirs.id}`)
+      .set('X-API-Key', readOnly.key)
+      .send({ done: true })
+      .expect(403);
     const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    const res = await ctx.http.patch(`${calls(sibling.id)}/${theirs.id}`).set('X-API-Key', scoped.key).send({ done: true }).expect(403);
+    const res = await ctx.http
+      .patch(`${calls(sibling.id)}/${theirs.id}`)
+      .set('X-API-Key', scoped.key)
+      .send({ done: true })
+      .expect(403);
     expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
     expect((await callRow(theirs.id)).done).toBe(false);
   });
@@ -378,7 +511,12 @@ describe('counting the calls of a caller today (for greeting variants)', () => {
     ctx.clock.set('2026-07-11T01:00:00Z');
     await report(world, { phone_number: '+49171555' });
     const count = (number: string) =>
-      ctx.container.callRepository.countCallsToday(agent, number, new Date('2026-07-10T00:00:00Z'), new Date('2026-07-11T00:00:00Z'));
+      ctx.container.callRepository.countCallsToday(
+        agent,
+        number,
+        new Date('2026-07-10T00:00:00Z'),
+        new Date('2026-07-11T00:00:00Z'),
+      );
     expect(await count('+49-171-555')).toBe(2);
     expect(await count('+49171556')).toBe(0);
   });
@@ -389,7 +527,10 @@ describe('call routes in the API description', () => {
     const doc = await ctx.http.get('/v1/openapi.json').expect(200);
     expect(Object.keys(doc.body.paths['/v1/agents/{agentId}/calls']).sort()).toEqual(['get', 'post']);
     expect(Object.keys(doc.body.paths['/v1/agents/{agentId}/calls/{callId}']).sort()).toEqual(['get', 'patch']);
-    const res = await ctx.http.delete(`${calls(w.agentId)}/${UNKNOWN}`).set('X-API-Key', w.key).expect(405);
+    const res = await ctx.http
+      .delete(`${calls(w.agentId)}/${UNKNOWN}`)
+      .set('X-API-Key', w.key)
+      .expect(405);
     expect(res.headers.allow).toBe('GET, PATCH');
   });
 });

@@ -24,7 +24,10 @@ function create(agentId: string, body: Record<string, unknown>, key = w.key) {
 }
 
 function patch(agentId: string, contactId: string, body: Record<string, unknown>, key = w.key) {
-  return ctx.http.patch(`${base(agentId)}/${contactId}`).set('X-API-Key', key).send(body);
+  return ctx.http
+    .patch(`${base(agentId)}/${contactId}`)
+    .set('X-API-Key', key)
+    .send(body);
 }
 
 function list(agentId: string, query = '') {
@@ -82,13 +85,27 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
     ['+1 (415) 555-0100', '+14155550100'],
   ])('normalises %j to %s in all three number fields', async (input, expected) => {
     const agentId = await freshAgent();
-    const res = await create(agentId, { customer_name: 'N', phone_number: input, mobile_number: input, landline_number: input }).expect(201);
-    expect([res.body.phone_number, res.body.mobile_number, res.body.landline_number]).toEqual([expected, expected, expected]);
+    const res = await create(agentId, {
+      customer_name: 'N',
+      phone_number: input,
+      mobile_number: input,
+      landline_number: input,
+    }).expect(201);
+    expect([res.body.phone_number, res.body.mobile_number, res.body.landline_number]).toEqual([
+      expected,
+      expected,
+      expected,
+    ]);
   });
 
   it('refuses numbers that cannot be E.164, naming each field, and writes nothing', async () => {
     const agentId = await freshAgent();
-    const res = await create(agentId, { customer_name: 'N', phone_number: '12ab', mobile_number: '+0123', landline_number: '+49 123 456 789 012 345' }).expect(400);
+    const res = await create(agentId, {
+      customer_name: 'N',
+      phone_number: '12ab',
+      mobile_number: '+0123',
+      landline_number: '+49 123 456 789 012 345',
+    }).expect(400);
     expect(res.body.error.details).toEqual([
       { field: 'phone_number', message: 'Must be a phone number in E.164 format, e.g. +4930123456' },
       { field: 'mobile_number', message: 'Must be a phone number in E.164 format, e.g. +4930123456' },
@@ -105,7 +122,10 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
 
   it('trims tags, drops empty ones and removes case-insensitive duplicates', async () => {
     const agentId = await freshAgent();
-    const res = await create(agentId, { customer_name: 'T', tags: ['  VIP ', 'vip', '', 'Neukunde', 'NEUKUNDE', ' '] }).expect(201);
+    const res = await create(agentId, {
+      customer_name: 'T',
+      tags: ['  VIP ', 'vip', '', 'Neukunde', 'NEUKUNDE', ' '],
+    }).expect(201);
     expect(res.body.tags).toEqual(['VIP', 'Neukunde']);
     expect((await contactRows(agentId))[0].tags).toEqual(['VIP', 'Neukunde']);
   });
@@ -120,25 +140,43 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
   });
 
   it('lists every problem of an invalid contact at once', async () => {
-    const res = await create(w.agentId, { customer_name: 5, email: 'x', tags: 'VIP', last_contact_date: 'yesterday' }).expect(400);
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['customer_name', 'email', 'last_contact_date', 'tags']);
+    const res = await create(w.agentId, {
+      customer_name: 5,
+      email: 'x',
+      tags: 'VIP',
+      last_contact_date: 'yesterday',
+    }).expect(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'customer_name',
+      'email',
+      'last_contact_date',
+      'tags',
+    ]);
   });
 
   it('refuses a phone_number another contact of the agent has with 409', async () => {
     const agentId = await freshAgent();
     await create(agentId, { customer_name: 'First', phone_number: '+4930555' }).expect(201);
     const res = await create(agentId, { customer_name: 'Second', phone_number: '030 555' }).expect(409);
-    expect(res.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'phone_number', message: 'Already in use' }] });
+    expect(res.body.error).toMatchObject({
+      code: 'CONFLICT',
+      details: [{ field: 'phone_number', message: 'Already in use' }],
+    });
     expect((await contactRows(agentId)).map((c: Contact) => c.customer_name)).toEqual(['First']);
     // The same number as another contact's mobile or landline, or at another agent, is fine.
-    await create(agentId, { customer_name: 'Family', landline_number: '+4930555', mobile_number: '+4930555' }).expect(201);
+    await create(agentId, { customer_name: 'Family', landline_number: '+4930555', mobile_number: '+4930555' }).expect(
+      201,
+    );
     await create(await freshAgent(), { customer_name: 'Elsewhere', phone_number: '+4930555' }).expect(201);
   });
 });
 
 describe('contact names', () => {
   it.each([
-    [{ first_name: 'Max', last_name: 'Mustermann' }, { customer_name: 'Max Mustermann', first_name: 'Max', last_name: 'Mustermann' }],
+    [
+      { first_name: 'Max', last_name: 'Mustermann' },
+      { customer_name: 'Max Mustermann', first_name: 'Max', last_name: 'Mustermann' },
+    ],
     [{ last_name: 'Mustermann' }, { customer_name: 'Mustermann', first_name: null, last_name: 'Mustermann' }],
     [{ customer_name: 'Max Mustermann' }, { first_name: 'Max', last_name: 'Mustermann', salutation: null }],
     [{ customer_name: 'Mustermann, Max' }, { first_name: 'Max', last_name: 'Mustermann' }],
@@ -146,8 +184,14 @@ describe('contact names', () => {
     [{ customer_name: 'frau Erika Muster' }, { salutation: 'Frau', first_name: 'Erika', last_name: 'Muster' }],
     [{ customer_name: 'Anna Maria Schmidt' }, { first_name: null, last_name: null }],
     [{ customer_name: 'Cher' }, { first_name: null, last_name: null }],
-    [{ customer_name: 'Dr. M.', first_name: 'Max', last_name: 'Meier' }, { customer_name: 'Dr. M.', first_name: 'Max', last_name: 'Meier' }],
-    [{ customer_name: 'Herr Max Meier', salutation: 'Dr.' }, { salutation: 'Dr.', first_name: 'Max', last_name: 'Meier' }],
+    [
+      { customer_name: 'Dr. M.', first_name: 'Max', last_name: 'Meier' },
+      { customer_name: 'Dr. M.', first_name: 'Max', last_name: 'Meier' },
+    ],
+    [
+      { customer_name: 'Herr Max Meier', salutation: 'Dr.' },
+      { salutation: 'Dr.', first_name: 'Max', last_name: 'Meier' },
+    ],
   ])('composes or splits %j into %j', async (input, expected) => {
     const res = await create(await freshAgent(), input).expect(201);
     expect(res.body).toMatchObject(expected);
@@ -157,9 +201,19 @@ describe('contact names', () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { customer_name: 'Max Mustermann', salutation: 'Herr' }).expect(201);
     const renamed = await patch(agentId, created.body.id, { first_name: 'Moritz' }).expect(200);
-    expect(renamed.body).toMatchObject({ customer_name: 'Moritz Mustermann', first_name: 'Moritz', last_name: 'Mustermann', salutation: 'Herr' });
+    expect(renamed.body).toMatchObject({
+      customer_name: 'Moritz Mustermann',
+      first_name: 'Moritz',
+      last_name: 'Mustermann',
+      salutation: 'Herr',
+    });
     const split = await patch(agentId, created.body.id, { customer_name: 'Erika Musterfrau' }).expect(200);
-    expect(split.body).toMatchObject({ customer_name: 'Erika Musterfrau', first_name: 'Erika', last_name: 'Musterfrau', salutation: 'Herr' });
+    expect(split.body).toMatchObject({
+      customer_name: 'Erika Musterfrau',
+      first_name: 'Erika',
+      last_name: 'Musterfrau',
+      salutation: 'Herr',
+    });
     const ambiguous = await patch(agentId, created.body.id, { customer_name: 'Anna Maria Schmidt' }).expect(200);
     expect(ambiguous.body).toMatchObject({ customer_name: 'Anna Maria Schmidt', first_name: null, last_name: null });
   });
@@ -168,9 +222,20 @@ describe('contact names', () => {
 describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
   it('changes the given fields, clears with null, ignores unknown fields', async () => {
     const agentId = await freshAgent();
-    const created = await create(agentId, { customer_name: 'A B', phone_number: '+4930111', note: 'n', tags: ['x'] }).expect(201);
+    const created = await create(agentId, {
+      customer_name: 'A B',
+      phone_number: '+4930111',
+      note: 'n',
+      tags: ['x'],
+    }).expect(201);
     ctx.clock.advance(1000);
-    const res = await patch(agentId, created.body.id, { note: null, tags: ['Y', 'y'], mobile_number: '0171 1234567', id: UNKNOWN, bogus: 1 }).expect(200);
+    const res = await patch(agentId, created.body.id, {
+      note: null,
+      tags: ['Y', 'y'],
+      mobile_number: '0171 1234567',
+      id: UNKNOWN,
+      bogus: 1,
+    }).expect(200);
     expect(res.body).toMatchObject({
       id: created.body.id,
       agent_id: agentId,
@@ -263,7 +328,10 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
   it('returns one contact by id', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { customer_name: 'One' }).expect(201);
-    const res = await ctx.http.get(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(200);
+    const res = await ctx.http
+      .get(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body).toEqual(created.body);
   });
 });
@@ -272,10 +340,16 @@ describe('DELETE /v1/agents/{agentId}/contacts/{contactId}', () => {
   it('deletes with 204 and no body; then the contact is 404', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { customer_name: 'Gone' }).expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(204);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(204);
     expect(res.text).toBe('');
     expect(await contactRows(agentId)).toEqual([]);
-    await ctx.http.get(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .get(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
   });
 });
 
@@ -299,7 +373,10 @@ describe('contact access', () => {
     const res = await create(agentId, { customer_name: 'X' }, key.key).expect(403);
     expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
     await patch(agentId, existing.body.id, { customer_name: 'Changed' }, key.key).expect(403);
-    await ctx.http.delete(`${base(agentId)}/${existing.body.id}`).set('X-API-Key', key.key).expect(403);
+    await ctx.http
+      .delete(`${base(agentId)}/${existing.body.id}`)
+      .set('X-API-Key', key.key)
+      .expect(403);
     expect((await contactRows(agentId)).map((c: Contact) => c.customer_name)).toEqual(['Keep']);
   });
 
@@ -315,17 +392,27 @@ describe('contact access', () => {
     const owner = await freshAgent();
     const other = await freshAgent();
     const contact = await create(owner, { customer_name: 'Mine' }).expect(201);
-    await ctx.http.get(`${base(other)}/${contact.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .get(`${base(other)}/${contact.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     const res = await patch(other, contact.body.id, { customer_name: 'Stolen' }).expect(404);
     expect(res.body.error.message).toBe('Contact not found');
-    await ctx.http.delete(`${base(other)}/${contact.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .delete(`${base(other)}/${contact.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     expect((await contactRows(owner)).map((c: Contact) => c.customer_name)).toEqual(['Mine']);
   });
 
   it('is 400 naming the malformed path parameter', async () => {
     const a = await ctx.http.get('/v1/agents/x/contacts').set('X-API-Key', w.key).expect(400);
     expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http.patch(`${base(w.agentId)}/x`).set('X-API-Key', w.key).send({}).expect(400);
+    const b = await ctx.http
+      .patch(`${base(w.agentId)}/x`)
+      .set('X-API-Key', w.key)
+      .send({})
+      .expect(400);
     expect(b.body.error.details).toEqual([{ field: 'contactId', message: 'Must be a UUID' }]);
   });
 
@@ -333,6 +420,10 @@ describe('contact access', () => {
     const member = await ctx.build.user(w.orgId, 'member');
     const token = ctx.build.token(member.id);
     await ctx.http.get(base(w.agentId)).set('Authorization', `Bearer ${token}`).expect(200);
-    await ctx.http.post(base(w.agentId)).set('Authorization', `Bearer ${token}`).send({ customer_name: 'X' }).expect(403);
+    await ctx.http
+      .post(base(w.agentId))
+      .set('Authorization', `Bearer ${token}`)
+      .send({ customer_name: 'X' })
+      .expect(403);
   });
 });

@@ -47,6 +47,10 @@ describe('employee status change end to end', () => {
     expect(request.headers['webhook-signature']).toMatch(/^v1,/);
 
     const log = await ctx.http.get(`/v1/agents/${w.agentId}/webhook-deliveries`).set('X-API-Key', w.key).expect(200);
-    expect(log.body.data.some((d: { event_type?: string; event?: string }) => (d.event_type ?? d.event) === 'employee.forwarding_created')).toBe(true);
+    expect(
+      log.body.data.some(
+        (d: { event_type?: string; event?: string }) => (d.event_type ?? d.event) === 'employee.forwarding_created',
+      ),
+    ).toBe(true);
   });
 });

@@ -106,19 +106,26 @@ describe('POST /v1/agents/{agentId}/employees', () => {
     const onDuty = await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Nord' }).expect(201);
     expect(onDuty.body.notdienst_bereich).toBe('Nord');
     const res = await create(agentId, { name: 'B', status: 'anwesend', notdienst_bereich: 'Nord' }).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'notdienst_bereich', message: 'Only allowed while status is notdienst' }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'notdienst_bereich', message: 'Only allowed while status is notdienst' },
+    ]);
     expect(await ctx.db('employees').where({ agent_id: agentId }).count({ n: '*' }).first()).toEqual({ n: 1 });
   });
 
   it("accepts only the organization's emergency-duty areas once it defines some", async () => {
     const org = await ctx.build.organization();
-    await ctx.db('organizations').where({ id: org.id }).update({ notdienst_bereiche: ['Nord', 'Süd'] });
+    await ctx
+      .db('organizations')
+      .where({ id: org.id })
+      .update({ notdienst_bereiche: ['Nord', 'Süd'] });
     const user = await ctx.build.user(org.id);
     const key = (await ctx.build.apiKey(org.id, user.id)).key;
     const agentId = await freshAgent('Areas', org.id);
     await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Süd' }, key).expect(201);
     const res = await create(agentId, { name: 'B', status: 'notdienst', notdienst_bereich: 'West' }, key).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'notdienst_bereich', message: "Must be one of the organization's areas: Nord, Süd" }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'notdienst_bereich', message: "Must be one of the organization's areas: Nord, Süd" },
+    ]);
   });
 });
 
@@ -126,10 +133,16 @@ describe('GET /v1/agents/{agentId}/employees', () => {
   it('lists alphabetically, case-insensitively, with pagination', async () => {
     const agentId = await freshAgent();
     for (const name of ['carl', 'Anna', 'bert', 'Dora']) await create(agentId, { name }).expect(201);
-    const res = await ctx.http.get(`${base(agentId)}?limit=3`).set('X-API-Key', w.key).expect(200);
+    const res = await ctx.http
+      .get(`${base(agentId)}?limit=3`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body.data.map((e: Employee) => e.name)).toEqual(['Anna', 'bert', 'carl']);
     expect(res.body.pagination).toEqual({ page: 1, limit: 3, total: 4, pages: 2 });
-    const page2 = await ctx.http.get(`${base(agentId)}?limit=3&page=2`).set('X-API-Key', w.key).expect(200);
+    const page2 = await ctx.http
+      .get(`${base(agentId)}?limit=3&page=2`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(page2.body.data.map((e: Employee) => e.name)).toEqual(['Dora']);
   });
 
@@ -138,11 +151,20 @@ describe('GET /v1/agents/{agentId}/employees', () => {
     await create(agentId, { name: 'A', status: 'krank' }).expect(201);
     await create(agentId, { name: 'B', status: 'krank', active: false }).expect(201);
     await create(agentId, { name: 'C', status: 'anwesend', active: false }).expect(201);
-    const sick = await ctx.http.get(`${base(agentId)}?status=krank`).set('X-API-Key', w.key).expect(200);
+    const sick = await ctx.http
+      .get(`${base(agentId)}?status=krank`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(sick.body.data.map((e: Employee) => e.name)).toEqual(['A', 'B']);
-    const inactive = await ctx.http.get(`${base(agentId)}?active=false`).set('X-API-Key', w.key).expect(200);
+    const inactive = await ctx.http
+      .get(`${base(agentId)}?active=false`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(inactive.body.data.map((e: Employee) => e.name)).toEqual(['B', 'C']);
-    const both = await ctx.http.get(`${base(agentId)}?status=krank&active=true`).set('X-API-Key', w.key).expect(200);
+    const both = await ctx.http
+      .get(`${base(agentId)}?status=krank&active=true`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(both.body.data.map((e: Employee) => e.name)).toEqual(['A']);
     expect(both.body.pagination.total).toBe(1);
   });
@@ -152,14 +174,20 @@ describe('GET /v1/agents/{agentId}/employees', () => {
     ['active=yes', 'active'],
     ['limit=0', 'limit'],
   ])('refuses %s with a 400 naming %s', async (query, field) => {
-    const res = await ctx.http.get(`${base(w.agentId)}?${query}`).set('X-API-Key', w.key).expect(400);
+    const res = await ctx.http
+      .get(`${base(w.agentId)}?${query}`)
+      .set('X-API-Key', w.key)
+      .expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field })]);
   });
 
   it('returns one employee by id', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { name: 'One' }).expect(201);
-    const res = await ctx.http.get(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(200);
+    const res = await ctx.http
+      .get(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body).toEqual(created.body);
   });
 });
@@ -167,21 +195,38 @@ describe('GET /v1/agents/{agentId}/employees', () => {
 describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   it('changes the given fields, clears with null, ignores unknown fields', async () => {
     const agentId = await freshAgent();
-    const created = await create(agentId, { name: 'Old', phone_number: '+4930111', email: 'a@example.com' }).expect(201);
+    const created = await create(agentId, { name: 'Old', phone_number: '+4930111', email: 'a@example.com' }).expect(
+      201,
+    );
     const res = await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
       .set('X-API-Key', w.key)
       .send({ name: 'New', email: null, get_mail: true, id: UNKNOWN, agent_id: UNKNOWN, bogus: true })
       .expect(200);
-    expect(res.body).toMatchObject({ id: created.body.id, agent_id: agentId, name: 'New', email: null, phone_number: '+4930111', get_mail: true });
+    expect(res.body).toMatchObject({
+      id: created.body.id,
+      agent_id: agentId,
+      name: 'New',
+      email: null,
+      phone_number: '+4930111',
+      get_mail: true,
+    });
   });
 
   it('records the employee.forwarding_created event with the change, in the same transaction', async () => {
     ctx.clock.set('2026-11-21T23:30:00Z'); // already the 22nd in Berlin
     const agentId = await freshAgent('Zentrale');
-    const created = await create(agentId, { name: 'Erika', phone_number: '+4930222', email: 'erika@example.com' }).expect(201);
+    const created = await create(agentId, {
+      name: 'Erika',
+      phone_number: '+4930222',
+      email: 'erika@example.com',
+    }).expect(201);
     await ctx.queue.runPending(EVENT_DISPATCH_QUEUE, async () => {}); // drain jobs of earlier tests
-    await ctx.http.patch(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).send({ status: 'urlaub' }).expect(200);
+    await ctx.http
+      .patch(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ status: 'urlaub' })
+      .expect(200);
 
     const events = await statusEvents(agentId);
     expect(events).toHaveLength(1);
@@ -239,8 +284,16 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   it('records no event when the status stays the same', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { name: 'Max', status: 'urlaub' }).expect(201);
-    await ctx.http.patch(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).send({ status: 'urlaub', name: 'Maxi' }).expect(200);
-    await ctx.http.patch(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).send({ active: false }).expect(200);
+    await ctx.http
+      .patch(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ status: 'urlaub', name: 'Maxi' })
+      .expect(200);
+    await ctx.http
+      .patch(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ active: false })
+      .expect(200);
     expect(await statusEvents(agentId)).toEqual([]);
   });
 
@@ -260,7 +313,11 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
       .send({ status: 'krank', notdienst_bereich: 'Nord' })
       .expect(400);
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['employees:read'] });
-    await ctx.http.patch(`${base(agentId)}/${created.body.id}`).set('X-API-Key', readOnly.key).send({ status: 'krank' }).expect(403);
+    await ctx.http
+      .patch(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', readOnly.key)
+      .send({ status: 'krank' })
+      .expect(403);
     expect(await employeeRow(created.body.id)).toEqual(before);
     expect(await statusEvents(agentId)).toEqual([]);
   });
@@ -268,7 +325,11 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   it('clears notdienst_bereich when the employee leaves emergency duty', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Nord' }).expect(201);
-    const res = await ctx.http.patch(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).send({ status: 'anwesend' }).expect(200);
+    const res = await ctx.http
+      .patch(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ status: 'anwesend' })
+      .expect(200);
     expect(res.body).toMatchObject({ status: 'anwesend', notdienst_bereich: null });
     const back = await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
@@ -283,10 +344,16 @@ describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
   it('deletes with 204 and no body; then the employee is 404', async () => {
     const agentId = await freshAgent();
     const created = await create(agentId, { name: 'Gone' }).expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(204);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(204);
     expect(res.text).toBe('');
     expect(await employeeRow(created.body.id)).toBeUndefined();
-    await ctx.http.get(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .get(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
   });
 
   it('refuses with 409 while a transfer tool forwards to the employee, and keeps both', async () => {
@@ -297,7 +364,10 @@ describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
       .set('X-API-Key', w.key)
       .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${employee.body.id}`).set('X-API-Key', w.key).expect(409);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(409);
     expect(res.body.error.code).toBe('CONFLICT');
     expect(res.body.error.details).toEqual([{ field: 'employee_id', message: 'Linked tools: to_linked' }]);
     expect(await employeeRow(employee.body.id)).toBeDefined();
@@ -328,7 +398,11 @@ describe('employee phone numbers and linked transfer tools', () => {
       .send({ name: 'to_linked', tool_type: 'monitored_transfer', employee_id: employee.body.id })
       .expect(201);
     expect(tool.body.config.phone_number).toBe('+4930444');
-    await ctx.http.patch(`${base(agentId)}/${employee.body.id}`).set('X-API-Key', w.key).send({ phone_number: '0049 40 555' }).expect(200);
+    await ctx.http
+      .patch(`${base(agentId)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ phone_number: '0049 40 555' })
+      .expect(200);
     const after = await ctx.http.get(`/v1/agents/${agentId}/tools/${tool.body.id}`).set('X-API-Key', w.key).expect(200);
     expect(after.body.config.phone_number).toBe('+4940555');
   });
@@ -341,7 +415,11 @@ describe('employee phone numbers and linked transfer tools', () => {
       .set('X-API-Key', w.key)
       .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
-    await ctx.http.patch(`${base(agentId)}/${employee.body.id}`).set('X-API-Key', w.key).send({ phone_number: null }).expect(409);
+    await ctx.http
+      .patch(`${base(agentId)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ phone_number: null })
+      .expect(409);
     expect((await employeeRow(employee.body.id)).phone_number).toBe('+4930555');
   });
 });
@@ -364,8 +442,15 @@ describe('employee access', () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
     const res = await create(agentId, { name: 'X' }, key.key).expect(403);
     expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    await ctx.http.patch(`${base(agentId)}/${existing.body.id}`).set('X-API-Key', key.key).send({ status: 'krank' }).expect(403);
-    await ctx.http.delete(`${base(agentId)}/${existing.body.id}`).set('X-API-Key', key.key).expect(403);
+    await ctx.http
+      .patch(`${base(agentId)}/${existing.body.id}`)
+      .set('X-API-Key', key.key)
+      .send({ status: 'krank' })
+      .expect(403);
+    await ctx.http
+      .delete(`${base(agentId)}/${existing.body.id}`)
+      .set('X-API-Key', key.key)
+      .expect(403);
     const rows = await ctx.db('employees').where({ agent_id: agentId });
     expect(rows.map((r: Employee) => [r.name, r.status])).toEqual([['Keep', 'anwesend']]);
     expect(await statusEvents(agentId)).toEqual([]);
@@ -383,10 +468,20 @@ describe('employee access', () => {
     const owner = await freshAgent();
     const other = await freshAgent();
     const employee = await create(owner, { name: 'Mine' }).expect(201);
-    await ctx.http.get(`${base(other)}/${employee.body.id}`).set('X-API-Key', w.key).expect(404);
-    const patch = await ctx.http.patch(`${base(other)}/${employee.body.id}`).set('X-API-Key', w.key).send({ status: 'krank' }).expect(404);
+    await ctx.http
+      .get(`${base(other)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
+    const patch = await ctx.http
+      .patch(`${base(other)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ status: 'krank' })
+      .expect(404);
     expect(patch.body.error.message).toBe('Employee not found');
-    await ctx.http.delete(`${base(other)}/${employee.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .delete(`${base(other)}/${employee.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     expect((await employeeRow(employee.body.id)).status).toBe('anwesend');
     expect(await statusEvents(other)).toEqual([]);
     expect(await statusEvents(owner)).toEqual([]);
@@ -395,7 +490,10 @@ describe('employee access', () => {
   it('is 400 naming the malformed path parameter', async () => {
     const a = await ctx.http.get('/v1/agents/123/employees').set('X-API-Key', w.key).expect(400);
     expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http.delete(`${base(w.agentId)}/123`).set('X-API-Key', w.key).expect(400);
+    const b = await ctx.http
+      .delete(`${base(w.agentId)}/123`)
+      .set('X-API-Key', w.key)
+      .expect(400);
     expect(b.body.error.details).toEqual([{ field: 'employeeId', message: 'Must be a UUID' }]);
   });
 });

@@ -31,7 +31,11 @@ describe('GET /v1/agents/{agentId}/forwarding-slots', () => {
   it('returns every slot in slot order inside data, without pagination', async () => {
     const agentId = await freshAgent();
     for (const slotnummer of ['10', '02', '07']) {
-      await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer, cases: `cases ${slotnummer}` }).expect(201);
+      await ctx.http
+        .post(base(agentId))
+        .set('X-API-Key', w.key)
+        .send({ slotnummer, cases: `cases ${slotnummer}` })
+        .expect(201);
     }
     const res = await ctx.http.get(base(agentId)).set('X-API-Key', w.key).expect(200);
     expect(Object.keys(res.body)).toEqual(['data']);
@@ -40,8 +44,15 @@ describe('GET /v1/agents/{agentId}/forwarding-slots', () => {
 
   it('returns one slot by id', async () => {
     const agentId = await freshAgent();
-    const created = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'Heizung' }).expect(201);
-    const res = await ctx.http.get(`${base(agentId)}/${created.body.id}`).set('X-API-Key', w.key).expect(200);
+    const created = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'Heizung' })
+      .expect(201);
+    const res = await ctx.http
+      .get(`${base(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body).toEqual(created.body);
   });
 });
@@ -52,7 +63,14 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
     const res = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', w.key)
-      .send({ slotnummer: '03', cases: ' Sanitär ', slot_belegung: 'Team A', prioritaet_1: '+4930111', prioritaet_2: '', kunde: 'Gewerbe' })
+      .send({
+        slotnummer: '03',
+        cases: ' Sanitär ',
+        slot_belegung: 'Team A',
+        prioritaet_1: '+4930111',
+        prioritaet_2: '',
+        kunde: 'Gewerbe',
+      })
       .expect(201);
     expect(res.body).toMatchObject({
       agent_id: agentId,
@@ -71,7 +89,11 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
   it('refuses a slotnummer the agent already uses with 409 and keeps the existing slot', async () => {
     const agentId = await freshAgent();
     await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '05', cases: 'first' }).expect(201);
-    const res = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '05', cases: 'second' }).expect(409);
+    const res = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '05', cases: 'second' })
+      .expect(409);
     expect(res.body.error.code).toBe('CONFLICT');
     expect(await slotsInDb(agentId)).toEqual([{ slotnummer: '05', cases: 'first' }]);
   });
@@ -84,9 +106,17 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
 
   it('lists every problem of an invalid slot and writes nothing', async () => {
     const agentId = await freshAgent();
-    const res = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '1', prioritaet_1: 5 }).expect(400);
+    const res = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '1', prioritaet_1: 5 })
+      .expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['cases', 'prioritaet_1', 'slotnummer']);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'cases',
+      'prioritaet_1',
+      'slotnummer',
+    ]);
     expect(await slotsInDb(agentId)).toEqual([]);
   });
 });
@@ -94,22 +124,41 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
 describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   it('changes the given fields, ignores unknown ones and returns the slot', async () => {
     const agentId = await freshAgent();
-    const created = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'a', kunde: 'K' }).expect(201);
+    const created = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'a', kunde: 'K' })
+      .expect(201);
     ctx.clock.advance(1000);
     const res = await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
       .set('X-API-Key', w.key)
       .send({ slotnummer: '02', prioritaet_3: 'Zentrale', kunde: null, agent_id: UNKNOWN, whatever: 1 })
       .expect(200);
-    expect(res.body).toMatchObject({ id: created.body.id, agent_id: agentId, slotnummer: '02', cases: 'a', prioritaet_3: 'Zentrale', kunde: null });
+    expect(res.body).toMatchObject({
+      id: created.body.id,
+      agent_id: agentId,
+      slotnummer: '02',
+      cases: 'a',
+      prioritaet_3: 'Zentrale',
+      kunde: null,
+    });
     expect(new Date(res.body.updated_at).getTime()).toBeGreaterThan(new Date(created.body.updated_at).getTime());
   });
 
   it('refuses to move a slot onto a taken slotnummer with 409 and changes nothing', async () => {
     const agentId = await freshAgent();
     await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'one' }).expect(201);
-    const two = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '02', cases: 'two' }).expect(201);
-    await ctx.http.patch(`${base(agentId)}/${two.body.id}`).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'changed' }).expect(409);
+    const two = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '02', cases: 'two' })
+      .expect(201);
+    await ctx.http
+      .patch(`${base(agentId)}/${two.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'changed' })
+      .expect(409);
     expect(await slotsInDb(agentId)).toEqual([
       { slotnummer: '01', cases: 'one' },
       { slotnummer: '02', cases: 'two' },
@@ -118,8 +167,16 @@ describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
 
   it('refuses an empty cases field with 400 and keeps the slot', async () => {
     const agentId = await freshAgent();
-    const one = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'one' }).expect(201);
-    const res = await ctx.http.patch(`${base(agentId)}/${one.body.id}`).set('X-API-Key', w.key).send({ cases: '  ' }).expect(400);
+    const one = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'one' })
+      .expect(201);
+    const res = await ctx.http
+      .patch(`${base(agentId)}/${one.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ cases: '  ' })
+      .expect(400);
     expect(res.body.error.details).toEqual([{ field: 'cases', message: 'Must not be empty' }]);
     expect(await slotsInDb(agentId)).toEqual([{ slotnummer: '01', cases: 'one' }]);
   });
@@ -128,11 +185,21 @@ describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
 describe('DELETE /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   it('deletes the slot with 204 and no body; a second delete is 404', async () => {
     const agentId = await freshAgent();
-    const one = await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'one' }).expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${one.body.id}`).set('X-API-Key', w.key).expect(204);
+    const one = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'one' })
+      .expect(201);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${one.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(204);
     expect(res.text).toBe('');
     expect(await slotsInDb(agentId)).toEqual([]);
-    await ctx.http.delete(`${base(agentId)}/${one.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .delete(`${base(agentId)}/${one.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
   });
 });
 
@@ -171,7 +238,10 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
 
   it('removes every slot with an empty list', async () => {
     const agentId = await freshAgent();
-    await put(agentId, [{ slotnummer: '01', cases: 'one' }, { slotnummer: '02', cases: 'two' }]).expect(200);
+    await put(agentId, [
+      { slotnummer: '01', cases: 'one' },
+      { slotnummer: '02', cases: 'two' },
+    ]).expect(200);
     const res = await put(agentId, []).expect(200);
     expect(res.body).toEqual({ data: [], replaced_count: 2 });
   });
@@ -198,7 +268,10 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
 
   it('refuses more than 100 rows and a body without slots', async () => {
     const agentId = await freshAgent();
-    const tooMany = Array.from({ length: 101 }, (_, i) => ({ slotnummer: String(i % 100).padStart(2, '0'), cases: 'c' }));
+    const tooMany = Array.from({ length: 101 }, (_, i) => ({
+      slotnummer: String(i % 100).padStart(2, '0'),
+      cases: 'c',
+    }));
     const many = await put(agentId, tooMany).expect(400);
     expect(many.body.error.details).toContainEqual({ field: 'slots', message: 'At most 100 slots' });
     const missing = await ctx.http.put(base(agentId)).set('X-API-Key', w.key).send({}).expect(400);
@@ -227,7 +300,9 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
       expect(responses.map((r) => r.status)).toEqual(payloads.map(() => 200));
 
       const final = await slotsInDb(agentId);
-      const winner = payloads.find((p) => p.length === final.length && p.every((s, i) => final[i]!.slotnummer === s.slotnummer));
+      const winner = payloads.find(
+        (p) => p.length === final.length && p.every((s, i) => final[i]!.slotnummer === s.slotnummer),
+      );
       expect(winner).toBeDefined();
       expect(final).toEqual(winner!.map(({ slotnummer, cases }) => ({ slotnummer, cases })));
       expect(new Set(final.map((s) => s.cases)).size).toBe(1);
@@ -247,7 +322,11 @@ describe('forwarding slot access', () => {
     await ctx.http.get(base(agentId)).set('X-API-Key', key.key).expect(200);
     const res = await put(agentId, [{ slotnummer: '01', cases: 'x' }], key.key).expect(403);
     expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: forwarding:write' });
-    const post = await ctx.http.post(base(agentId)).set('X-API-Key', key.key).send({ slotnummer: '01', cases: 'x' }).expect(403);
+    const post = await ctx.http
+      .post(base(agentId))
+      .set('X-API-Key', key.key)
+      .send({ slotnummer: '01', cases: 'x' })
+      .expect(403);
     expect(post.body.error.code).toBe('FORBIDDEN');
     expect(await slotsInDb(agentId)).toEqual([]);
   });
@@ -282,10 +361,24 @@ describe('forwarding slot access', () => {
   it('is 404 for a slot of another agent, on read, update and delete, and changes nothing', async () => {
     const owner = await freshAgent();
     const other = await freshAgent();
-    const slot = await ctx.http.post(base(owner)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'mine' }).expect(201);
-    await ctx.http.get(`${base(other)}/${slot.body.id}`).set('X-API-Key', w.key).expect(404);
-    await ctx.http.patch(`${base(other)}/${slot.body.id}`).set('X-API-Key', w.key).send({ cases: 'stolen' }).expect(404);
-    const res = await ctx.http.delete(`${base(other)}/${slot.body.id}`).set('X-API-Key', w.key).expect(404);
+    const slot = await ctx.http
+      .post(base(owner))
+      .set('X-API-Key', w.key)
+      .send({ slotnummer: '01', cases: 'mine' })
+      .expect(201);
+    await ctx.http
+      .get(`${base(other)}/${slot.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
+    await ctx.http
+      .patch(`${base(other)}/${slot.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ cases: 'stolen' })
+      .expect(404);
+    const res = await ctx.http
+      .delete(`${base(other)}/${slot.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     expect(res.body.error.message).toBe('Forwarding slot not found');
     expect(await slotsInDb(owner)).toEqual([{ slotnummer: '01', cases: 'mine' }]);
   });
@@ -293,7 +386,11 @@ describe('forwarding slot access', () => {
   it('is 400 naming the malformed path parameter', async () => {
     const a = await ctx.http.get('/v1/agents/nope/forwarding-slots').set('X-API-Key', w.key).expect(400);
     expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http.patch(`${base(w.agentId)}/nope`).set('X-API-Key', w.key).send({ cases: 'x' }).expect(400);
+    const b = await ctx.http
+      .patch(`${base(w.agentId)}/nope`)
+      .set('X-API-Key', w.key)
+      .send({ cases: 'x' })
+      .expect(400);
     expect(b.body.error.details).toEqual([{ field: 'slotId', message: 'Must be a UUID' }]);
   });
 
@@ -301,7 +398,11 @@ describe('forwarding slot access', () => {
     const member = await ctx.build.user(w.orgId, 'member');
     const token = ctx.build.token(member.id);
     await ctx.http.get(base(w.agentId)).set('Authorization', `Bearer ${token}`).expect(200);
-    const res = await ctx.http.put(base(w.agentId)).set('Authorization', `Bearer ${token}`).send({ slots: [] }).expect(403);
+    const res = await ctx.http
+      .put(base(w.agentId))
+      .set('Authorization', `Bearer ${token}`)
+      .send({ slots: [] })
+      .expect(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 

@@ -18,7 +18,10 @@ const variants = [
 ];
 
 async function greetingAgent() {
-  const agent = await ctx.build.agent(w.orgId, { greeting: 'Guten Tag, {{firma}} am Apparat', greeting_variants: JSON.stringify(variants) });
+  const agent = await ctx.build.agent(w.orgId, {
+    greeting: 'Guten Tag, {{firma}} am Apparat',
+    greeting_variants: JSON.stringify(variants),
+  });
   await ctx.db('contacts').insert({
     agent_id: agent.id,
     organization_id: w.orgId,
@@ -31,7 +34,11 @@ async function greetingAgent() {
   return agent.id;
 }
 
-const preview = (id: string, body: unknown, key = w.key) => ctx.http.post(`/v1/agents/${id}/greeting/preview`).set('X-API-Key', key).send(body as object);
+const preview = (id: string, body: unknown, key = w.key) =>
+  ctx.http
+    .post(`/v1/agents/${id}/greeting/preview`)
+    .set('X-API-Key', key)
+    .send(body as object);
 
 describe('POST /v1/agents/{agentId}/greeting/preview', () => {
   it("finds the caller's contact by any of its numbers and takes the first matching variant", async () => {
@@ -63,7 +70,11 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
   it("counts the caller's calls of today (Europe/Berlin) from the calls the telephony layer reported", async () => {
     const id = await greetingAgent();
     const intake = (callId: string) =>
-      ctx.http.post(`/v1/agents/${id}/calls`).set('X-API-Key', w.key).send({ call_id: callId, phone_number: '+49 176 12345678', duration: 42 }).expect(201);
+      ctx.http
+        .post(`/v1/agents/${id}/calls`)
+        .set('X-API-Key', w.key)
+        .send({ call_id: callId, phone_number: '+49 176 12345678', duration: 42 })
+        .expect(201);
     await intake(`first-${id}`);
     const one = await preview(id, { caller_phone: '+4917612345678' }).expect(200);
     expect(one.body).toMatchObject({ calls_today: 1, calls_today_source: 'calls' });
@@ -75,7 +86,11 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
 
   it('uses calls_today from the request', async () => {
     const id = await greetingAgent();
-    const res = await preview(id, { caller_phone: '+4917612345678', at: '2026-11-23T13:00:00Z', calls_today: 2 }).expect(200);
+    const res = await preview(id, {
+      caller_phone: '+4917612345678',
+      at: '2026-11-23T13:00:00Z',
+      calls_today: 2,
+    }).expect(200);
     expect(res.body).toMatchObject({ variant_index: 1, calls_today: 2, calls_today_source: 'request' });
   });
 
@@ -83,19 +98,40 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
     const id = await greetingAgent();
     ctx.clock.set('2026-07-01T22:30:00Z'); // 00:30 CEST
     const res = await preview(id, {}).expect(200);
-    expect(res.body).toMatchObject({ greeting: 'Gute Nacht', variant_index: 3, local_time: '00:30', contact: null, caller_phone: null });
+    expect(res.body).toMatchObject({
+      greeting: 'Gute Nacht',
+      variant_index: 3,
+      local_time: '00:30',
+      contact: null,
+      caller_phone: null,
+    });
   });
 
   it('speaks the default greeting with the variables when no variant matches', async () => {
     const id = await greetingAgent();
-    const res = await preview(id, { caller_phone: '+4930999999', at: '2026-11-23T13:00:00Z', variables: { firma: 'Acme' } }).expect(200);
-    expect(res.body).toMatchObject({ greeting: 'Guten Tag, Acme am Apparat', source: 'default', variant_index: null, missing_placeholders: [] });
+    const res = await preview(id, {
+      caller_phone: '+4930999999',
+      at: '2026-11-23T13:00:00Z',
+      variables: { firma: 'Acme' },
+    }).expect(200);
+    expect(res.body).toMatchObject({
+      greeting: 'Guten Tag, Acme am Apparat',
+      source: 'default',
+      variant_index: null,
+      missing_placeholders: [],
+    });
   });
 
   it('does not use a contact of another agent', async () => {
     const id = await greetingAgent();
     const other = await ctx.build.agent(w.orgId);
-    await ctx.db('contacts').insert({ agent_id: other.id, organization_id: w.orgId, first_name: 'Bernd', phone_number: '+4930555555', tags: ['vip'] });
+    await ctx.db('contacts').insert({
+      agent_id: other.id,
+      organization_id: w.orgId,
+      first_name: 'Bernd',
+      phone_number: '+4930555555',
+      tags: ['vip'],
+    });
     const res = await preview(id, { caller_phone: '+4930555555', at: '2026-11-23T13:00:00Z' }).expect(200);
     expect(res.body).toMatchObject({ contact: null, source: 'default' });
   });
@@ -119,7 +155,9 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
   describe('access', () => {
     it('is 403 FORBIDDEN naming agents:read for a key without it', async () => {
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:read'] });
-      expect((await preview(w.agentId, {}, key.key).expect(403)).body.error.message).toBe('Missing permission: agents:read');
+      expect((await preview(w.agentId, {}, key.key).expect(403)).body.error.message).toBe(
+        'Missing permission: agents:read',
+      );
     });
 
     it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope', async () => {
@@ -133,7 +171,9 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
     });
 
     it('is 400 naming agentId when it is not a UUID', async () => {
-      expect((await preview('x', {}).expect(400)).body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
+      expect((await preview('x', {}).expect(400)).body.error.details).toEqual([
+        { field: 'agentId', message: 'Must be a UUID' },
+      ]);
     });
   });
 });

@@ -18,6 +18,8 @@ describe('GET /v1/health', () => {
   it('serves the OpenAPI document without authentication', async () => {
     const res = await ctx.http.get('/v1/openapi.json').expect(200);
     expect(res.body.openapi).toBe('3.1.0');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/v1/agents', '/v1/agents/{agentId}', '/v1/api-keys']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/v1/agents', '/v1/agents/{agentId}', '/v1/api-keys']),
+    );
   });
 });

@@ -3,7 +3,15 @@ import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { loadCorpus, runKnowledgeBaseJobs } from '../support/knowledge-base.js';
 
-type Hit = { chunk_id: string; document_id: string; document_title: string; scope: string; position: number; content: string; score: number };
+type Hit = {
+  chunk_id: string;
+  document_id: string;
+  document_title: string;
+  scope: string;
+  position: number;
+  content: string;
+  score: number;
+};
 
 let ctx: TestContext;
 let w: World;
@@ -59,7 +67,8 @@ describe('the shipped corpus after processing', () => {
     expect(documents).toHaveLength(12);
     expect(documents.every((d) => d.status === 'ready' && d.chunk_count >= 1)).toBe(true);
     expect(documents.some((d) => d.chunk_count > 1)).toBe(true);
-    const configs = await ctx.db('kb_chunks as c')
+    const configs = await ctx
+      .db('kb_chunks as c')
       .join('kb_documents as d', 'd.id', 'c.document_id')
       .distinct('d.agent_id', 'c.ts_config');
     expect(new Map(configs.map((r) => [r.agent_id, r.ts_config]))).toEqual(
@@ -93,7 +102,9 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
     const all = await ask(german, 'Heizung Termin Rechnung', 50);
     const scores = all.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
-    expect(new Set(titles(all))).toEqual(new Set(['Heizungswartung und Notdienst', 'Öffnungszeiten und Anfahrt', 'Rechnungen und Zahlung']));
+    expect(new Set(titles(all))).toEqual(
+      new Set(['Heizungswartung und Notdienst', 'Öffnungszeiten und Anfahrt', 'Rechnungen und Zahlung']),
+    );
   });
 
   it('finds German words in other inflections through stemming, which an agent without a language does not', async () => {
@@ -123,7 +134,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
 
   it('returns at most top_k chunks, 5 by default', async () => {
     expect(await ask(unstemmed, 'und die der Sie the and of', 2)).toHaveLength(2);
-    expect((await ask(unstemmed, 'Sie die der und wir von the and to of'))).toHaveLength(5);
+    expect(await ask(unstemmed, 'Sie die der und wir von the and to of')).toHaveLength(5);
   });
 
   it('searches only ready documents', async () => {
@@ -159,14 +170,23 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
   it('lists every problem of an invalid body', async () => {
     const res = await ctx.http.post(search(german)).set('X-API-Key', w.key).send({ top_k: 0 }).expect(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['query', 'top_k']);
-    for (const body of [{ query: '?! ...' }, { query: 'x'.repeat(1001) }, { query: 'a', top_k: 51 }, { query: 'a', top_k: 2.5 }]) {
+    for (const body of [
+      { query: '?! ...' },
+      { query: 'x'.repeat(1001) },
+      { query: 'a', top_k: 51 },
+      { query: 'a', top_k: 2.5 },
+    ]) {
       await ctx.http.post(search(german)).set('X-API-Key', w.key).send(body).expect(400);
     }
   });
 
   it('is 403 without kb:read, 403 AGENT_NOT_ACCESSIBLE out of scope, 404 for another organization and 400 for a bad agentId', async () => {
     const writeOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['kb:write'] });
-    const a = await ctx.http.post(search(german)).set('X-API-Key', writeOnly.key).send({ query: 'Rechnung' }).expect(403);
+    const a = await ctx.http
+      .post(search(german))
+      .set('X-API-Key', writeOnly.key)
+      .send({ query: 'Rechnung' })
+      .expect(403);
     expect(a.body.error.message).toBe('Missing permission: kb:read');
     const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [english] });
     const b = await ctx.http.post(search(german)).set('X-API-Key', scoped.key).send({ query: 'Rechnung' }).expect(403);

@@ -30,7 +30,10 @@ describe('GET /v1/me', () => {
 
   it('is 401 for an API key', async () => {
     const res = await ctx.http.get('/v1/me').set('X-API-Key', w.key).expect(401);
-    expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: 'This endpoint requires a dashboard login token' });
+    expect(res.body.error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: 'This endpoint requires a dashboard login token',
+    });
   });
 
   it('is 401 without credentials', async () => {
@@ -49,7 +52,11 @@ describe('PATCH /v1/me', () => {
       .expect(200);
     expect(set.body).toMatchObject({ id: member.id, webhook_url: 'https://hooks.example.com/employees?team=1' });
     expect((await userRow(member.id)).webhook_url).toBe('https://hooks.example.com/employees?team=1');
-    const cleared = await ctx.http.patch('/v1/me').set('Authorization', bearer(token)).send({ webhook_url: null }).expect(200);
+    const cleared = await ctx.http
+      .patch('/v1/me')
+      .set('Authorization', bearer(token))
+      .send({ webhook_url: null })
+      .expect(200);
     expect(cleared.body.webhook_url).toBeNull();
     expect((await userRow(member.id)).webhook_url).toBeNull();
   });
@@ -85,14 +92,22 @@ describe('PATCH /v1/me', () => {
     ['credentials in the URL', 'https://user:pw@hooks.example.com/', 'Credentials in the URL are not allowed'],
     ['a number', 42, undefined],
   ])('rejects %s', async (_name, value, message) => {
-    const res = await ctx.http.patch('/v1/me').set('Authorization', bearer(w.token)).send({ webhook_url: value }).expect(400);
+    const res = await ctx.http
+      .patch('/v1/me')
+      .set('Authorization', bearer(w.token))
+      .send({ webhook_url: value })
+      .expect(400);
     expect(res.body.error.details[0].field).toBe('webhook_url');
     if (message) expect(res.body.error.details[0].message).toBe(message);
   });
 
   it('is 401 for an API key and changes nothing', async () => {
     const before = await userRow(w.userId);
-    await ctx.http.patch('/v1/me').set('X-API-Key', w.key).send({ webhook_url: 'https://hooks.example.com/' }).expect(401);
+    await ctx.http
+      .patch('/v1/me')
+      .set('X-API-Key', w.key)
+      .send({ webhook_url: 'https://hooks.example.com/' })
+      .expect(401);
     expect(await userRow(w.userId)).toEqual(before);
   });
 });

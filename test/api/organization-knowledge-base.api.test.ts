@@ -17,7 +17,9 @@ const orgKb = (orgId: string) => `/v1/organization/${orgId}/knowledge-base`;
 const bearer = (token: string) => `Bearer ${token}`;
 const documentRow = (id: string) => ctx.db('kb_documents').where({ id }).first();
 const grantsOf = async (id: string) =>
-  (await ctx.db('kb_document_grants').where({ document_id: id }).orderBy('agent_id').select('agent_id')).map((g) => g.agent_id);
+  (await ctx.db('kb_document_grants').where({ document_id: id }).orderBy('agent_id').select('agent_id')).map(
+    (g) => g.agent_id,
+  );
 
 async function createOrgDocument(body: Record<string, unknown> = {}) {
   const res = await ctx.http
@@ -54,8 +56,15 @@ describe('POST /v1/organization/{orgId}/knowledge-base', () => {
 
   it('refuses an API key with 401, even one holding every permission, and writes nothing', async () => {
     const before = await ctx.db('kb_documents').count({ n: '*' }).first();
-    const res = await ctx.http.post(orgKb(w.orgId)).set('X-API-Key', w.key).send({ title: 'T', content: 'C' }).expect(401);
-    expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: 'Organization knowledge base management requires a dashboard login token' });
+    const res = await ctx.http
+      .post(orgKb(w.orgId))
+      .set('X-API-Key', w.key)
+      .send({ title: 'T', content: 'C' })
+      .expect(401);
+    expect(res.body.error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: 'Organization knowledge base management requires a dashboard login token',
+    });
     await ctx.http.get(orgKb(w.orgId)).set('X-API-Key', w.key).expect(401);
     expect(await ctx.db('kb_documents').count({ n: '*' }).first()).toEqual(before);
   });
@@ -105,7 +114,11 @@ describe('POST /v1/organization/{orgId}/knowledge-base', () => {
 
   it('is 404 for an organization out of reach and 400 naming orgId when it is not a UUID', async () => {
     const other = await ctx.build.world();
-    await ctx.http.post(orgKb(other.orgId)).set('Authorization', bearer(w.token)).send({ title: 'T', content: 'C' }).expect(404);
+    await ctx.http
+      .post(orgKb(other.orgId))
+      .set('Authorization', bearer(w.token))
+      .send({ title: 'T', content: 'C' })
+      .expect(404);
     expect(await ctx.db('kb_documents').where({ organization_id: other.orgId }).first()).toBeUndefined();
     const res = await ctx.http.get(orgKb('nope')).set('Authorization', bearer(w.token)).expect(400);
     expect(res.body.error.details).toEqual([{ field: 'orgId', message: 'Must be a UUID' }]);
@@ -120,7 +133,11 @@ describe('reading organization documents', () => {
       .set('X-API-Key', world.key)
       .send({ title: 'Agent doc', content: 'x' })
       .expect(201);
-    const first = await ctx.http.post(orgKb(world.orgId)).set('Authorization', bearer(world.token)).send({ title: 'A', content: 'a' }).expect(201);
+    const first = await ctx.http
+      .post(orgKb(world.orgId))
+      .set('Authorization', bearer(world.token))
+      .send({ title: 'A', content: 'a' })
+      .expect(201);
     ctx.clock.advance(1000);
     const latest = await ctx.http
       .post(orgKb(world.orgId))
@@ -128,13 +145,19 @@ describe('reading organization documents', () => {
       .send({ title: 'B', content: 'b', agent_ids: [world.agentId] })
       .expect(201);
     const member = await ctx.build.user(world.orgId, 'member');
-    const res = await ctx.http.get(orgKb(world.orgId)).set('Authorization', bearer(ctx.build.token(member.id))).expect(200);
+    const res = await ctx.http
+      .get(orgKb(world.orgId))
+      .set('Authorization', bearer(ctx.build.token(member.id)))
+      .expect(200);
     expect(res.body.data.map((d: { id: string; agent_ids: string[] }) => [d.id, d.agent_ids])).toEqual([
       [latest.body.id, [world.agentId]],
       [first.body.id, []],
     ]);
     expect(res.body.data.map((d: { id: string }) => d.id)).not.toContain(agentDoc.body.id);
-    const one = await ctx.http.get(`${orgKb(world.orgId)}/${latest.body.id}`).set('Authorization', bearer(world.token)).expect(200);
+    const one = await ctx.http
+      .get(`${orgKb(world.orgId)}/${latest.body.id}`)
+      .set('Authorization', bearer(world.token))
+      .expect(200);
     expect(one.body).toMatchObject({ title: 'B', agent_ids: [world.agentId], scope: 'organization' });
   });
 
@@ -144,11 +167,24 @@ describe('reading organization documents', () => {
       .set('X-API-Key', w.key)
       .send({ title: 'Agent doc', content: 'x' })
       .expect(201);
-    await ctx.http.get(`${orgKb(w.orgId)}/${agentDoc.body.id}`).set('Authorization', bearer(w.token)).expect(404);
+    await ctx.http
+      .get(`${orgKb(w.orgId)}/${agentDoc.body.id}`)
+      .set('Authorization', bearer(w.token))
+      .expect(404);
     const other = await ctx.build.world();
-    const theirs = await ctx.http.post(orgKb(other.orgId)).set('Authorization', bearer(other.token)).send({ title: 'T', content: 'C' }).expect(201);
-    await ctx.http.get(`${orgKb(w.orgId)}/${theirs.body.id}`).set('Authorization', bearer(w.token)).expect(404);
-    await ctx.http.get(`${orgKb(other.orgId)}/${theirs.body.id}`).set('Authorization', bearer(w.token)).expect(404);
+    const theirs = await ctx.http
+      .post(orgKb(other.orgId))
+      .set('Authorization', bearer(other.token))
+      .send({ title: 'T', content: 'C' })
+      .expect(201);
+    await ctx.http
+      .get(`${orgKb(w.orgId)}/${theirs.body.id}`)
+      .set('Authorization', bearer(w.token))
+      .expect(404);
+    await ctx.http
+      .get(`${orgKb(other.orgId)}/${theirs.body.id}`)
+      .set('Authorization', bearer(w.token))
+      .expect(404);
   });
 });
 
@@ -163,7 +199,11 @@ describe('PUT /v1/organization/{orgId}/knowledge-base/{documentId}/grants', () =
     expect(res.body).toEqual({ document_id: doc.id, agent_ids: [second] });
     expect(await agentSees(w.agentId, doc.id)).toBe(false);
     expect(await agentSees(second, doc.id)).toBe(true);
-    await ctx.http.put(`${orgKb(w.orgId)}/${doc.id}/grants`).set('Authorization', bearer(w.token)).send({ agent_ids: [] }).expect(200);
+    await ctx.http
+      .put(`${orgKb(w.orgId)}/${doc.id}/grants`)
+      .set('Authorization', bearer(w.token))
+      .send({ agent_ids: [] })
+      .expect(200);
     expect(await grantsOf(doc.id)).toEqual([]);
   });
 
@@ -175,7 +215,9 @@ describe('PUT /v1/organization/{orgId}/knowledge-base/{documentId}/grants', () =
       .set('Authorization', bearer(w.token))
       .send({ agent_ids: [second, other.agentId] })
       .expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'agent_ids[1]', message: 'Agent not found in this organization' }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'agent_ids[1]', message: 'Agent not found in this organization' },
+    ]);
     expect(await grantsOf(doc.id)).toEqual([w.agentId]);
   });
 
@@ -187,7 +229,11 @@ describe('PUT /v1/organization/{orgId}/knowledge-base/{documentId}/grants', () =
       .set('Authorization', bearer(ctx.build.token(member.id)))
       .send({ agent_ids: [] })
       .expect(403);
-    await ctx.http.put(`${orgKb(w.orgId)}/${doc.id}/grants`).set('X-API-Key', w.key).send({ agent_ids: [] }).expect(401);
+    await ctx.http
+      .put(`${orgKb(w.orgId)}/${doc.id}/grants`)
+      .set('X-API-Key', w.key)
+      .send({ agent_ids: [] })
+      .expect(401);
     expect(await grantsOf(doc.id)).toEqual([w.agentId]);
   });
 });
@@ -197,13 +243,25 @@ describe('PATCH and DELETE /v1/organization/{orgId}/knowledge-base/{documentId}'
     const doc = await createOrgDocument({ agent_ids: [w.agentId] });
     await runKnowledgeBaseJobs(ctx);
     const url = `${orgKb(w.orgId)}/${doc.id}`;
-    const titled = await ctx.http.patch(url).set('Authorization', bearer(w.token)).send({ title: 'Closing days', status: 'error' }).expect(200);
+    const titled = await ctx.http
+      .patch(url)
+      .set('Authorization', bearer(w.token))
+      .send({ title: 'Closing days', status: 'error' })
+      .expect(200);
     expect(titled.body).toMatchObject({ title: 'Closing days', status: 'ready', agent_ids: [w.agentId] });
-    const relanguaged = await ctx.http.patch(url).set('Authorization', bearer(w.token)).send({ language: 'de' }).expect(200);
+    const relanguaged = await ctx.http
+      .patch(url)
+      .set('Authorization', bearer(w.token))
+      .send({ language: 'de' })
+      .expect(200);
     expect(relanguaged.body).toMatchObject({ language: 'de', status: 'pending', chunk_count: 0 });
     await runKnowledgeBaseJobs(ctx);
     expect((await ctx.db('kb_chunks').where({ document_id: doc.id }).first()).ts_config).toBe('german');
-    const rewritten = await ctx.http.patch(url).set('Authorization', bearer(w.token)).send({ content: 'Neu.' }).expect(200);
+    const rewritten = await ctx.http
+      .patch(url)
+      .set('Authorization', bearer(w.token))
+      .send({ content: 'Neu.' })
+      .expect(200);
     expect(rewritten.body).toMatchObject({ content: 'Neu.', status: 'pending' });
   });
 
@@ -222,7 +280,10 @@ describe('PATCH and DELETE /v1/organization/{orgId}/knowledge-base/{documentId}'
   it('deletes the document with its chunks and grants, so the agents no longer see it', async () => {
     const doc = await createOrgDocument({ agent_ids: [w.agentId] });
     await runKnowledgeBaseJobs(ctx);
-    await ctx.http.delete(`${orgKb(w.orgId)}/${doc.id}`).set('Authorization', bearer(w.token)).expect(204);
+    await ctx.http
+      .delete(`${orgKb(w.orgId)}/${doc.id}`)
+      .set('Authorization', bearer(w.token))
+      .expect(204);
     expect(await documentRow(doc.id)).toBeUndefined();
     expect(await grantsOf(doc.id)).toEqual([]);
     expect(await ctx.db('kb_chunks').where({ document_id: doc.id }).first()).toBeUndefined();
@@ -235,7 +296,10 @@ describe('PATCH and DELETE /v1/organization/{orgId}/knowledge-base/{documentId}'
       .set('X-API-Key', w.key)
       .send({ title: 'Agent doc', content: 'x' })
       .expect(201);
-    await ctx.http.delete(`${orgKb(w.orgId)}/${agentDoc.body.id}`).set('Authorization', bearer(w.token)).expect(404);
+    await ctx.http
+      .delete(`${orgKb(w.orgId)}/${agentDoc.body.id}`)
+      .set('Authorization', bearer(w.token))
+      .expect(404);
     expect(await documentRow(agentDoc.body.id)).toBeDefined();
   });
 });

@@ -11,20 +11,31 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const stored = (id: string) => ctx.db('organizations').where({ id }).first();
-const patch = (id: string, body: unknown, key = w.key) => ctx.http.patch(`/v1/organization/${id}`).set('X-API-Key', key).send(body as object);
+const patch = (id: string, body: unknown, key = w.key) =>
+  ctx.http
+    .patch(`/v1/organization/${id}`)
+    .set('X-API-Key', key)
+    .send(body as object);
 
 describe('PATCH /v1/organization/{orgId}', () => {
   it('updates auto_delete_done_calls and notdienst_bereiche and answers 200 with the organization', async () => {
     const world = await ctx.build.world();
     ctx.clock.set('2026-11-23T10:00:00Z');
-    const res = await patch(world.orgId, { auto_delete_done_calls: true, notdienst_bereiche: [' Heizung ', 'Sanitär', 'Heizung'] }, world.key).expect(200);
+    const res = await patch(
+      world.orgId,
+      { auto_delete_done_calls: true, notdienst_bereiche: [' Heizung ', 'Sanitär', 'Heizung'] },
+      world.key,
+    ).expect(200);
     expect(res.body).toMatchObject({
       id: world.orgId,
       auto_delete_done_calls: true,
       notdienst_bereiche: ['Heizung', 'Sanitär'],
       updated_at: '2026-11-23T10:00:00.000Z',
     });
-    expect(await stored(world.orgId)).toMatchObject({ auto_delete_done_calls: true, notdienst_bereiche: ['Heizung', 'Sanitär'] });
+    expect(await stored(world.orgId)).toMatchObject({
+      auto_delete_done_calls: true,
+      notdienst_bereiche: ['Heizung', 'Sanitär'],
+    });
     const list = await ctx.http.get('/v1/organization').set('X-API-Key', world.key).expect(200);
     expect(list.body.data[0]).toEqual(res.body);
   });
@@ -32,7 +43,11 @@ describe('PATCH /v1/organization/{orgId}', () => {
   it('ignores unknown and other fields such as name', async () => {
     const world = await ctx.build.world();
     const before = await stored(world.orgId);
-    const res = await patch(world.orgId, { name: 'Umbenannt', colour: 'red', auto_delete_done_calls: true }, world.key).expect(200);
+    const res = await patch(
+      world.orgId,
+      { name: 'Umbenannt', colour: 'red', auto_delete_done_calls: true },
+      world.key,
+    ).expect(200);
     expect(res.body.name).toBe(before.name);
     expect((await stored(world.orgId)).name).toBe(before.name);
   });
@@ -74,7 +89,9 @@ describe('PATCH /v1/organization/{orgId}', () => {
   });
 
   it('is 400 naming orgId when it is not a UUID', async () => {
-    expect((await patch('org-1', {}).expect(400)).body.error.details).toEqual([{ field: 'orgId', message: 'Must be a UUID' }]);
+    expect((await patch('org-1', {}).expect(400)).body.error.details).toEqual([
+      { field: 'orgId', message: 'Must be a UUID' },
+    ]);
   });
 
   it('works for a key restricted to certain agents (organization settings are not agent-scoped)', async () => {

@@ -37,7 +37,10 @@ describe('Rate limits per API key', () => {
     const call = () => ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key);
     for (let i = 0; i < 3; i++) await call().expect(200);
     const limited = await call().expect(429);
-    expect(limited.body.error).toMatchObject({ code: 'RATE_LIMITED', message: 'Rate limit exceeded. Try again in 60 seconds.' });
+    expect(limited.body.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: 'Rate limit exceeded. Try again in 60 seconds.',
+    });
     expect(limited.headers['retry-after']).toBe('60');
     expect(limited.headers['x-ratelimit-remaining']).toBe('0');
     expect(limited.headers['x-ratelimit-limit']).toBe('3');
@@ -73,7 +76,11 @@ describe('Rate limits per API key', () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 1 });
     await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(200);
     await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(429);
-    await ctx.http.patch(`/v1/api-keys/${key.id}`).set('Authorization', `Bearer ${w.token}`).send({ rate_limit_per_minute: 10 }).expect(200);
+    await ctx.http
+      .patch(`/v1/api-keys/${key.id}`)
+      .set('Authorization', `Bearer ${w.token}`)
+      .send({ rate_limit_per_minute: 10 })
+      .expect(200);
     const res = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(200);
     expect(res.headers['x-ratelimit-limit']).toBe('10');
   });

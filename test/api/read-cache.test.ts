@@ -19,7 +19,13 @@ function deferred<T>() {
 
 /** A cache over a loader the test controls, listening on the test database. */
 async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
-  const cache = new ReadCache({} as CredentialsRepository, { findAnyById: load }, ctx.config.DATABASE_URL!, ctx.clock, pino({ level: 'silent' }));
+  const cache = new ReadCache(
+    {} as CredentialsRepository,
+    { findAnyById: load },
+    ctx.config.DATABASE_URL!,
+    ctx.clock,
+    pino({ level: 'silent' }),
+  );
   await cache.start();
   return cache;
 }
@@ -52,7 +58,13 @@ describe('ReadCache', () => {
 
   it('reads the database every time while it is not listening', async () => {
     let loads = 0;
-    const cache = new ReadCache({} as CredentialsRepository, { findAnyById: async () => row(++loads) }, ctx.config.DATABASE_URL!, ctx.clock, pino({ level: 'silent' }));
+    const cache = new ReadCache(
+      {} as CredentialsRepository,
+      { findAnyById: async () => row(++loads) },
+      ctx.config.DATABASE_URL!,
+      ctx.clock,
+      pino({ level: 'silent' }),
+    );
     await cache.findAgent('a');
     await cache.findAgent('a');
     expect(loads).toBe(2);
@@ -79,7 +91,9 @@ describe('agent rows changed elsewhere', () => {
     const w = await ctx.build.world();
     await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
     await ctx.http.patch(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).send({ name: 'Patched' }).expect(200);
-    expect((await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200)).body.name).toBe('Patched');
+    expect((await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200)).body.name).toBe(
+      'Patched',
+    );
   });
 });
 

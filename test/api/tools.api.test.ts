@@ -25,7 +25,10 @@ function create(agentId: string, body: Record<string, unknown>, key = w.key) {
 }
 
 function patch(agentId: string, toolId: string, body: Record<string, unknown>, key = w.key) {
-  return ctx.http.patch(`${base(agentId)}/${toolId}`).set('X-API-Key', key).send(body);
+  return ctx.http
+    .patch(`${base(agentId)}/${toolId}`)
+    .set('X-API-Key', key)
+    .send(body);
 }
 
 async function toolRows(agentId: string): Promise<Tool[]> {
@@ -47,7 +50,9 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
     transfer_call: () => ({ phone_number: '+4930123456' }),
     monitored_transfer: () => ({ phone_number: '+4930123456' }),
     end_call: () => ({}),
-    extract_variable: () => ({ variables: [{ name: 'order_number', description: 'The order number', type: 'string', required: true }] }),
+    extract_variable: () => ({
+      variables: [{ name: 'order_number', description: 'The order number', type: 'string', required: true }],
+    }),
     play_tone: () => ({}),
     knowledge_base: () => ({}),
     set_call_result: () => ({}),
@@ -61,7 +66,11 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
 
   it.each(Object.keys(minimal))('creates a %s tool with 201 and stores its effective config', async (toolType) => {
     const agentId = await freshAgent();
-    const res = await create(agentId, { name: `my_${toolType}`, tool_type: toolType, config: minimal[toolType]!() }).expect(201);
+    const res = await create(agentId, {
+      name: `my_${toolType}`,
+      tool_type: toolType,
+      config: minimal[toolType]!(),
+    }).expect(201);
     expect(res.body).toEqual({
       id: expect.any(String),
       agent_id: agentId,
@@ -85,7 +94,11 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
     const agentId = await freshAgent();
     const res = await create(agentId, { name: 'kb', tool_type: 'knowledge_base' }).expect(201);
     expect(res.body.config).toEqual({ top_k: 5, similarity_threshold: 0.5 });
-    const http = await create(agentId, { name: 'http', tool_type: 'http_request', config: { url: 'https://x.example' } }).expect(201);
+    const http = await create(agentId, {
+      name: 'http',
+      tool_type: 'http_request',
+      config: { url: 'https://x.example' },
+    }).expect(201);
     expect(http.body.config).toEqual({
       url: 'https://x.example',
       method: 'GET',
@@ -98,19 +111,29 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   });
 
   it.each([
-    ['http_request', { url: 'https://x.example', method: 'FETCH', timeout: 50, headers: [{ name: 'Bad Header', value: 'x' }] }, [
-      'config.headers[0].name',
-      'config.method',
-      'config.timeout',
-    ]],
+    [
+      'http_request',
+      { url: 'https://x.example', method: 'FETCH', timeout: 50, headers: [{ name: 'Bad Header', value: 'x' }] },
+      ['config.headers[0].name', 'config.method', 'config.timeout'],
+    ],
     ['http_request', { method: 'GET' }, ['config.url']],
-    ['transfer_call', { phone_number: 'call me', transfer_mode: 'hot' }, ['config.phone_number', 'config.transfer_mode']],
+    [
+      'transfer_call',
+      { phone_number: 'call me', transfer_mode: 'hot' },
+      ['config.phone_number', 'config.transfer_mode'],
+    ],
     ['monitored_transfer', { phone_number: '+4930123', timeout_seconds: 60 }, ['config.timeout_seconds']],
-    ['extract_variable', { variables: [{ name: 'A', description: '' }, { name: 'x', description: 'd' }, { name: 'x', description: 'd' }] }, [
-      'config.variables',
-      'config.variables[0].description',
-      'config.variables[0].name',
-    ]],
+    [
+      'extract_variable',
+      {
+        variables: [
+          { name: 'A', description: '' },
+          { name: 'x', description: 'd' },
+          { name: 'x', description: 'd' },
+        ],
+      },
+      ['config.variables', 'config.variables[0].description', 'config.variables[0].name'],
+    ],
     ['extract_variable', {}, ['config.variables']],
     ['play_tone', { tone: 'dtmf' }, ['config.dtmf_digits']],
     ['knowledge_base', { top_k: 0, similarity_threshold: 1.5 }, ['config.similarity_threshold', 'config.top_k']],
@@ -118,7 +141,11 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
     ['identify_caller', { match_fields: ['fingerprint'] }, ['config.match_fields[0]']],
     ['switch_agent', { target_agent_id: 'abc' }, ['config.target_agent_id']],
     ['verify_value', { value_name: 'x', contact_field: 'password' }, ['config.contact_field']],
-    ['list_available_slots', { calendar_id: 'c', timezone: 'Mars/Olympus', days_ahead: 0 }, ['config.days_ahead', 'config.timezone']],
+    [
+      'list_available_slots',
+      { calendar_id: 'c', timezone: 'Mars/Olympus', days_ahead: 0 },
+      ['config.days_ahead', 'config.timezone'],
+    ],
     ['book_appointment', {}, ['config.calendar_id']],
     ['resolve_contact', { update_fields: ['tags'] }, ['config.update_fields[0]']],
     ['end_call', { goodbye: 'Tschüss' }, ['config.goodbye']],
@@ -140,7 +167,10 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
       employee_id: UNKNOWN,
     }).expect(400);
     expect(fields(res.body.error.details)).toEqual(['config.transfer_mode', 'employee_id', 'name', 'priority']);
-    expect(res.body.error.details).toContainEqual({ field: 'employee_id', message: 'Employee not found for this agent' });
+    expect(res.body.error.details).toContainEqual({
+      field: 'employee_id',
+      message: 'Employee not found for this agent',
+    });
   });
 
   it('refuses an unknown tool type and a missing name', async () => {
@@ -185,7 +215,10 @@ describe('transfer tools and employees', () => {
       employee_id: employeeId,
       config: { phone_number: '+4911111', transfer_mode: 'warm' },
     }).expect(201);
-    expect(res.body).toMatchObject({ employee_id: employeeId, config: { phone_number: '+4930777', transfer_mode: 'warm' } });
+    expect(res.body).toMatchObject({
+      employee_id: employeeId,
+      config: { phone_number: '+4930777', transfer_mode: 'warm' },
+    });
   });
 
   it('requires a phone number when no employee is linked', async () => {
@@ -215,7 +248,11 @@ describe('transfer tools and employees', () => {
   it('links and unlinks an employee by PATCH, keeping the last number', async () => {
     const agentId = await freshAgent();
     const employeeId = await employee(agentId, { name: 'Erika', phone_number: '+4930777' });
-    const tool = await create(agentId, { name: 't', tool_type: 'transfer_call', config: { phone_number: '+4930111' } }).expect(201);
+    const tool = await create(agentId, {
+      name: 't',
+      tool_type: 'transfer_call',
+      config: { phone_number: '+4930111' },
+    }).expect(201);
     const linked = await patch(agentId, tool.body.id, { employee_id: employeeId }).expect(200);
     expect(linked.body).toMatchObject({ employee_id: employeeId, config: { phone_number: '+4930777' } });
     const unlinked = await patch(agentId, tool.body.id, { employee_id: null }).expect(200);
@@ -234,7 +271,11 @@ describe('switch_agent targets', () => {
       [UNKNOWN, 'Agent not found in this organization'],
       [agentId, 'Must be another agent than this one'],
     ] as const) {
-      const res = await create(agentId, { name: 'bad', tool_type: 'switch_agent', config: { target_agent_id: target } }).expect(400);
+      const res = await create(agentId, {
+        name: 'bad',
+        tool_type: 'switch_agent',
+        config: { target_agent_id: target },
+      }).expect(400);
       expect(res.body.error.details).toEqual([{ field: 'config.target_agent_id', message }]);
     }
     expect((await toolRows(agentId)).map((t) => t.name)).toEqual(['ok']);
@@ -255,7 +296,11 @@ describe('http_request URLs', () => {
 
   it('checks a changed URL on PATCH as well', async () => {
     const agentId = await freshAgent();
-    const tool = await create(agentId, { name: 'h', tool_type: 'http_request', config: { url: 'https://a.example' } }).expect(201);
+    const tool = await create(agentId, {
+      name: 'h',
+      tool_type: 'http_request',
+      config: { url: 'https://a.example' },
+    }).expect(201);
     await patch(agentId, tool.body.id, { config: { url: 'file:///etc/passwd' } }).expect(400);
     expect((await toolRows(agentId))[0]!.config.url).toBe('https://a.example');
   });
@@ -269,17 +314,20 @@ describe('http_request URLs', () => {
     });
     afterAll(() => strict.close());
 
-    it.each(['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://10.1.2.3/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/latest'])(
-      'refuses %s',
-      async (url) => {
-        const res = await strict.http
-          .post(base(sw.agentId))
-          .set('X-API-Key', sw.key)
-          .send({ name: 'h', tool_type: 'http_request', config: { url } })
-          .expect(400);
-        expect(res.body.error.details).toEqual([{ field: 'config.url', message: expect.any(String) }]);
-      },
-    );
+    it.each([
+      'http://127.0.0.1:8080/x',
+      'http://localhost/x',
+      'http://10.1.2.3/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://169.254.169.254/latest',
+    ])('refuses %s', async (url) => {
+      const res = await strict.http
+        .post(base(sw.agentId))
+        .set('X-API-Key', sw.key)
+        .send({ name: 'h', tool_type: 'http_request', config: { url } })
+        .expect(400);
+      expect(res.body.error.details).toEqual([{ field: 'config.url', message: expect.any(String) }]);
+    });
 
     it('accepts a public https URL', async () => {
       await strict.http
@@ -305,8 +353,16 @@ describe('GET /v1/agents/{agentId}/tools', () => {
 
   it('returns one tool by id', async () => {
     const agentId = await freshAgent();
-    const tool = await create(agentId, { name: 'one', tool_type: 'end_call', display_name: 'One', description: 'Ends the call' }).expect(201);
-    const res = await ctx.http.get(`${base(agentId)}/${tool.body.id}`).set('X-API-Key', w.key).expect(200);
+    const tool = await create(agentId, {
+      name: 'one',
+      tool_type: 'end_call',
+      display_name: 'One',
+      description: 'Ends the call',
+    }).expect(201);
+    const res = await ctx.http
+      .get(`${base(agentId)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
     expect(res.body).toEqual(tool.body);
   });
 });
@@ -338,7 +394,11 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
 
   it('validates a new config against the stored type and keeps the old one on failure', async () => {
     const agentId = await freshAgent();
-    const tool = await create(agentId, { name: 't', tool_type: 'transfer_call', config: { phone_number: '+4930111' } }).expect(201);
+    const tool = await create(agentId, {
+      name: 't',
+      tool_type: 'transfer_call',
+      config: { phone_number: '+4930111' },
+    }).expect(201);
     const res = await patch(agentId, tool.body.id, { config: { transfer_mode: 'hot', url: 'https://x' } }).expect(400);
     expect(fields(res.body.error.details)).toEqual(['config.transfer_mode', 'config.url']);
     expect((await toolRows(agentId))[0]!.config).toEqual(tool.body.config);
@@ -356,7 +416,8 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
 describe('tools named by the workflow', () => {
   async function agentWithWorkflow(toolNames: string[]): Promise<string> {
     const agentId = await freshAgent();
-    await ctx.db('agents')
+    await ctx
+      .db('agents')
       .where({ id: agentId })
       .update({
         workflow: JSON.stringify({
@@ -372,9 +433,19 @@ describe('tools named by the workflow', () => {
 
   it('refuses to delete a tool the workflow names with 409 and keeps it', async () => {
     const agentId = await agentWithWorkflow(['transfer']);
-    const tool = await create(agentId, { name: 'transfer', tool_type: 'transfer_call', config: { phone_number: '+4930111' } }).expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${tool.body.id}`).set('X-API-Key', w.key).expect(409);
-    expect(res.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'name', message: 'Named in workflow steps: help' }] });
+    const tool = await create(agentId, {
+      name: 'transfer',
+      tool_type: 'transfer_call',
+      config: { phone_number: '+4930111' },
+    }).expect(201);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(409);
+    expect(res.body.error).toMatchObject({
+      code: 'CONFLICT',
+      details: [{ field: 'name', message: 'Named in workflow steps: help' }],
+    });
     expect(await toolRows(agentId)).toHaveLength(1);
   });
 
@@ -389,10 +460,16 @@ describe('tools named by the workflow', () => {
   it('deletes a tool the workflow does not name with 204 and no body', async () => {
     const agentId = await agentWithWorkflow(['other']);
     const tool = await create(agentId, { name: 'unused', tool_type: 'end_call' }).expect(201);
-    const res = await ctx.http.delete(`${base(agentId)}/${tool.body.id}`).set('X-API-Key', w.key).expect(204);
+    const res = await ctx.http
+      .delete(`${base(agentId)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(204);
     expect(res.text).toBe('');
     expect(await toolRows(agentId)).toEqual([]);
-    await ctx.http.get(`${base(agentId)}/${tool.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .get(`${base(agentId)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
   });
 });
 
@@ -415,7 +492,10 @@ describe('tool access', () => {
     const res = await create(agentId, { name: 'x', tool_type: 'end_call' }, key.key).expect(403);
     expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
     await patch(agentId, tool.body.id, { name: 'changed' }, key.key).expect(403);
-    await ctx.http.delete(`${base(agentId)}/${tool.body.id}`).set('X-API-Key', key.key).expect(403);
+    await ctx.http
+      .delete(`${base(agentId)}/${tool.body.id}`)
+      .set('X-API-Key', key.key)
+      .expect(403);
     expect((await toolRows(agentId)).map((t) => t.name)).toEqual(['keep']);
   });
 
@@ -431,17 +511,26 @@ describe('tool access', () => {
     const owner = await freshAgent();
     const other = await freshAgent();
     const tool = await create(owner, { name: 'mine', tool_type: 'end_call' }).expect(201);
-    await ctx.http.get(`${base(other)}/${tool.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .get(`${base(other)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     const res = await patch(other, tool.body.id, { name: 'stolen' }).expect(404);
     expect(res.body.error.message).toBe('Tool not found');
-    await ctx.http.delete(`${base(other)}/${tool.body.id}`).set('X-API-Key', w.key).expect(404);
+    await ctx.http
+      .delete(`${base(other)}/${tool.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(404);
     expect((await toolRows(owner)).map((t) => t.name)).toEqual(['mine']);
   });
 
   it('is 400 naming the malformed path parameter', async () => {
     const a = await ctx.http.get('/v1/agents/x/tools').set('X-API-Key', w.key).expect(400);
     expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http.get(`${base(w.agentId)}/x`).set('X-API-Key', w.key).expect(400);
+    const b = await ctx.http
+      .get(`${base(w.agentId)}/x`)
+      .set('X-API-Key', w.key)
+      .expect(400);
     expect(b.body.error.details).toEqual([{ field: 'toolId', message: 'Must be a UUID' }]);
   });
 });

@@ -29,7 +29,14 @@ async function agentWithDeliveries(world: World, count: number, kind: 'ok' | 'fa
   const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: receiver.url(kind) });
   const eventIds: string[] = [];
   for (let i = 0; i < count; i++) {
-    eventIds.push(await record({ organization_id: world.orgId, agent_id: agent.id, type: 'call.completed', payload: { call: { id: `c${i}` } } }));
+    eventIds.push(
+      await record({
+        organization_id: world.orgId,
+        agent_id: agent.id,
+        type: 'call.completed',
+        payload: { call: { id: `c${i}` } },
+      }),
+    );
     await ctx.container.webhookWorker.drain();
     ctx.clock.advance(1000);
   }
@@ -37,12 +44,16 @@ async function agentWithDeliveries(world: World, count: number, kind: 'ok' | 'fa
   return { agentId: agent.id, eventIds, deliveryIds: deliveries.map((d: { id: string }) => d.id) };
 }
 
-const list = (agentId: string, key: string, query = '') => ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries${query}`).set('X-API-Key', key);
+const list = (agentId: string, key: string, query = '') =>
+  ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries${query}`).set('X-API-Key', key);
 const redeliver = (agentId: string, deliveryId: string, key: string) =>
   ctx.http.post(`/v1/agents/${agentId}/webhook-deliveries/${deliveryId}/redeliver`).set('X-API-Key', key);
 
 async function queuedSends(deliveryId: string): Promise<number> {
-  const rows = await ctx.db('pgboss.job').where({ name: WEBHOOK_SEND_QUEUE }).whereRaw(`data->>'deliveryId' = ?`, [deliveryId]);
+  const rows = await ctx
+    .db('pgboss.job')
+    .where({ name: WEBHOOK_SEND_QUEUE })
+    .whereRaw(`data->>'deliveryId' = ?`, [deliveryId]);
   return rows.length;
 }
 
@@ -104,9 +115,15 @@ describe('GET /v1/agents/{agentId}/webhook-deliveries', () => {
 
   it('works with a dashboard token, for a member too', async () => {
     const { agentId } = await agentWithDeliveries(w, 1);
-    await ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries`).set('Authorization', `Bearer ${w.token}`).expect(200);
+    await ctx.http
+      .get(`/v1/agents/${agentId}/webhook-deliveries`)
+      .set('Authorization', `Bearer ${w.token}`)
+      .expect(200);
     const member = await ctx.build.user(w.orgId, 'member');
-    await ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries`).set('Authorization', `Bearer ${ctx.build.token(member.id)}`).expect(200);
+    await ctx.http
+      .get(`/v1/agents/${agentId}/webhook-deliveries`)
+      .set('Authorization', `Bearer ${ctx.build.token(member.id)}`)
+      .expect(200);
   });
 });
 
@@ -127,7 +144,9 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
     const res = await redeliver(agentId, deliveryIds[0]!, key.key).expect(403);
     expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:write' });
     expect(await queuedSends(deliveryIds[0]!)).toBe(1);
-    expect(await ctx.db('webhook_deliveries').where({ id: deliveryIds[0] }).first()).toMatchObject({ status: 'succeeded' });
+    expect(await ctx.db('webhook_deliveries').where({ id: deliveryIds[0] }).first()).toMatchObject({
+      status: 'succeeded',
+    });
   });
 
   it('is 403 FORBIDDEN for a dashboard member, who holds only read permissions', async () => {
@@ -143,7 +162,9 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
   it('is 403 AGENT_NOT_ACCESSIBLE for an agent outside the key scope, and queues nothing', async () => {
     const { agentId, deliveryIds } = await agentWithDeliveries(w, 1);
     const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    expect((await redeliver(agentId, deliveryIds[0]!, key.key).expect(403)).body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
+    expect((await redeliver(agentId, deliveryIds[0]!, key.key).expect(403)).body.error.code).toBe(
+      'AGENT_NOT_ACCESSIBLE',
+    );
     expect(await queuedSends(deliveryIds[0]!)).toBe(1);
   });
 
@@ -172,13 +193,16 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
   });
 
   it('answers 405 for another method on the route', async () => {
-    const res = await ctx.http.get(`/v1/agents/${w.agentId}/webhook-deliveries/${NIL}/redeliver`).set('X-API-Key', w.key).expect(405);
+    const res = await ctx.http
+      .get(`/v1/agents/${w.agentId}/webhook-deliveries/${NIL}/redeliver`)
+      .set('X-API-Key', w.key)
+      .expect(405);
     expect(res.headers.allow).toBe('POST');
   });
 });
 
 describe('employee events in the delivery log', () => {
-  it("appear under the agent named on the event and under no other agent", async () => {
+  it('appear under the agent named on the event and under no other agent', async () => {
     const url = receiver.url('ok');
     await ctx.db('users').where({ id: w.userId }).update({ webhook_url: url });
     const employeeAgent = await ctx.build.agent(w.orgId);
@@ -193,10 +217,17 @@ describe('employee events in the delivery log', () => {
 
     const res = await list(employeeAgent.id, w.key).expect(200);
     expect(res.body.data).toEqual([
-      expect.objectContaining({ event_type: 'employee.forwarding_created', target_kind: 'member', target_url: url, status: 'succeeded' }),
+      expect.objectContaining({
+        event_type: 'employee.forwarding_created',
+        target_kind: 'member',
+        target_url: url,
+        status: 'succeeded',
+      }),
     ]);
     const main = await list(w.agentId, w.key).expect(200);
-    expect(main.body.data.filter((d: { event_type: string }) => d.event_type === 'employee.forwarding_created')).toEqual([]);
+    expect(
+      main.body.data.filter((d: { event_type: string }) => d.event_type === 'employee.forwarding_created'),
+    ).toEqual([]);
   });
 });
 
@@ -215,7 +246,11 @@ describe('OpenAPI document', () => {
     expect(Object.keys(res.body.webhooks)).toEqual(['call.completed', 'employee.forwarding_created']);
     const call = res.body.webhooks['call.completed'].post;
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CallCompletedWebhook');
-    expect(call.parameters.map((p: { name: string }) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(call.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
     expect(Object.keys(res.body.components.schemas.WebhookCall.properties)).toEqual(
       expect.arrayContaining(['id', 'call_id', 'duration', 'transcript', 'employee', 'agent_id', 'created_at']),
     );

@@ -11,7 +11,11 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 /** The receiver from the README, verbatim: verifies a delivery with nothing but node:crypto. */
-function verifyWebhook(secret: string, headers: Record<string, string | string[] | undefined>, rawBody: string): boolean {
+function verifyWebhook(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  rawBody: string,
+): boolean {
   const key = Buffer.from(secret.split('_')[1]!, 'base64');
   const signed = `${headers['webhook-id']}.${headers['webhook-timestamp']}.${rawBody}`;
   const expected = createHmac('sha256', key).update(signed).digest();
@@ -81,7 +85,10 @@ async function deliveriesOf(agentId: string) {
 }
 
 async function secretOf(orgId: string, token: string): Promise<string> {
-  const res = await ctx.http.get(`/v1/organization/${orgId}/webhook-secret`).set('Authorization', `Bearer ${token}`).expect(200);
+  const res = await ctx.http
+    .get(`/v1/organization/${orgId}/webhook-secret`)
+    .set('Authorization', `Bearer ${token}`)
+    .expect(200);
   return res.body.secret;
 }
 
@@ -157,7 +164,10 @@ describe('call.completed delivery', () => {
     expect(receiver.requestsTo(url)).toHaveLength(1);
     const [delivery] = await deliveriesOf(agentId);
     expect(delivery).toMatchObject({ status: 'failed', http_status: 500, error: 'HTTP 500', attempt_count: 1 });
-    const jobs = await ctx.db('pgboss.job').where({ name: WEBHOOK_SEND_QUEUE }).whereRaw(`data->>'deliveryId' = ?`, [delivery!.id]);
+    const jobs = await ctx
+      .db('pgboss.job')
+      .where({ name: WEBHOOK_SEND_QUEUE })
+      .whereRaw(`data->>'deliveryId' = ?`, [delivery!.id]);
     expect(jobs.map((j: { state: string }) => j.state)).toEqual(['completed']);
   });
 
@@ -227,7 +237,12 @@ describe('employee.forwarding_created delivery', () => {
       start_date: '2026-12-01',
       reasons: ['urlaub'],
     };
-    const eventId = await record({ organization_id: org.id, agent_id: agent.id, type: 'employee.forwarding_created', payload });
+    const eventId = await record({
+      organization_id: org.id,
+      agent_id: agent.id,
+      type: 'employee.forwarding_created',
+      payload,
+    });
     await ctx.container.webhookWorker.drain();
 
     expect(receiver.requestsTo(urlA)).toHaveLength(1);
@@ -241,7 +256,11 @@ describe('employee.forwarding_created delivery', () => {
     const key = await ctx.build.apiKey(org.id, owner.id);
     const res = await ctx.http.get(`/v1/agents/${agent.id}/webhook-deliveries`).set('X-API-Key', key.key).expect(200);
     expect(res.body.data.map((d: { target_url: string }) => d.target_url).sort()).toEqual([urlA, urlB].sort());
-    expect(res.body.data.every((d: { target_kind: string; status: string }) => d.target_kind === 'member' && d.status === 'succeeded')).toBe(true);
+    expect(
+      res.body.data.every(
+        (d: { target_kind: string; status: string }) => d.target_kind === 'member' && d.status === 'succeeded',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -250,12 +269,20 @@ describe('signing secret rotation', () => {
     const world = await ctx.build.world();
     const auth = `Bearer ${world.token}`;
     const oldSecret = await secretOf(world.orgId, world.token);
-    const rotated = await ctx.http.post(`/v1/organization/${world.orgId}/webhook-secret/rotate`).set('Authorization', auth).expect(200);
+    const rotated = await ctx.http
+      .post(`/v1/organization/${world.orgId}/webhook-secret/rotate`)
+      .set('Authorization', auth)
+      .expect(200);
     const newSecret = rotated.body.secret as string;
 
     const url = receiver.url('ok');
     const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: url });
-    const event = { organization_id: world.orgId, agent_id: agent.id, type: 'call.completed' as const, payload: callPayload(agent.id) };
+    const event = {
+      organization_id: world.orgId,
+      agent_id: agent.id,
+      type: 'call.completed' as const,
+      payload: callPayload(agent.id),
+    };
     await record(event);
     await ctx.container.webhookWorker.drain();
     const during = receiver.requestsTo(url)[0]!;
@@ -272,7 +299,10 @@ describe('signing secret rotation', () => {
       expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
       // The signature is checked on its own here: the README receiver also checks the (moved) clock.
       const signed = `${after.headers['webhook-id']}.${after.headers['webhook-timestamp']}.${after.body}`;
-      const sig = (secret: string) => createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(signed).digest('base64');
+      const sig = (secret: string) =>
+        createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+          .update(signed)
+          .digest('base64');
       expect(after.headers['webhook-signature']).toBe(`v1,${sig(newSecret)}`);
       expect(after.headers['webhook-signature']).not.toContain(sig(oldSecret));
     } finally {
@@ -303,7 +333,13 @@ describe('redelivery', () => {
     expect(requests[1]!.body).toBe(requests[0]!.body);
     const [delivery] = await deliveriesOf(agentId);
     expect(delivery).toMatchObject({ status: 'succeeded', http_status: 200, attempt_count: 2 });
-    expect(delivery!.attempts.map((a: { attempt: number; trigger: string; status: string }) => [a.attempt, a.trigger, a.status])).toEqual([
+    expect(
+      delivery!.attempts.map((a: { attempt: number; trigger: string; status: string }) => [
+        a.attempt,
+        a.trigger,
+        a.status,
+      ]),
+    ).toEqual([
       [1, 'event', 'failed'],
       [2, 'redelivery', 'succeeded'],
     ]);
@@ -364,9 +400,15 @@ describe('durability', () => {
 
   /** What pg-boss's supervisor does once the job's expiry passed; then the retry delay is over. */
   async function expireAbandoned(jobId: string) {
-    await ctx.db('pgboss.job').where({ id: jobId }).update({ started_on: ctx.db.raw(`now() - interval '1 hour'`) });
+    await ctx
+      .db('pgboss.job')
+      .where({ id: jobId })
+      .update({ started_on: ctx.db.raw(`now() - interval '1 hour'`) });
     await ctx.queue.boss.expire();
-    await ctx.db('pgboss.job').where({ id: jobId }).update({ start_after: ctx.db.raw('now()') });
+    await ctx
+      .db('pgboss.job')
+      .where({ id: jobId })
+      .update({ start_after: ctx.db.raw('now()') });
   }
 
   it('delivers an event recorded before a restart from the new process', async () => {
@@ -405,7 +447,9 @@ describe('durability', () => {
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
     // Only the dispatch step: the send job stays queued.
-    await ctx.queue.runPending(EVENT_DISPATCH_QUEUE, (data: { eventId: string }) => ctx.container.webhookWorker.dispatcher.dispatch(data));
+    await ctx.queue.runPending(EVENT_DISPATCH_QUEUE, (data: { eventId: string }) =>
+      ctx.container.webhookWorker.dispatcher.dispatch(data),
+    );
     const dead = await otherInstance();
     const [job] = await dead.queue.boss.fetch(WEBHOOK_SEND_QUEUE);
     await dead.queue.stop();

@@ -25,7 +25,12 @@ describe('with private targets not allowed', () => {
       // Written directly: the save-time check would have refused it; the connect-time check must too.
       const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: url });
       await ctx.db.transaction((trx) =>
-        ctx.container.events.record(trx, { organization_id: w.orgId, agent_id: agent.id, type: 'call.completed', payload: { call: {} } }),
+        ctx.container.events.record(trx, {
+          organization_id: w.orgId,
+          agent_id: agent.id,
+          type: 'call.completed',
+          payload: { call: {} },
+        }),
       );
       await ctx.container.webhookWorker.drain();
 
@@ -36,12 +41,20 @@ describe('with private targets not allowed', () => {
     },
   );
 
-  it.each(['http://127.0.0.1/hook', 'http://localhost:8080/hook', 'http://10.1.2.3/hook', 'http://[::ffff:192.168.0.1]/hook'])(
-    'refuses %s as a webhook URL on /v1/me and keeps the old one',
-    async (url) => {
-      const res = await ctx.http.patch('/v1/me').set('Authorization', `Bearer ${w.token}`).send({ webhook_url: url }).expect(400);
-      expect(res.body.error.details).toEqual([{ field: 'webhook_url', message: 'Local and private addresses are not allowed' }]);
-      expect((await ctx.db('users').where({ id: w.userId }).first('webhook_url')).webhook_url).toBeNull();
-    },
-  );
+  it.each([
+    'http://127.0.0.1/hook',
+    'http://localhost:8080/hook',
+    'http://10.1.2.3/hook',
+    'http://[::ffff:192.168.0.1]/hook',
+  ])('refuses %s as a webhook URL on /v1/me and keeps the old one', async (url) => {
+    const res = await ctx.http
+      .patch('/v1/me')
+      .set('Authorization', `Bearer ${w.token}`)
+      .send({ webhook_url: url })
+      .expect(400);
+    expect(res.body.error.details).toEqual([
+      { field: 'webhook_url', message: 'Local and private addresses are not allowed' },
+    ]);
+    expect((await ctx.db('users').where({ id: w.userId }).first('webhook_url')).webhook_url).toBeNull();
+  });
 });

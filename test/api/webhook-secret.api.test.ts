@@ -11,7 +11,8 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const read = (orgId: string, token: string) => ctx.http.get(`/v1/organization/${orgId}/webhook-secret`).set('Authorization', `Bearer ${token}`);
+const read = (orgId: string, token: string) =>
+  ctx.http.get(`/v1/organization/${orgId}/webhook-secret`).set('Authorization', `Bearer ${token}`);
 const rotate = (orgId: string, token: string) =>
   ctx.http.post(`/v1/organization/${orgId}/webhook-secret/rotate`).set('Authorization', `Bearer ${token}`);
 const stored = (orgId: string) => ctx.db('organization_webhook_secrets').where({ organization_id: orgId }).first();
@@ -37,7 +38,10 @@ describe('GET /v1/organization/{orgId}/webhook-secret', () => {
 
   it('is 401 for an API key, even one with every permission', async () => {
     const res = await ctx.http.get(`/v1/organization/${w.orgId}/webhook-secret`).set('X-API-Key', w.key).expect(401);
-    expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: 'This endpoint requires a dashboard login token' });
+    expect(res.body.error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: 'This endpoint requires a dashboard login token',
+    });
   });
 
   it.each(['admin', 'member'] as const)('is 403 for an %s of the organization', async (role) => {
@@ -119,6 +123,9 @@ describe('POST /v1/organization/{orgId}/webhook-secret/rotate', () => {
   });
 
   it('is 405 for GET', async () => {
-    await ctx.http.get(`/v1/organization/${w.orgId}/webhook-secret/rotate`).set('Authorization', `Bearer ${w.token}`).expect(405);
+    await ctx.http
+      .get(`/v1/organization/${w.orgId}/webhook-secret/rotate`)
+      .set('Authorization', `Bearer ${w.token}`)
+      .expect(405);
   });
 });

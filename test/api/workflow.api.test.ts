@@ -18,7 +18,13 @@ const step = (id: string, next: string[], extra: Record<string, unknown> = {}) =
   next: next.map((n) => ({ id: n })),
   ...extra,
 });
-const workflow = (steps = [step('begruessung', ['anliegen']), step('anliegen', ['abschluss'], { tools: ['end_call'] }), step('abschluss', [])]) => ({
+const workflow = (
+  steps = [
+    step('begruessung', ['anliegen']),
+    step('anliegen', ['abschluss'], { tools: ['end_call'] }),
+    step('abschluss', []),
+  ],
+) => ({
   name: 'Aufnahme',
   description: 'Nimmt Anliegen auf',
   steps,
@@ -26,11 +32,18 @@ const workflow = (steps = [step('begruessung', ['anliegen']), step('anliegen', [
 
 async function agentWithTools(...names: string[]) {
   const agent = await ctx.build.agent(w.orgId);
-  for (const name of names) await ctx.db('tools').insert({ agent_id: agent.id, organization_id: w.orgId, name, tool_type: 'end_call', config: {} });
+  for (const name of names)
+    await ctx
+      .db('tools')
+      .insert({ agent_id: agent.id, organization_id: w.orgId, name, tool_type: 'end_call', config: {} });
   return agent.id;
 }
 const stored = async (id: string) => ctx.db('agents').where({ id }).first('workflow', 'workflow_updated_at');
-const put = (id: string, body: unknown, key = w.key) => ctx.http.put(`/v1/agents/${id}/workflow`).set('X-API-Key', key).send(body as object);
+const put = (id: string, body: unknown, key = w.key) =>
+  ctx.http
+    .put(`/v1/agents/${id}/workflow`)
+    .set('X-API-Key', key)
+    .send(body as object);
 const get = (id: string, key = w.key) => ctx.http.get(`/v1/agents/${id}/workflow`).set('X-API-Key', key);
 
 describe('GET /v1/agents/{agentId}/workflow', () => {
@@ -49,7 +62,11 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     const res = await put(id, workflow()).expect(200);
     expect(res.body.agent_id).toBe(id);
     expect(res.body.updated_at).toBe('2026-11-23T10:00:00.000Z');
-    expect(res.body.workflow.steps[0]).toEqual({ ...step('begruessung', ['anliegen']), step_type: 'prompt', tools: [] });
+    expect(res.body.workflow.steps[0]).toEqual({
+      ...step('begruessung', ['anliegen']),
+      step_type: 'prompt',
+      tools: [],
+    });
     expect((await get(id).expect(200)).body).toEqual(res.body);
     expect((await stored(id)).workflow).toEqual(res.body.workflow);
   });
@@ -68,7 +85,10 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     const id = await agentWithTools('end_call');
     await put(id, workflow()).expect(200);
     const res = await put(id, { name: 'Kurz', steps: [step('nur', [])] }).expect(200);
-    expect(res.body.workflow).toEqual({ name: 'Kurz', steps: [{ ...step('nur', []), step_type: 'prompt', tools: [] }] });
+    expect(res.body.workflow).toEqual({
+      name: 'Kurz',
+      steps: [{ ...step('nur', []), step_type: 'prompt', tools: [] }],
+    });
   });
 
   it('moves updated_at only when the workflow changes', async () => {
@@ -77,7 +97,9 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     await put(id, workflow()).expect(200);
     ctx.clock.set('2026-11-23T12:00:00Z');
     expect((await put(id, workflow()).expect(200)).body.updated_at).toBe('2026-11-23T10:00:00.000Z');
-    expect((await put(id, { ...workflow(), name: 'Neu' }).expect(200)).body.updated_at).toBe('2026-11-23T12:00:00.000Z');
+    expect((await put(id, { ...workflow(), name: 'Neu' }).expect(200)).body.updated_at).toBe(
+      '2026-11-23T12:00:00.000Z',
+    );
   });
 
   it('lists every problem in one 400 with full paths and keeps the old workflow', async () => {
@@ -114,7 +136,9 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
   it('refuses a workflow without a terminal step', async () => {
     const id = await agentWithTools();
     const res = await put(id, workflow([step('a', ['b']), step('b', ['a'])])).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'steps', message: 'At least one step must be terminal (an empty next)' }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'steps', message: 'At least one step must be terminal (an empty next)' },
+    ]);
     expect((await stored(id)).workflow).toBeNull();
   });
 
@@ -122,7 +146,9 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     const id = await agentWithTools('lookup_order');
     await agentWithTools('end_call');
     const res = await put(id, workflow()).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'steps[1].tools[0]', message: '"end_call" is not a tool of this agent' }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'steps[1].tools[0]', message: '"end_call" is not a tool of this agent' },
+    ]);
     await put(id, workflow([step('a', [], { tools: ['lookup_order'] })])).expect(200);
   });
 
@@ -137,7 +163,13 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
 
   it('accepts 20 tools and 10 next steps in a step and refuses one more of each', async () => {
     const id = await agentWithTools('end_call');
-    const fan = (n: number) => [step('hub', Array.from({ length: n }, (_, i) => `t${i}`)), ...Array.from({ length: n }, (_, i) => step(`t${i}`, []))];
+    const fan = (n: number) => [
+      step(
+        'hub',
+        Array.from({ length: n }, (_, i) => `t${i}`),
+      ),
+      ...Array.from({ length: n }, (_, i) => step(`t${i}`, [])),
+    ];
     await put(id, workflow(fan(10))).expect(200);
     const tooMany = await put(id, workflow(fan(11))).expect(400);
     expect(tooMany.body.error.details).toEqual([expect.objectContaining({ field: 'steps[0].next' })]);
@@ -171,7 +203,14 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     await put(id, {
       name: 'x'.repeat(100),
       description: 'ü'.repeat(500),
-      steps: [step('a'.repeat(50), [], { name: 'n'.repeat(100), description: 'd'.repeat(20_000), completion: 'c'.repeat(500), step_type: 'action' })],
+      steps: [
+        step('a'.repeat(50), [], {
+          name: 'n'.repeat(100),
+          description: 'd'.repeat(20_000),
+          completion: 'c'.repeat(500),
+          step_type: 'action',
+        }),
+      ],
     }).expect(200);
   });
 
@@ -193,7 +232,9 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope and writes nothing', async () => {
       const id = await agentWithTools();
       const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-      expect((await put(id, workflow([step('a', [])]), key.key).expect(403)).body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
+      expect((await put(id, workflow([step('a', [])]), key.key).expect(403)).body.error.code).toBe(
+        'AGENT_NOT_ACCESSIBLE',
+      );
       expect((await get(id, key.key).expect(403)).body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
       expect((await stored(id)).workflow).toBeNull();
     });
@@ -206,8 +247,12 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     });
 
     it('is 400 naming agentId when it is not a UUID', async () => {
-      expect((await get('abc').expect(400)).body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-      expect((await put('abc', {}).expect(400)).body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
+      expect((await get('abc').expect(400)).body.error.details).toEqual([
+        { field: 'agentId', message: 'Must be a UUID' },
+      ]);
+      expect((await put('abc', {}).expect(400)).body.error.details).toEqual([
+        { field: 'agentId', message: 'Must be a UUID' },
+      ]);
     });
 
     it('is 405 for another method on the workflow path', async () => {

@@ -28,16 +28,27 @@ afterAll(() => ctx.close());
 
 const kb = (agentId: string) => `/v1/agents/${agentId}/knowledge-base`;
 const documentRow = (id: string) => ctx.db('kb_documents').where({ id }).first();
-const chunksOf = (id: string) => ctx.db('kb_chunks').where({ document_id: id }).orderBy('position').select('content', 'ts_config');
+const chunksOf = (id: string) =>
+  ctx.db('kb_chunks').where({ document_id: id }).orderBy('position').select('content', 'ts_config');
 
 async function createDocument(content: string, world: World = w): Promise<string> {
-  const res = await ctx.http.post(kb(world.agentId)).set('X-API-Key', world.key).send({ title: 'Doc', content }).expect(201);
+  const res = await ctx.http
+    .post(kb(world.agentId))
+    .set('X-API-Key', world.key)
+    .send({ title: 'Doc', content })
+    .expect(201);
   return res.body.id;
 }
 
 /** A processor wired like the container's, with test hooks for the splitting step. */
 function processorWith(options: ProcessorOptions): KnowledgeBaseProcessor {
-  return new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(ctx.db), ctx.container.kbJobs, ctx.clock, ctx.logger, options);
+  return new KnowledgeBaseProcessor(
+    new KnowledgeBaseIndexRepository(ctx.db),
+    ctx.container.kbJobs,
+    ctx.clock,
+    ctx.logger,
+    options,
+  );
 }
 
 /** Runs the queued jobs with `processor`, collecting what each run ended in. */
@@ -64,7 +75,12 @@ describe('the knowledge-base pipeline', () => {
     );
     expect(outcomes).toEqual(['ready']);
     expect(seen).toEqual(['processing']);
-    expect(await documentRow(id)).toMatchObject({ status: 'ready', chunk_count: 1, error_message: null, processing_job_id: null });
+    expect(await documentRow(id)).toMatchObject({
+      status: 'ready',
+      chunk_count: 1,
+      error_message: null,
+      processing_job_id: null,
+    });
     expect(await chunksOf(id)).toEqual([{ content, ts_config: 'german' }]);
   });
 
@@ -86,7 +102,11 @@ describe('the knowledge-base pipeline', () => {
   it('ends in error with an error_message when the document has no text to index', async () => {
     const id = await createDocument(' \n\n \t ');
     await runKnowledgeBaseJobs(ctx);
-    expect(await documentRow(id)).toMatchObject({ status: 'error', chunk_count: 0, error_message: 'The document has no text to index' });
+    expect(await documentRow(id)).toMatchObject({
+      status: 'error',
+      chunk_count: 0,
+      error_message: 'The document has no text to index',
+    });
   });
 
   it('ends in failed with an error_message when processing breaks, and a content edit processes it again', async () => {
@@ -104,7 +124,11 @@ describe('the knowledge-base pipeline', () => {
     expect(failed.error_message).toMatch(/Processing failed/);
     expect(failed.error_message).not.toContain('tokenizer');
 
-    await ctx.http.patch(`${kb(w.agentId)}/${id}`).set('X-API-Key', w.key).send({ content: 'Other text.' }).expect(200);
+    await ctx.http
+      .patch(`${kb(w.agentId)}/${id}`)
+      .set('X-API-Key', w.key)
+      .send({ content: 'Other text.' })
+      .expect(200);
     await runKnowledgeBaseJobs(ctx);
     expect(await documentRow(id)).toMatchObject({ status: 'ready', chunk_count: 1, error_message: null });
   });
@@ -118,7 +142,11 @@ describe('the knowledge-base pipeline', () => {
           if (!edited) {
             edited = true;
             // The edit lands between reading the content and writing its chunks.
-            await ctx.http.patch(`${kb(w.agentId)}/${id}`).set('X-API-Key', w.key).send({ content: 'Neuer Inhalt.' }).expect(200);
+            await ctx.http
+              .patch(`${kb(w.agentId)}/${id}`)
+              .set('X-API-Key', w.key)
+              .send({ content: 'Neuer Inhalt.' })
+              .expect(200);
           }
           return splitIntoChunks(text, max);
         },
@@ -126,7 +154,12 @@ describe('the knowledge-base pipeline', () => {
     );
     // The first run's chunks (old content) are thrown away; the job the PATCH queued builds the new ones.
     expect(outcomes).toEqual(['superseded', 'ready']);
-    expect(await documentRow(id)).toMatchObject({ status: 'ready', chunk_count: 1, content: 'Neuer Inhalt.', content_version: 2 });
+    expect(await documentRow(id)).toMatchObject({
+      status: 'ready',
+      chunk_count: 1,
+      content: 'Neuer Inhalt.',
+      content_version: 2,
+    });
     expect((await chunksOf(id)).map((c) => c.content)).toEqual(['Neuer Inhalt.']);
   });
 
@@ -145,7 +178,10 @@ describe('the knowledge-base pipeline', () => {
     const outcomes = await runWith(
       processorWith({
         split: async (text, max) => {
-          await ctx.http.delete(`${kb(w.agentId)}/${id}`).set('X-API-Key', w.key).expect(204);
+          await ctx.http
+            .delete(`${kb(w.agentId)}/${id}`)
+            .set('X-API-Key', w.key)
+            .expect(204);
           return splitIntoChunks(text, max);
         },
       }),
@@ -160,7 +196,10 @@ describe('recovery of a document left in processing by a crashed worker', () => 
   it('is taken again by the sweep once the processing timeout has passed', async () => {
     const id = await createDocument('Nach dem Absturz.');
     // A worker took it and died: the document stays in processing under a job that is gone.
-    await ctx.db('kb_documents').where({ id }).update({ status: 'processing', processing_job_id: randomUUID(), processing_started_at: ctx.clock.now() });
+    await ctx
+      .db('kb_documents')
+      .where({ id })
+      .update({ status: 'processing', processing_job_id: randomUUID(), processing_started_at: ctx.clock.now() });
     await runKnowledgeBaseJobs(ctx); // a duplicate job meanwhile must not take it from a possibly live worker
     expect((await documentRow(id)).status).toBe('processing');
 
@@ -176,7 +215,10 @@ describe('recovery of a document left in processing by a crashed worker', () => 
     const [job] = await ctx.queue.boss.fetch<KbProcessJob>(KB_PROCESS_QUEUE);
     expect(job!.data.documentId).toBe(id);
     // The worker that fetched the job claimed the document, then the process died.
-    await ctx.db('kb_documents').where({ id }).update({ status: 'processing', processing_job_id: job!.id, processing_started_at: ctx.clock.now() });
+    await ctx
+      .db('kb_documents')
+      .where({ id })
+      .update({ status: 'processing', processing_job_id: job!.id, processing_started_at: ctx.clock.now() });
     // Let pg-boss's expiry see the job as timed out, then make its retry due now (no sleeping).
     await ctx.db.raw(`UPDATE pgboss.job SET started_on = now() - interval '1 hour' WHERE id = ?`, [job!.id]);
     await ctx.queue.boss.expire();

@@ -45,7 +45,10 @@ describe('call retention', () => {
 
     expect(await ctx.container.callRetention.run()).toBe(2);
 
-    const purged = await ctx.http.get(`/v1/agents/${shortRetention}/calls/${old30}`).set('X-API-Key', world.key).expect(200);
+    const purged = await ctx.http
+      .get(`/v1/agents/${shortRetention}/calls/${old30}`)
+      .set('X-API-Key', world.key)
+      .expect(200);
     expect(purged.body).toMatchObject({
       is_purged: true,
       transcript: null,
@@ -62,7 +65,10 @@ describe('call retention', () => {
     });
     expect((await ctx.db('calls').where({ id: old90 }).first()).is_purged).toBe(true);
     for (const id of [young30, young90]) {
-      expect(await ctx.db('calls').where({ id }).first()).toMatchObject({ is_purged: false, customer_name: 'Erika Mustermann' });
+      expect(await ctx.db('calls').where({ id }).first()).toMatchObject({
+        is_purged: false,
+        customer_name: 'Erika Mustermann',
+      });
     }
   });
 
@@ -98,7 +104,9 @@ describe('call retention', () => {
     );
     ctx.clock.set('2026-02-01T00:00:00Z');
     expect(await ctx.container.callRetention.run()).toBeGreaterThanOrEqual(1203);
-    expect(await ctx.db('calls').where({ agent_id: agent.id, is_purged: false }).count({ n: '*' }).first()).toEqual({ n: 0 });
+    expect(await ctx.db('calls').where({ agent_id: agent.id, is_purged: false }).count({ n: '*' }).first()).toEqual({
+      n: 0,
+    });
   });
 
   it('is scheduled hourly through the job queue as a background worker', async () => {

@@ -82,6 +82,13 @@ export class Builders {
     const agent = await this.agent(org.id, { name: 'Main Agent' });
     // Generous limits: a test file sends many requests with this key (rate-limit tests make their own).
     const key = await this.apiKey(org.id, user.id, { rateLimitPerMinute: 10_000, rateLimitPerHour: 1_000_000 });
-    return { orgId: org.id, userId: user.id, agentId: agent.id, key: key.key, keyId: key.id, token: this.token(user.id) };
+    return {
+      orgId: org.id,
+      userId: user.id,
+      agentId: agent.id,
+      key: key.key,
+      keyId: key.id,
+      token: this.token(user.id),
+    };
   }
 }

@@ -31,7 +31,9 @@ async function cloneTemplate(admin: Db, name: string, template: string): Promise
  * A database of this file's own (cloned from the migrated template), the app wired to it, a clock
  * the test controls and builders for the data. Call `close()` in afterAll.
  */
-export async function createTestContext(overrides: { config?: Record<string, string>; rateLimitStore?: RateLimitStore } = {}) {
+export async function createTestContext(
+  overrides: { config?: Record<string, string>; rateLimitStore?: RateLimitStore } = {},
+) {
   const adminUrl = inject('adminUrl');
   const template = inject('templateDatabase');
   const name = `${template.replace('vam_tpl_', 'vam_t_')}_${randomBytes(4).toString('hex')}`;

@@ -17,7 +17,8 @@ export async function startReceiver() {
     const kind = path.split('/')[1];
     if (kind === 'hang') return;
     if (kind === 'fail') return void res.writeHead(500).end('boom');
-    if (kind === 'redirect') return void res.writeHead(302, { Location: `/ok/after-redirect-${randomBytes(3).toString('hex')}` }).end();
+    if (kind === 'redirect')
+      return void res.writeHead(302, { Location: `/ok/after-redirect-${randomBytes(3).toString('hex')}` }).end();
     if (kind === 'big') return void res.writeHead(200).end(Buffer.alloc(1024 * 1024, 'x'));
     if (kind === 'flaky' && !seen.has(path)) {
       seen.add(path);
@@ -29,7 +30,12 @@ export async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request = { path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request = {
+        path: req.url ?? '',
+        method: req.method ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(request);
       for (const waiter of waiters.filter((x) => x.path === request.path)) waiter.resolve(request);
       respond(req.url ?? '', res);

@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { containsPattern, intakeOutcome, normalizePhoneNumber, timeRange, trashOnDone } from '../../src/modules/calls/call.rules.js';
+import {
+  containsPattern,
+  intakeOutcome,
+  normalizePhoneNumber,
+  timeRange,
+  trashOnDone,
+} from '../../src/modules/calls/call.rules.js';
 
 describe('intakeOutcome', () => {
-  const settings = (shortCallsAutoEdit: boolean, autoDeleteDoneCalls: boolean) => ({ shortCallsAutoEdit, autoDeleteDoneCalls });
+  const settings = (shortCallsAutoEdit: boolean, autoDeleteDoneCalls: boolean) => ({
+    shortCallsAutoEdit,
+    autoDeleteDoneCalls,
+  });
 
   it('marks calls under 10 seconds done only when short_calls_auto_edit is on', () => {
     expect(intakeOutcome({ duration: 9.99, done: false }, settings(true, false))).toEqual({ done: true, trash: false });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cleanTags, composeName, resolveNames, splitName, type NameParts } from '../../src/modules/contacts/contact-rules.js';
+import {
+  cleanTags,
+  composeName,
+  resolveNames,
+  splitName,
+  type NameParts,
+} from '../../src/modules/contacts/contact-rules.js';
 
 const EMPTY: NameParts = { customer_name: null, salutation: null, first_name: null, last_name: null };
 
@@ -16,7 +22,10 @@ describe('splitName', () => {
     ['Max Muster', { salutation: null, first_name: 'Max', last_name: 'Muster' }],
     ['  Max   Muster ', { salutation: null, first_name: 'Max', last_name: 'Muster' }],
     ['Muster, Max', { salutation: null, first_name: 'Max', last_name: 'Muster' }],
-    ['Müller-Lüdenscheidt, Hans Peter', { salutation: null, first_name: 'Hans Peter', last_name: 'Müller-Lüdenscheidt' }],
+    [
+      'Müller-Lüdenscheidt, Hans Peter',
+      { salutation: null, first_name: 'Hans Peter', last_name: 'Müller-Lüdenscheidt' },
+    ],
     ['Herr Muster', { salutation: 'Herr', first_name: null, last_name: 'Muster' }],
     ['FRAU Erika Muster', { salutation: 'Frau', first_name: 'Erika', last_name: 'Muster' }],
   ])('splits %j unambiguously', (name, parts) => {
@@ -31,12 +40,18 @@ describe('splitName', () => {
 
 describe('resolveNames', () => {
   it('composes the name from parts sent without one', () => {
-    expect(resolveNames(EMPTY, { first_name: 'Max', last_name: 'Muster' })).toMatchObject({ customer_name: 'Max Muster' });
+    expect(resolveNames(EMPTY, { first_name: 'Max', last_name: 'Muster' })).toMatchObject({
+      customer_name: 'Max Muster',
+    });
   });
 
   it('recomposes the stored name when one part changes', () => {
     const current = { customer_name: 'Max Muster', salutation: 'Herr', first_name: 'Max', last_name: 'Muster' };
-    expect(resolveNames(current, { last_name: 'Meier' })).toEqual({ ...current, customer_name: 'Max Meier', last_name: 'Meier' });
+    expect(resolveNames(current, { last_name: 'Meier' })).toEqual({
+      ...current,
+      customer_name: 'Max Meier',
+      last_name: 'Meier',
+    });
   });
 
   it('keeps the name when both parts are cleared', () => {
@@ -46,8 +61,14 @@ describe('resolveNames', () => {
 
   it('splits a name sent without parts and clears parts it cannot split', () => {
     const current = { customer_name: 'Max Muster', salutation: null, first_name: 'Max', last_name: 'Muster' };
-    expect(resolveNames(current, { customer_name: 'Erika Meier' })).toMatchObject({ first_name: 'Erika', last_name: 'Meier' });
-    expect(resolveNames(current, { customer_name: 'Anna Maria Schmidt' })).toMatchObject({ first_name: null, last_name: null });
+    expect(resolveNames(current, { customer_name: 'Erika Meier' })).toMatchObject({
+      first_name: 'Erika',
+      last_name: 'Meier',
+    });
+    expect(resolveNames(current, { customer_name: 'Anna Maria Schmidt' })).toMatchObject({
+      first_name: null,
+      last_name: null,
+    });
   });
 
   it('takes a salutation from the name only when none is stored or sent', () => {

@@ -17,7 +17,8 @@ const caller = (overrides: Partial<GreetingCaller> = {}): GreetingCaller => ({
   at: new Date('2026-11-23T09:15:00Z'),
   ...overrides,
 });
-const pick = (variants: GreetingVariant[], c = caller(), fallback: string | null = 'Guten Tag') => chooseGreeting(fallback, variants, c);
+const pick = (variants: GreetingVariant[], c = caller(), fallback: string | null = 'Guten Tag') =>
+  chooseGreeting(fallback, variants, c);
 
 describe('chooseGreeting', () => {
   it('takes the first variant whose conditions all hold, in order', () => {
@@ -75,11 +76,16 @@ describe('chooseGreeting', () => {
     const variants = [{ greeting: 'VIP am Morgen', tag: 'vip', from: '08:00', to: '10:00', min_calls_today: 1 }];
     expect(pick(variants, caller({ callsToday: 1 })).source).toBe('default'); // 10:15 is outside
     expect(pick(variants, caller({ callsToday: 1, at: new Date('2026-11-23T08:00:00Z') })).source).toBe('variant');
-    expect(pick(variants, caller({ callsToday: 0, at: new Date('2026-11-23T08:00:00Z') })).variants[0]!.reasons).toHaveLength(1);
+    expect(
+      pick(variants, caller({ callsToday: 0, at: new Date('2026-11-23T08:00:00Z') })).variants[0]!.reasons,
+    ).toHaveLength(1);
   });
 
   it('fills placeholders from the contact and the variables', () => {
-    const choice = pick([{ greeting: 'Guten Tag {{anrede}} {{nachname}}, hier ist {{firma}}', tag: 'vip' }], caller({ variables: { firma: 'Acme' } }));
+    const choice = pick(
+      [{ greeting: 'Guten Tag {{anrede}} {{nachname}}, hier ist {{firma}}', tag: 'vip' }],
+      caller({ variables: { firma: 'Acme' } }),
+    );
     expect(choice.greeting).toBe('Guten Tag Frau Schmidt, hier ist Acme');
   });
 
@@ -103,7 +109,11 @@ describe('chooseGreeting', () => {
 
   it('speaks the default greeting with placeholders that have no value left out', () => {
     const choice = chooseGreeting('Guten Tag {{vorname}}, wie kann ich helfen?', [], caller({ contact: null }));
-    expect(choice).toMatchObject({ greeting: 'Guten Tag, wie kann ich helfen?', source: 'default', missing_placeholders: ['vorname'] });
+    expect(choice).toMatchObject({
+      greeting: 'Guten Tag, wie kann ich helfen?',
+      source: 'default',
+      missing_placeholders: ['vorname'],
+    });
   });
 
   it('has no greeting when nothing matches and the agent has no default', () => {

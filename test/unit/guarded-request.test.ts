@@ -51,7 +51,10 @@ describe('guardedRequest refuses without sending', () => {
 
   it('refuses a public-looking name whose DNS answer is a loopback address, checked when connecting', async () => {
     const before = receiver.received.length;
-    const error = await refusal(`http://hooks.example.com:${receiver.port}/ok/x`, { ...strict, resolve: answers('127.0.0.1') });
+    const error = await refusal(`http://hooks.example.com:${receiver.port}/ok/x`, {
+      ...strict,
+      resolve: answers('127.0.0.1'),
+    });
     expect(error.reason).toBe('refused');
     expect(error.message).toContain('hooks.example.com resolves to a forbidden address');
     expect(receiver.received.length).toBe(before);
@@ -66,7 +69,10 @@ describe('guardedRequest refuses without sending', () => {
   });
 
   it('refuses a DNS answer in IPv4-mapped IPv6 form', async () => {
-    const error = await refusal(`http://mapped.example.com:${receiver.port}/ok/z`, { ...strict, resolve: answers('::ffff:7f00:1') });
+    const error = await refusal(`http://mapped.example.com:${receiver.port}/ok/z`, {
+      ...strict,
+      resolve: answers('::ffff:7f00:1'),
+    });
     expect(error.message).toContain('IPv4-mapped IPv6 address');
   });
 
@@ -165,7 +171,9 @@ describe('guardOptionsFromConfig', () => {
   it('gives a 5 second timeout and refuses private targets unless configured otherwise', () => {
     expect(guardOptionsFromConfig(parseConfig({ NODE_ENV: 'test' }))).toEqual({ allowPrivate: false, timeoutMs: 5000 });
     expect(
-      guardOptionsFromConfig(parseConfig({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '250' })),
+      guardOptionsFromConfig(
+        parseConfig({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '250' }),
+      ),
     ).toEqual({ allowPrivate: true, timeoutMs: 250 });
   });
 });

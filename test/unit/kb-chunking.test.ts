@@ -26,11 +26,9 @@ describe('splitSentences', () => {
   });
 
   it('does not split after German abbreviations, initials or ordinals', () => {
-    expect(splitSentences('Wir kommen z. B. am 3. Oktober mit Dr. Müller vorbei. Das ist u.a. wichtig. Bis dann.')).toEqual([
-      'Wir kommen z. B. am 3. Oktober mit Dr. Müller vorbei.',
-      'Das ist u.a. wichtig.',
-      'Bis dann.',
-    ]);
+    expect(
+      splitSentences('Wir kommen z. B. am 3. Oktober mit Dr. Müller vorbei. Das ist u.a. wichtig. Bis dann.'),
+    ).toEqual(['Wir kommen z. B. am 3. Oktober mit Dr. Müller vorbei.', 'Das ist u.a. wichtig.', 'Bis dann.']);
   });
 
   it('does not split before a lower-case word and keeps closing quotes with their sentence', () => {
@@ -59,7 +57,10 @@ describe('splitIntoChunks', () => {
   it('splits a paragraph longer than a chunk on sentence boundaries', () => {
     const paragraph = 'One sentence here. Another sentence there. A third one follows. And the last one ends.';
     const chunks = splitIntoChunks(paragraph, 45);
-    expect(chunks).toEqual(['One sentence here. Another sentence there.', 'A third one follows. And the last one ends.']);
+    expect(chunks).toEqual([
+      'One sentence here. Another sentence there.',
+      'A third one follows. And the last one ends.',
+    ]);
     for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(45);
   });
 
@@ -100,7 +101,12 @@ describe('text search helpers', () => {
   });
 
   it('keeps only unique lower-case words, so operators in the question cannot reach to_tsquery', () => {
-    expect(searchTerms("Rechnung & (Zahlung) | !Mahnung: rechnung 'x'")).toEqual(['rechnung', 'zahlung', 'mahnung', 'x']);
+    expect(searchTerms("Rechnung & (Zahlung) | !Mahnung: rechnung 'x'")).toEqual([
+      'rechnung',
+      'zahlung',
+      'mahnung',
+      'x',
+    ]);
     expect(orQuery(['a', 'b'])).toBe('a | b');
   });
 });

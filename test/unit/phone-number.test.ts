@@ -16,7 +16,10 @@ describe('normalizePhoneNumber', () => {
     expect(normalizePhoneNumber(input)).toBe(expected);
   });
 
-  it.each(['', '123456', '+0123', '+49 30 ABC', '+', '+1234567890123456', '0', '00', '0123', '030', 'tel:+4930123'])('refuses %j', (input) => {
-    expect(normalizePhoneNumber(input)).toBeNull();
-  });
+  it.each(['', '123456', '+0123', '+49 30 ABC', '+', '+1234567890123456', '0', '00', '0123', '030', 'tel:+4930123'])(
+    'refuses %j',
+    (input) => {
+      expect(normalizePhoneNumber(input)).toBeNull();
+    },
+  );
 });

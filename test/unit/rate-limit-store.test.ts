@@ -24,7 +24,11 @@ describe.each(stores)('%s rate-limit store', (_name, make) => {
     const limits = { perMinute: 2, perHour: 3 };
     expect((await store.consume(key, limits, t0)).minuteCount).toBe(1);
     expect((await store.consume(key, limits, t0)).minuteCount).toBe(2);
-    expect(await store.consume(key, limits, t0)).toMatchObject({ allowed: false, rejectedBy: 'minute', minuteCount: 2 });
+    expect(await store.consume(key, limits, t0)).toMatchObject({
+      allowed: false,
+      rejectedBy: 'minute',
+      minuteCount: 2,
+    });
     const t1 = new Date('2030-01-01T10:01:00Z');
     expect(await store.consume(key, limits, t1)).toMatchObject({ allowed: true, minuteCount: 1 });
     expect(await store.consume(key, limits, t1)).toMatchObject({ allowed: false, rejectedBy: 'hour', minuteCount: 1 });
@@ -36,7 +40,9 @@ describe.each(stores)('%s rate-limit store', (_name, make) => {
     const store = await open();
     const key = randomUUID();
     const at = new Date('2030-01-01T12:00:00Z');
-    const results = await Promise.all(Array.from({ length: 50 }, () => store.consume(key, { perMinute: 10, perHour: 1000 }, at)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => store.consume(key, { perMinute: 10, perHour: 1000 }, at)),
+    );
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
   });
 

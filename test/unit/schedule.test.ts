@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { holidayLookup } from '../../src/modules/agents/holidays.js';
-import { isWithinSchedule, nextScheduleChange, parseTime, type HolidayLookup, type Schedule } from '../../src/modules/agents/schedule.js';
+import {
+  isWithinSchedule,
+  nextScheduleChange,
+  parseTime,
+  type HolidayLookup,
+  type Schedule,
+} from '../../src/modules/agents/schedule.js';
 import { instantsAt } from '../../src/modules/agents/zoned-time.js';
 
 const noHolidays: HolidayLookup = () => null;
 const berlin = (rules: Schedule['rules']): Schedule => ({ timezone: 'Europe/Berlin', rules });
 const weekdays = berlin([{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }]);
 const within = (s: Schedule, at: string, holidays = noHolidays) => isWithinSchedule(s, holidays, new Date(at));
-const next = (s: Schedule, at: string, holidays = noHolidays) => nextScheduleChange(s, holidays, new Date(at))?.toISOString() ?? null;
+const next = (s: Schedule, at: string, holidays = noHolidays) =>
+  nextScheduleChange(s, holidays, new Date(at))?.toISOString() ?? null;
 
 describe('parseTime', () => {
   it('reads real HH:mm times and 24:00 only as an end', () => {
@@ -83,7 +90,10 @@ describe('isWithinSchedule', () => {
   });
 
   it('evaluates a schedule in another time zone by that zone clock and date', () => {
-    const newYork: Schedule = { timezone: 'America/New_York', rules: [{ days: [1, 2, 3, 4, 5], start_time: '09:00', end_time: '17:00' }] };
+    const newYork: Schedule = {
+      timezone: 'America/New_York',
+      rules: [{ days: [1, 2, 3, 4, 5], start_time: '09:00', end_time: '17:00' }],
+    };
     expect(within(newYork, '2026-11-23T13:59:00Z')).toBe(false); // 08:59 EST
     expect(within(newYork, '2026-11-23T14:00:00Z')).toBe(true); // 09:00 EST
     expect(within(newYork, '2026-11-23T21:59:00Z')).toBe(true); // 16:59 EST
@@ -139,7 +149,10 @@ describe('nextScheduleChange', () => {
   });
 
   it('works in a zone with a half-hour offset', () => {
-    const kolkata: Schedule = { timezone: 'Asia/Kolkata', rules: [{ days: [1], start_time: '09:00', end_time: '18:00' }] };
+    const kolkata: Schedule = {
+      timezone: 'Asia/Kolkata',
+      rules: [{ days: [1], start_time: '09:00', end_time: '18:00' }],
+    };
     expect(next(kolkata, '2026-11-23T00:00:00Z')).toBe('2026-11-23T03:30:00.000Z');
   });
 });
@@ -147,7 +160,10 @@ describe('nextScheduleChange', () => {
 describe('instantsAt', () => {
   it('returns one instant normally, two in the repeated hour and the jump in the skipped hour', () => {
     expect(instantsAt('Europe/Berlin', '2026-11-23', 8 * 60)).toEqual([Date.parse('2026-11-23T07:00:00Z')]);
-    expect(instantsAt('Europe/Berlin', '2026-10-25', 150)).toEqual([Date.parse('2026-10-25T00:30:00Z'), Date.parse('2026-10-25T01:30:00Z')]);
+    expect(instantsAt('Europe/Berlin', '2026-10-25', 150)).toEqual([
+      Date.parse('2026-10-25T00:30:00Z'),
+      Date.parse('2026-10-25T01:30:00Z'),
+    ]);
     expect(instantsAt('Europe/Berlin', '2026-03-29', 150)).toEqual([Date.parse('2026-03-29T01:00:00Z')]);
   });
 });

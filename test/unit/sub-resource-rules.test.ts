@@ -19,14 +19,25 @@ describe('stepsNamingTool', () => {
     expect(stepsNamingTool(workflow, 'unused')).toEqual([]);
   });
 
-  it.each([null, {}, { steps: 'x' }, { steps: [null, 5, { id: 'x', tools: 'transfer' }] }, 'text'])('finds nothing in %j', (value) => {
-    expect(stepsNamingTool(value, 'transfer')).toEqual([]);
-  });
+  it.each([null, {}, { steps: 'x' }, { steps: [null, 5, { id: 'x', tools: 'transfer' }] }, 'text'])(
+    'finds nothing in %j',
+    (value) => {
+      expect(stepsNamingTool(value, 'transfer')).toEqual([]);
+    },
+  );
 });
 
 describe('duplicateSlotnummern', () => {
   it('reports every repeat after the first occurrence', () => {
-    expect(duplicateSlotnummern([{ slotnummer: '01' }, { slotnummer: '02' }, { slotnummer: '01' }, {}, { slotnummer: '01' }])).toEqual([
+    expect(
+      duplicateSlotnummern([
+        { slotnummer: '01' },
+        { slotnummer: '02' },
+        { slotnummer: '01' },
+        {},
+        { slotnummer: '01' },
+      ]),
+    ).toEqual([
       { field: 'slots[2].slotnummer', message: 'Duplicate slotnummer 01 (also in slots[0])' },
       { field: 'slots[4].slotnummer', message: 'Duplicate slotnummer 01 (also in slots[0])' },
     ]);
@@ -60,7 +71,19 @@ describe('employee status event', () => {
       created_at: new Date(),
       updated_at: new Date(),
     };
-    const payload = employeeStatusPayload({ employee, previousStatus: 'anwesend', agentName: 'Zentrale', details: { reasons: [] }, at: new Date('2026-03-02T10:00:00Z') });
-    expect(payload).toMatchObject({ agents: ['Zentrale'], reasons: ['krank'], start_date: '2026-03-02', substitute: null, responsibilities: null });
+    const payload = employeeStatusPayload({
+      employee,
+      previousStatus: 'anwesend',
+      agentName: 'Zentrale',
+      details: { reasons: [] },
+      at: new Date('2026-03-02T10:00:00Z'),
+    });
+    expect(payload).toMatchObject({
+      agents: ['Zentrale'],
+      reasons: ['krank'],
+      start_date: '2026-03-02',
+      substitute: null,
+      responsibilities: null,
+    });
   });
 });

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { serializePayload } from '../../src/modules/webhooks/webhook-payload.js';
 import { signingSecrets, type WebhookSecretRow } from '../../src/modules/webhooks/webhook-secret.repository.js';
-import { generateWebhookSecret, sign, signatureHeaders, verifySignature } from '../../src/modules/webhooks/webhook-signature.js';
+import {
+  generateWebhookSecret,
+  sign,
+  signatureHeaders,
+  verifySignature,
+} from '../../src/modules/webhooks/webhook-signature.js';
 
 describe('Standard Webhooks signatures', () => {
   it('matches the test vector of the Standard Webhooks reference libraries', () => {
@@ -24,7 +29,11 @@ describe('Standard Webhooks signatures', () => {
     const headers = signatureHeaders([s1, s2], 'evt-1', at, '{"a":1}');
     expect(headers['webhook-timestamp']).toBe(String(Math.floor(at.getTime() / 1000)));
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
-    const given = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'] };
+    const given = {
+      id: headers['webhook-id'],
+      timestamp: headers['webhook-timestamp'],
+      signature: headers['webhook-signature'],
+    };
     expect(verifySignature(s1, given, '{"a":1}', at)).toBe(true);
     expect(verifySignature(s2, given, '{"a":1}', at)).toBe(true);
     expect(verifySignature(generateWebhookSecret(), given, '{"a":1}', at)).toBe(false);
@@ -58,7 +67,9 @@ describe('serializePayload', () => {
       call: { transcript: '[]', agent_id: 'a', id: 'c', extra: 1, duration: 3 },
       event: 'call.completed',
     });
-    expect(body).toBe('{"event":"call.completed","call":{"id":"c","duration":3,"transcript":"[]","agent_id":"a","extra":1}}');
+    expect(body).toBe(
+      '{"event":"call.completed","call":{"id":"c","duration":3,"transcript":"[]","agent_id":"a","extra":1}}',
+    );
   });
 
   it('fills in a missing event name and keeps unknown event types as they are', () => {

@@ -28,7 +28,9 @@ export const READ_ONLY_AGENT_FIELDS = [
 ] as const;
 
 /** On create, `organization_id` and `phone_number` are set once; the rest stays read-only. */
-export const CREATE_READ_ONLY_AGENT_FIELDS = READ_ONLY_AGENT_FIELDS.filter((f) => f !== 'organization_id' && f !== 'phone_number');
+export const CREATE_READ_ONLY_AGENT_FIELDS = READ_ONLY_AGENT_FIELDS.filter(
+  (f) => f !== 'organization_id' && f !== 'phone_number',
+);
 
 export const PROMPT_MAX_CHARS = 50_000;
 export const GREETING_MAX_CHARS = 2000;
@@ -54,10 +56,16 @@ export const GreetingVariantInputSchema = z
   .superRefine(
     (variant, ctx) => {
       const has = (key: string) => (variant as Record<string, unknown>)[key] !== undefined;
-      if (has('from') && !has('to')) ctx.addIssue({ code: 'custom', path: ['to'], message: 'Required when from is set' });
-      if (has('to') && !has('from')) ctx.addIssue({ code: 'custom', path: ['from'], message: 'Required when to is set' });
+      if (has('from') && !has('to'))
+        ctx.addIssue({ code: 'custom', path: ['to'], message: 'Required when from is set' });
+      if (has('to') && !has('from'))
+        ctx.addIssue({ code: 'custom', path: ['from'], message: 'Required when to is set' });
       if (!has('tag') && !has('from') && !has('to') && !has('min_calls_today')) {
-        ctx.addIssue({ code: 'custom', path: [], message: 'A variant needs a condition: tag, from and to, or min_calls_today' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [],
+          message: 'A variant needs a condition: tag, from and to, or min_calls_today',
+        });
       }
     },
     { when: isObject },
@@ -65,10 +73,18 @@ export const GreetingVariantInputSchema = z
   .openapi('GreetingVariantInput');
 
 const startTime = z.string().refine((v) => parseTime(v) !== undefined, 'Must be a time HH:mm between 00:00 and 23:59');
-const endTime = z.string().refine((v) => parseTime(v, true) !== undefined, 'Must be a time HH:mm between 00:00 and 24:00');
+const endTime = z
+  .string()
+  .refine((v) => parseTime(v, true) !== undefined, 'Must be a time HH:mm between 00:00 and 24:00');
 
 const scheduleDays = z
-  .array(z.number().int('Must be an integer').min(0, 'Must be 0 (Sunday) to 6 (Saturday)').max(6, 'Must be 0 (Sunday) to 6 (Saturday)'))
+  .array(
+    z
+      .number()
+      .int('Must be an integer')
+      .min(0, 'Must be 0 (Sunday) to 6 (Saturday)')
+      .max(6, 'Must be 0 (Sunday) to 6 (Saturday)'),
+  )
   .min(1, 'Must name at least one day')
   .superRefine((days, ctx) => {
     days.forEach((day, i) => {
@@ -115,7 +131,10 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     realtime_voice: text({ min: 1, max: 255 }).nullable(),
     speaking_rate: between(0.5, 2).nullable(),
     stt_provider: nullableEnum(STT_PROVIDERS),
-    stt_keywords: z.array(text({ min: 1, max: 200 })).max(STT_KEYWORDS_MAX, `Must have at most ${STT_KEYWORDS_MAX} items`).nullable(),
+    stt_keywords: z
+      .array(text({ min: 1, max: 200 }))
+      .max(STT_KEYWORDS_MAX, `Must have at most ${STT_KEYWORDS_MAX} items`)
+      .nullable(),
     prompt: text({ max: PROMPT_MAX_CHARS }),
     greeting: text({ max: GREETING_MAX_CHARS }).nullable(),
     greeting_variants: z.array(GreetingVariantInputSchema).nullable(),
@@ -126,7 +145,12 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     allow_greeting_interruption: z.boolean().nullable(),
     short_calls_auto_edit: z.boolean(),
     track_caller_name: z.boolean(),
-    transfer_timeout_seconds: z.number().int('Must be an integer').min(5, 'Must be between 5 and 45').max(45, 'Must be between 5 and 45').nullable(),
+    transfer_timeout_seconds: z
+      .number()
+      .int('Must be an integer')
+      .min(5, 'Must be between 5 and 45')
+      .max(45, 'Must be between 5 and 45')
+      .nullable(),
     background_audio_enabled: z.boolean(),
     background_audio_type: z.enum(BACKGROUND_AUDIO_TYPES),
     background_audio_volume: between(0, 1),

@@ -32,7 +32,11 @@ export type AgentStatus = {
  * the local date closes the day. Calls go to the agent when it is active and within its schedule,
  * otherwise to its backup when that backup exists and is active, otherwise nowhere.
  */
-export function agentStatus(agent: StatusAgent, backup: { id: string; is_active: boolean } | null, now: Date): AgentStatus {
+export function agentStatus(
+  agent: StatusAgent,
+  backup: { id: string; is_active: boolean } | null,
+  now: Date,
+): AgentStatus {
   const timezone = agent.schedule?.timezone ?? DEFAULT_TIME_ZONE;
   const holidayOn = holidayLookup(agent.bundesland);
   const holiday = holidayOn(zonedParts(timezone, now).date);

@@ -1,5 +1,14 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+  paginated,
+  PaginationQuerySchema,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
 import { AgentScheduleSchema, AgentSchema } from './agent.schemas.js';
@@ -19,7 +28,10 @@ const AgentStatusSchema = z
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
     accepting_calls: z.boolean().openapi({ description: 'is_active and is_within_schedule' }),
     routed_agent_id: z.uuid().nullable().openapi({ description: 'This agent, its active backup, or null' }),
-    next_change_at: z.iso.datetime().nullable().openapi({ description: 'When is_within_schedule next flips; null if never' }),
+    next_change_at: z.iso
+      .datetime()
+      .nullable()
+      .openapi({ description: 'When is_within_schedule next flips; null if never' }),
   })
   .openapi('AgentStatus');
 

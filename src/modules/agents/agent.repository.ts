@@ -63,7 +63,11 @@ export class AgentRepository {
   }
 
   /** Newest first; `allowedIds` null = every agent of the organizations. */
-  async list(organizationIds: string[], allowedIds: readonly string[] | null, page: PageParams): Promise<Page<Record<string, unknown>>> {
+  async list(
+    organizationIds: string[],
+    allowedIds: readonly string[] | null,
+    page: PageParams,
+  ): Promise<Page<Record<string, unknown>>> {
     const query = this.db('agents').whereIn('organization_id', organizationIds);
     if (allowedIds !== null) query.whereIn('id', [...allowedIds]);
     return paginate<AgentRow, Record<string, unknown>>(
@@ -94,12 +98,17 @@ export class AgentRepository {
   /** Undefined when the agent is gone. */
   async update(id: string, organizationId: string, fields: Record<string, unknown>): Promise<AgentRow | undefined> {
     try {
-      const [row] = await this.db('agents').where({ id, organization_id: organizationId }).update(toColumns(fields)).returning('*');
+      const [row] = await this.db('agents')
+        .where({ id, organization_id: organizationId })
+        .update(toColumns(fields))
+        .returning('*');
       return row;
     } catch (error) {
       // The backup agent was deleted between the check and this write.
       if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) {
-        throw new ValidationError('Request body is invalid', [{ field: 'backup_agent_id', message: 'Must be another agent of the same organization' }]);
+        throw new ValidationError('Request body is invalid', [
+          { field: 'backup_agent_id', message: 'Must be another agent of the same organization' },
+        ]);
       }
       throw error;
     }
@@ -118,7 +127,8 @@ export class AgentRepository {
     try {
       return (await this.db('agents').where({ id, organization_id: organizationId }).delete()) > 0;
     } catch (error) {
-      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) throw new ConflictError('The agent is still referenced and cannot be deleted');
+      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION)
+        throw new ConflictError('The agent is still referenced and cannot be deleted');
       throw error;
     }
   }

@@ -5,7 +5,11 @@ import type { AgentStatusService } from './agent-status.service.js';
 import type { AgentService } from './agent.service.js';
 import type { GreetingPreviewService } from './greeting-preview.service.js';
 
-export function agentRouter(agents: AgentService, statuses: AgentStatusService, greetings: GreetingPreviewService): Router {
+export function agentRouter(
+  agents: AgentService,
+  statuses: AgentStatusService,
+  greetings: GreetingPreviewService,
+): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {

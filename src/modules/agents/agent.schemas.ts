@@ -16,7 +16,24 @@ export const LLM_PROVIDERS = [
 export const TTS_PROVIDERS = ['cartesia', 'elevenlabs', 'gemini_live', 'openai_realtime'] as const;
 export const STT_PROVIDERS = ['deepgram', 'elevenlabs', 'mistral', 'groq'] as const;
 export const BUNDESLAENDER = [
-  'DE', 'BW', 'BY', 'BE', 'BB', 'HB', 'HH', 'HE', 'MV', 'NI', 'NW', 'NRW', 'RP', 'SL', 'SN', 'ST', 'SH', 'TH',
+  'DE',
+  'BW',
+  'BY',
+  'BE',
+  'BB',
+  'HB',
+  'HH',
+  'HE',
+  'MV',
+  'NI',
+  'NW',
+  'NRW',
+  'RP',
+  'SL',
+  'SN',
+  'ST',
+  'SH',
+  'TH',
 ] as const;
 export const BACKGROUND_AUDIO_TYPES = ['office', 'cafe', 'home_office'] as const;
 

@@ -71,16 +71,28 @@ export class AgentService {
    */
   async create(auth: AuthContext, body: unknown): Promise<Record<string, unknown>> {
     assertPermission(auth, 'agents:write');
-    if (auth.allowedAgentIds !== null) throw new ForbiddenError('An API key restricted to specific agents cannot create agents');
+    if (auth.allowedAgentIds !== null)
+      throw new ForbiddenError('An API key restricted to specific agents cannot create agents');
     const { data, details } = parseStrict(this.createSchema, body, CREATE_READ_ONLY_AGENT_FIELDS);
     const organizationId = this.targetOrganization(auth, field(body, 'organization_id'), details);
     if (organizationId) {
-      details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), { id: null, organization_id: organizationId })));
+      details.push(
+        ...(await this.backupProblems(auth, field(body, 'backup_agent_id'), {
+          id: null,
+          organization_id: organizationId,
+        })),
+      );
     }
     if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
-    const row = await this.agents.create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now });
+    const row = await this.agents.create({
+      ...NEW_AGENT_DEFAULTS,
+      ...fields,
+      organization_id: organizationId,
+      created_at: now,
+      updated_at: now,
+    });
     return toAgent(row);
   }
 
@@ -123,12 +135,19 @@ export class AgentService {
     if (value !== undefined) return undefined;
     const writable = organizationsWith(auth, 'agents:write');
     if (writable.length === 1) return writable[0];
-    details.push({ field: 'organization_id', message: 'Required when the caller can create agents in several organizations' });
+    details.push({
+      field: 'organization_id',
+      message: 'Required when the caller can create agents in several organizations',
+    });
     return undefined;
   }
 
   /** The backup must be another agent of the same organization, and one the caller may access. */
-  private async backupProblems(auth: AuthContext, value: unknown, agent: { id: string | null; organization_id: string }): Promise<ErrorDetail[]> {
+  private async backupProblems(
+    auth: AuthContext,
+    value: unknown,
+    agent: { id: string | null; organization_id: string },
+  ): Promise<ErrorDetail[]> {
     if (typeof value !== 'string' || !UUID.test(value)) return [];
     const id = value.toLowerCase();
     if (id === agent.id) return [{ field: 'backup_agent_id', message: 'An agent cannot be its own backup' }];

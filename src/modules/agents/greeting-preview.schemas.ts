@@ -8,7 +8,11 @@ export const GreetingPreviewRequestSchema = z
       .transform((v) => v.replace(/[\s\-().]/g, ''))
       .pipe(z.string().regex(E164, 'Must be an E.164 phone number such as +4930123456'))
       .optional()
-      .openapi({ type: 'string', example: '+4930123456', description: "The caller's number; finds the caller's contact" }),
+      .openapi({
+        type: 'string',
+        example: '+4930123456',
+        description: "The caller's number; finds the caller's contact",
+      }),
     at: z.iso
       .datetime({ offset: true, message: 'Must be an ISO 8601 date-time' })
       .optional()

@@ -28,7 +28,9 @@ export function berlinDay(at: Date): { since: Date; until: Date } {
   };
 }
 
-function variableStrings(variables: Record<string, string | number | boolean | null> | undefined): Record<string, string> {
+function variableStrings(
+  variables: Record<string, string | number | boolean | null> | undefined,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(variables ?? {})) if (v !== null) out[k] = String(v);
   return out;
@@ -51,7 +53,14 @@ export class GreetingPreviewService {
     const contact = phone ? await this.contacts.findByPhone(agent.id, agent.organization_id, phone) : undefined;
     const callsToday =
       input.calls_today ??
-      (phone ? await this.countCallsToday({ agentId: agent.id, organizationId: agent.organization_id, phoneNumber: phone, ...berlinDay(at) }) : 0);
+      (phone
+        ? await this.countCallsToday({
+            agentId: agent.id,
+            organizationId: agent.organization_id,
+            phoneNumber: phone,
+            ...berlinDay(at),
+          })
+        : 0);
     const choice: GreetingChoice = chooseGreeting(
       (agent.greeting as string | null) ?? null,
       (agent.greeting_variants as GreetingVariant[] | null) ?? null,

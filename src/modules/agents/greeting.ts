@@ -65,7 +65,10 @@ export function placeholderValues(caller: Pick<GreetingCaller, 'contact' | 'vari
 export function renderGreeting(text: string, values: Record<string, string>): string {
   const filled = text.replace(PLACEHOLDER, (_m, name: string) => values[name] ?? '');
   if (filled === text) return text;
-  return filled.replace(/[ \t]{2,}/g, ' ').replace(/ +([,.!?;:])/g, '$1').trim();
+  return filled
+    .replace(/[ \t]{2,}/g, ' ')
+    .replace(/ +([,.!?;:])/g, '$1')
+    .trim();
 }
 
 /** `from` inclusive, `to` exclusive; `from` > `to` wraps past midnight; `from` == `to` is empty. */
@@ -82,7 +85,12 @@ function formatMinute(minute: number): string {
 }
 
 /** Why a variant does not match (empty: it matches). Its conditions are combined with AND. */
-export function variantMismatches(variant: GreetingVariant, caller: GreetingCaller, minute: number, values: Record<string, string>): string[] {
+export function variantMismatches(
+  variant: GreetingVariant,
+  caller: GreetingCaller,
+  minute: number,
+  values: Record<string, string>,
+): string[] {
   const reasons: string[] = [];
   if (variant.tag !== undefined) {
     const wanted = variant.tag.trim().toLowerCase();
@@ -107,7 +115,11 @@ export function variantMismatches(variant: GreetingVariant, caller: GreetingCall
  * Which greeting is spoken: the first variant whose conditions all hold and whose placeholders all
  * have values; otherwise the default greeting (null when the agent has none).
  */
-export function chooseGreeting(defaultGreeting: string | null, variants: GreetingVariant[] | null, caller: GreetingCaller): GreetingChoice {
+export function chooseGreeting(
+  defaultGreeting: string | null,
+  variants: GreetingVariant[] | null,
+  caller: GreetingCaller,
+): GreetingChoice {
   const minute = zonedParts(GREETING_TIME_ZONE, caller.at).minute;
   const values = placeholderValues(caller);
   const verdicts = (variants ?? []).map((variant, index) => {
@@ -124,5 +136,11 @@ export function chooseGreeting(defaultGreeting: string | null, variants: Greetin
     return { ...base, greeting: null, source: 'none', variant_index: null, missing_placeholders: [] };
   }
   const missing = placeholdersOf(defaultGreeting).filter((name) => values[name] === undefined);
-  return { ...base, greeting: renderGreeting(defaultGreeting, values), source: 'default', variant_index: null, missing_placeholders: missing };
+  return {
+    ...base,
+    greeting: renderGreeting(defaultGreeting, values),
+    source: 'default',
+    variant_index: null,
+    missing_placeholders: missing,
+  };
 }

@@ -18,10 +18,14 @@ export function text(options: { min?: number; max: number; trim?: boolean }) {
   const base = options.trim ? z.string().trim() : z.string();
   return base
     .superRefine((value, ctx) => {
-      if (UNSTORABLE.test(value)) ctx.addIssue({ code: 'custom', message: 'Must not contain NUL or unpaired surrogate characters' });
+      if (UNSTORABLE.test(value))
+        ctx.addIssue({ code: 'custom', message: 'Must not contain NUL or unpaired surrogate characters' });
       const n = charCount(value);
       if (options.min !== undefined && n < options.min) {
-        ctx.addIssue({ code: 'custom', message: options.min === 1 ? 'Must not be empty' : `Must be at least ${options.min} characters` });
+        ctx.addIssue({
+          code: 'custom',
+          message: options.min === 1 ? 'Must not be empty' : `Must be at least ${options.min} characters`,
+        });
       }
       if (n > options.max) ctx.addIssue({ code: 'custom', message: `Must be at most ${options.max} characters` });
     })

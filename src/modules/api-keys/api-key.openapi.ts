@@ -1,7 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { ApiKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
+import {
+  ApiKeySchema,
+  CreateApiKeySchema,
+  CreatedApiKeySchema,
+  ListApiKeysQuery,
+  UpdateApiKeySchema,
+} from './api-key.schemas.js';
 
 const KeyIdParams = z.object({ keyId: z.uuid() });
 
@@ -14,7 +20,10 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     summary: 'List the keys of the organizations where the caller is developer_admin',
     security: tokenOnly,
     request: { query: ListApiKeysQuery },
-    responses: { 200: json(z.object({ data: z.array(ApiKeySchema) }), 'The keys (never their values)'), ...errorResponses(400, 401, 403) },
+    responses: {
+      200: json(z.object({ data: z.array(ApiKeySchema) }), 'The keys (never their values)'),
+      ...errorResponses(400, 401, 403),
+    },
   });
   registry.registerPath({
     method: 'post',
@@ -23,7 +32,10 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     summary: 'Create a key; the raw value is returned once',
     security: tokenOnly,
     request: { body: jsonBody(CreateApiKeySchema) },
-    responses: { 201: json(CreatedApiKeySchema, 'The new key with its raw value'), ...errorResponses(400, 401, 403, 404) },
+    responses: {
+      201: json(CreatedApiKeySchema, 'The new key with its raw value'),
+      ...errorResponses(400, 401, 403, 404),
+    },
   });
   registry.registerPath({
     method: 'patch',

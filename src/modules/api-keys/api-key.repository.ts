@@ -44,7 +44,10 @@ export class ApiKeyRepository {
   async list(organizationIds: string[]): Promise<ApiKeyRecord[]> {
     return this.db('api_keys')
       .whereIn('organization_id', organizationIds)
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
       .select(COLUMNS);
   }
 
@@ -57,7 +60,12 @@ export class ApiKeyRepository {
     return row;
   }
 
-  async update(id: string, organizationIds: string[], changes: Partial<NewApiKey>, at: Date): Promise<ApiKeyRecord | undefined> {
+  async update(
+    id: string,
+    organizationIds: string[],
+    changes: Partial<NewApiKey>,
+    at: Date,
+  ): Promise<ApiKeyRecord | undefined> {
     const [row] = await this.db('api_keys')
       .where({ id })
       .whereIn('organization_id', organizationIds)
@@ -73,7 +81,10 @@ export class ApiKeyRepository {
   /** Which of `agentIds` exist in `organizationIds`. */
   async existingAgentIds(agentIds: string[], organizationIds: string[]): Promise<Set<string>> {
     if (agentIds.length === 0) return new Set();
-    const rows: { id: string }[] = await this.db('agents').whereIn('id', agentIds).whereIn('organization_id', organizationIds).select('id');
+    const rows: { id: string }[] = await this.db('agents')
+      .whereIn('id', agentIds)
+      .whereIn('organization_id', organizationIds)
+      .select('id');
     return new Set(rows.map((r) => r.id));
   }
 }

@@ -73,7 +73,10 @@ export const ApiKeySchema = z
   .openapi('ApiKey');
 
 export const CreatedApiKeySchema = ApiKeySchema.extend({
-  key: z.string().openapi({ description: 'The raw key; returned only in this response', example: 'svc_live_0123456789abcdef0123456789abcdef' }),
+  key: z.string().openapi({
+    description: 'The raw key; returned only in this response',
+    example: 'svc_live_0123456789abcdef0123456789abcdef',
+  }),
 }).openapi('CreatedApiKey');
 
 export type CreateApiKeyInput = z.output<typeof CreateApiKeySchema>;

@@ -51,7 +51,9 @@ export class ApiKeyService {
     const orgs = this.adminOrganizations(auth);
     if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
     if (typeof body === 'object' && body !== null && 'key' in body) {
-      throw new ValidationError('Request body is invalid', [{ field: 'key', message: 'The key value cannot be changed' }]);
+      throw new ValidationError('Request body is invalid', [
+        { field: 'key', message: 'The key value cannot be changed' },
+      ]);
     }
     const input = parseBody(UpdateApiKeySchema, body);
     await this.validateReferences(auth, input);
@@ -76,7 +78,8 @@ export class ApiKeyService {
   private homeOrganization(auth: AuthContext, adminOrgs: string[], requested: string | undefined): string {
     if (requested) {
       if (!auth.organizations.has(requested)) throw new NotFoundError('Organization');
-      if (!adminOrgs.includes(requested)) throw new ForbiddenError('API key management requires the developer_admin role');
+      if (!adminOrgs.includes(requested))
+        throw new ForbiddenError('API key management requires the developer_admin role');
       return requested;
     }
     if (adminOrgs.length > 1) {

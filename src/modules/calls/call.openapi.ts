@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  paginated,
+  PaginationQuerySchema,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
@@ -7,11 +15,26 @@ const AgentParams = z.object({ agentId: z.uuid() });
 const CallParams = z.object({ agentId: z.uuid(), callId: z.uuid() });
 const ListQuery = PaginationQuerySchema.extend({
   done: z.enum(['true', 'false']).optional(),
-  from: z.string().optional().openapi({ description: 'Created at or after; ISO date-time, or a date (start of that UTC day)' }),
-  to: z.string().optional().openapi({ description: 'Created at or before; ISO date-time, or a date (the whole UTC day)' }),
-  phone_number: z.string().optional().openapi({ description: 'Caller number; spaces, dashes and brackets are ignored' }),
-  search: z.string().optional().openapi({ description: 'Case-insensitive text in name, number, request, summary, note or transcript' }),
-  include_deleted: z.enum(['true', 'false']).optional().openapi({ description: 'Include calls in the trash (default false)' }),
+  from: z
+    .string()
+    .optional()
+    .openapi({ description: 'Created at or after; ISO date-time, or a date (start of that UTC day)' }),
+  to: z
+    .string()
+    .optional()
+    .openapi({ description: 'Created at or before; ISO date-time, or a date (the whole UTC day)' }),
+  phone_number: z
+    .string()
+    .optional()
+    .openapi({ description: 'Caller number; spaces, dashes and brackets are ignored' }),
+  search: z
+    .string()
+    .optional()
+    .openapi({ description: 'Case-insensitive text in name, number, request, summary, note or transcript' }),
+  include_deleted: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({ description: 'Include calls in the trash (default false)' }),
 });
 
 const tags = ['Calls'];

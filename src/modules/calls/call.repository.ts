@@ -165,7 +165,11 @@ export class CallRepository {
    */
   async countCallsToday(agent: AgentRef, phoneNumber: string, dayStart: Date, dayEnd: Date): Promise<number> {
     const row = await this.db('calls')
-      .where({ agent_id: agent.id, organization_id: agent.organization_id, phone_number: normalizePhoneNumber(phoneNumber) })
+      .where({
+        agent_id: agent.id,
+        organization_id: agent.organization_id,
+        phone_number: normalizePhoneNumber(phoneNumber),
+      })
       .andWhere('created_at', '>=', dayStart)
       .andWhere('created_at', '<', dayEnd)
       .count({ n: '*' })

@@ -35,7 +35,9 @@ export function timeRange(from: string | undefined, to: string | undefined): { f
   const range: { from?: Date; before?: Date } = {};
   if (from) range.from = new Date(DATE_ONLY.test(from) ? `${from}T00:00:00.000Z` : from);
   if (to) {
-    range.before = DATE_ONLY.test(to) ? new Date(new Date(`${to}T00:00:00.000Z`).getTime() + DAY_MS) : new Date(new Date(to).getTime() + 1);
+    range.before = DATE_ONLY.test(to)
+      ? new Date(new Date(`${to}T00:00:00.000Z`).getTime() + DAY_MS)
+      : new Date(new Date(to).getTime() + 1);
   }
   return range;
 }

@@ -27,14 +27,19 @@ const transcript = z
 const lengthBetween = (min: number, max: number) =>
   z
     .string()
-    .refine((s) => s.length >= min && s.length <= max, min === 0 ? `Must be at most ${max} characters` : `Must be ${min} to ${max} characters`)
+    .refine(
+      (s) => s.length >= min && s.length <= max,
+      min === 0 ? `Must be at most ${max} characters` : `Must be ${min} to ${max} characters`,
+    )
     .openapi({ minLength: min, maxLength: max });
 
 const text = (max: number) => lengthBetween(0, max).nullable().optional();
 
 export const IntakeCallSchema = z
   .object({
-    call_id: lengthBetween(1, 255).refine((id) => id.trim() !== '', 'Must not be blank').openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
+    call_id: lengthBetween(1, 255)
+      .refine((id) => id.trim() !== '', 'Must not be blank')
+      .openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
     phone_number: lengthBetween(0, 50).nullable().optional().openapi({ description: 'Caller number' }),
     customer_name: text(500),
     customer_request: text(10_000),
@@ -59,7 +64,9 @@ export const UpdateCallSchema = z
   .openapi('UpdateCall');
 
 const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
-const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { message: 'Must be an ISO 8601 date or date-time' });
+const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  message: 'Must be an ISO 8601 date or date-time',
+});
 
 export const ListCallsQuery = z
   .object({

@@ -8,7 +8,14 @@ import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
-import { toCall, toEventCall, type Call, type CallListItem, type CallRepository, type CallRow } from './call.repository.js';
+import {
+  toCall,
+  toEventCall,
+  type Call,
+  type CallListItem,
+  type CallRepository,
+  type CallRow,
+} from './call.repository.js';
 import { intakeOutcome, normalizePhoneNumber, trashOnDone } from './call.rules.js';
 import { IntakeCallSchema, ListCallsQuery, UpdateCallSchema, type IntakeCallInput } from './call.schemas.js';
 
@@ -72,7 +79,9 @@ export class CallService {
       const current = await this.calls.lock(trx, agent, callId);
       if (!current) throw new NotFoundError('Call');
       if (input.employee_id) await this.requireEmployee(trx, agent, input.employee_id);
-      const changes: Partial<CallRow> = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+      const changes: Partial<CallRow> = Object.fromEntries(
+        Object.entries(input).filter(([, value]) => value !== undefined),
+      );
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
       const autoDelete = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
@@ -86,7 +95,9 @@ export class CallService {
   private async requireEmployee(trx: Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string> {
     const name = await this.calls.employeeName(trx, agent, employeeId);
     if (name === undefined) {
-      throw new ValidationError('Request body is invalid', [{ field: 'employee_id', message: 'No employee of this agent has this id' }]);
+      throw new ValidationError('Request body is invalid', [
+        { field: 'employee_id', message: 'No employee of this agent has this id' },
+      ]);
     }
     return name;
   }

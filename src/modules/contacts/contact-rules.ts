@@ -23,7 +23,11 @@ export function composeName(firstName: string | null, lastName: string | null): 
  * `Herr`/`Frau` (`Herr Müller` has only a last name). One word alone, or three words without a
  * comma (`Anna Maria Schmidt`, `Max von Müller`), could be split more than one way: no parts.
  */
-export function splitName(name: string): { salutation: string | null; first_name: string | null; last_name: string | null } {
+export function splitName(name: string): {
+  salutation: string | null;
+  first_name: string | null;
+  last_name: string | null;
+} {
   const none = { salutation: null, first_name: null, last_name: null };
   const commaParts = name.split(',');
   if (commaParts.length === 2) {
@@ -54,7 +58,10 @@ export function resolveNames(current: NameParts, changes: Partial<NameParts>): N
     return composed === null ? merged : { ...merged, customer_name: composed };
   }
   if (nameSent && !partsSent) {
-    const split = merged.customer_name === null ? { salutation: null, first_name: null, last_name: null } : splitName(merged.customer_name);
+    const split =
+      merged.customer_name === null
+        ? { salutation: null, first_name: null, last_name: null }
+        : splitName(merged.customer_name);
     return {
       ...merged,
       first_name: split.first_name,

@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent, paginated } from '../../openapi/common.js';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+  paginated,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { ContactSchema, CreateContactSchema, ListContactsQueryDoc, UpdateContactSchema } from './contact.schemas.js';
 

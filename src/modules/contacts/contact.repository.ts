@@ -47,7 +47,17 @@ const COLUMNS = [
   'updated_at',
 ];
 
-const SEARCHED = ['customer_name', 'first_name', 'last_name', 'company', 'email', 'customer_number', 'phone_number', 'mobile_number', 'landline_number'];
+const SEARCHED = [
+  'customer_name',
+  'first_name',
+  'last_name',
+  'company',
+  'email',
+  'customer_number',
+  'phone_number',
+  'mobile_number',
+  'landline_number',
+];
 
 function toContact(row: Record<string, unknown>): Contact {
   return { ...(row as Contact), last_contact_date: dateColumn(row.last_contact_date as Date | null) };
@@ -65,7 +75,10 @@ export class ContactRepository {
   async list(agentId: string, filters: ContactFilters, page: PageParams): Promise<Page<Contact>> {
     const query = this.db('contacts').where({ agent_id: agentId });
     const { phone_number: phone, tag, search } = filters;
-    if (phone) query.where((q) => q.where({ phone_number: phone }).orWhere({ mobile_number: phone }).orWhere({ landline_number: phone }));
+    if (phone)
+      query.where((q) =>
+        q.where({ phone_number: phone }).orWhere({ mobile_number: phone }).orWhere({ landline_number: phone }),
+      );
     if (tag) query.whereRaw('EXISTS (SELECT 1 FROM unnest(tags) AS t(tag) WHERE lower(t.tag) = lower(?))', [tag]);
     if (search) {
       const pattern = likePattern(search);
@@ -103,7 +116,10 @@ export class ContactRepository {
   }
 
   async update(agentId: string, id: string, changes: Partial<ContactFields>, at: Date): Promise<Contact | undefined> {
-    const [row] = await this.db('contacts').where({ agent_id: agentId, id }).update({ ...changes, updated_at: at }).returning(COLUMNS);
+    const [row] = await this.db('contacts')
+      .where({ agent_id: agentId, id })
+      .update({ ...changes, updated_at: at })
+      .returning(COLUMNS);
     return row ? toContact(row) : undefined;
   }
 

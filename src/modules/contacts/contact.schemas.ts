@@ -8,15 +8,26 @@ const text = (max: number) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? null : v), z.string().trim().max(max).nullable());
 
 const fields = {
-  customer_name: text(255).openapi({ description: 'Full name; composed from first_name/last_name, or split into them where unambiguous' }),
+  customer_name: text(255).openapi({
+    description: 'Full name; composed from first_name/last_name, or split into them where unambiguous',
+  }),
   salutation: text(50).openapi({ example: 'Frau' }),
   first_name: text(255),
   last_name: text(255),
-  phone_number: optionalPhoneNumberField.openapi({ description: 'Main number, unique per agent (409); E.164 after normalisation' }),
+  phone_number: optionalPhoneNumberField.openapi({
+    description: 'Main number, unique per agent (409); E.164 after normalisation',
+  }),
   mobile_number: optionalPhoneNumberField,
   landline_number: optionalPhoneNumberField,
-  email: z
-    .preprocess((v) => (typeof v === 'string' && v.trim() === '' ? null : v), z.string().trim().max(255).pipe(z.email({ message: 'Must be an email address' })).nullable()),
+  email: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    z
+      .string()
+      .trim()
+      .max(255)
+      .pipe(z.email({ message: 'Must be an email address' }))
+      .nullable(),
+  ),
   address: text(500),
   company: text(255),
   tags: z
@@ -49,7 +60,9 @@ export const CreateContactSchema = z
   .openapi('CreateContact');
 
 /** Unknown fields are ignored. */
-export const UpdateContactSchema = CreateContactSchema.extend({ tags: fields.tags.optional() }).openapi('UpdateContact');
+export const UpdateContactSchema = CreateContactSchema.extend({ tags: fields.tags.optional() }).openapi(
+  'UpdateContact',
+);
 
 export type ContactInput = z.output<typeof UpdateContactSchema>;
 
@@ -63,12 +76,14 @@ export const ListContactsQuery = z.object({
 export const ListContactsQueryDoc = z.object({
   page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
   limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
-  phone_number: z.string().optional().openapi({ description: 'Matches phone_number, mobile_number or landline_number (normalised like the fields)' }),
-  tag: z.string().optional().openapi({ description: 'Contacts carrying this tag, compared case-insensitively' }),
-  search: z
+  phone_number: z
     .string()
     .optional()
-    .openapi({ description: 'Case-insensitive substring of the names, company, email, customer_number or one of the numbers' }),
+    .openapi({ description: 'Matches phone_number, mobile_number or landline_number (normalised like the fields)' }),
+  tag: z.string().optional().openapi({ description: 'Contacts carrying this tag, compared case-insensitively' }),
+  search: z.string().optional().openapi({
+    description: 'Case-insensitive substring of the names, company, email, customer_number or one of the numbers',
+  }),
 });
 
 export const ContactSchema = z

@@ -6,7 +6,12 @@ import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { resolveNames } from './contact-rules.js';
-import { CONTACT_PHONE_UNIQUE, type Contact, type ContactFields, type ContactRepository } from './contact.repository.js';
+import {
+  CONTACT_PHONE_UNIQUE,
+  type Contact,
+  type ContactFields,
+  type ContactRepository,
+} from './contact.repository.js';
 import { CreateContactSchema, ListContactsQuery, UpdateContactSchema, type ContactInput } from './contact.schemas.js';
 
 const EMPTY: ContactFields = {
@@ -28,14 +33,21 @@ const EMPTY: ContactFields = {
 
 /** The fields to store: the request applied to `current`, with the name rules. */
 function applyChanges(current: ContactFields, input: ContactInput): ContactFields {
-  const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<ContactFields>;
+  const changes = Object.fromEntries(
+    Object.entries(input).filter(([, v]) => v !== undefined),
+  ) as Partial<ContactFields>;
   return { ...current, ...changes, ...resolveNames(current, changes) };
 }
 
 /** A contact must say who it is or how to reach it. */
 function assertIdentifiable(contact: ContactFields): void {
-  const { customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email } = contact;
-  if (![customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email].some((v) => v !== null)) {
+  const { customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email } =
+    contact;
+  if (
+    ![customer_name, first_name, last_name, company, phone_number, mobile_number, landline_number, email].some(
+      (v) => v !== null,
+    )
+  ) {
     throw new ValidationError('Request body is invalid', [
       { field: 'customer_name', message: 'A contact needs a name, a company, a phone number or an email' },
     ]);
@@ -71,11 +83,20 @@ export class ContactService {
 
   async update(auth: AuthContext, agentId: string, contactId: string, body: unknown): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    const { id: _id, agent_id: _agent, created_at: _c, updated_at: _u, ...current } = this.found(await this.contacts.find(agent.id, contactId));
+    const {
+      id: _id,
+      agent_id: _agent,
+      created_at: _c,
+      updated_at: _u,
+      ...current
+    } = this.found(await this.contacts.find(agent.id, contactId));
     const fields = applyChanges(current, parseBody(UpdateContactSchema, body));
     assertIdentifiable(fields);
-    if (fields.phone_number !== current.phone_number) await this.assertPhoneFree(agent.id, fields.phone_number, contactId);
-    const updated = await this.guardPhone(fields.phone_number, () => this.contacts.update(agent.id, contactId, fields, this.clock.now()));
+    if (fields.phone_number !== current.phone_number)
+      await this.assertPhoneFree(agent.id, fields.phone_number, contactId);
+    const updated = await this.guardPhone(fields.phone_number, () =>
+      this.contacts.update(agent.id, contactId, fields, this.clock.now()),
+    );
     return this.found(updated);
   }
 

@@ -5,7 +5,12 @@ export const EMPLOYEE_STATUS_EVENT = 'employee.forwarding_created' as const;
 
 /** The calendar day of `at` in Europe/Berlin, where the employees work. */
 export function berlinDate(at: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'Europe/Berlin',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(at);
 }
 
 /**

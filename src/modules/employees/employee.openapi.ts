@@ -1,7 +1,20 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent, paginated } from '../../openapi/common.js';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+  paginated,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { CreateEmployeeSchema, EmployeeSchema, ListEmployeesQueryDoc, UpdateEmployeeSchema } from './employee.schemas.js';
+import {
+  CreateEmployeeSchema,
+  EmployeeSchema,
+  ListEmployeesQueryDoc,
+  UpdateEmployeeSchema,
+} from './employee.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
 const EmployeeParams = z.object({ agentId: z.uuid(), employeeId: z.uuid() });
@@ -16,7 +29,10 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     summary: 'List employees (employees:read), alphabetical by name',
     security: anyAuth,
     request: { params: AgentParams, query: ListEmployeesQueryDoc },
-    responses: { 200: json(paginated(EmployeeSchema), 'A page of employees'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: {
+      200: json(paginated(EmployeeSchema), 'A page of employees'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+    },
   });
   registry.registerPath({
     method: 'post',
@@ -40,7 +56,8 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{employeeId}`,
     tags,
-    summary: 'Update an employee (employees:write); a status change records the employee.forwarding_created webhook event',
+    summary:
+      'Update an employee (employees:write); a status change records the employee.forwarding_created webhook event',
     security: anyAuth,
     request: { params: EmployeeParams, body: jsonBody(UpdateEmployeeSchema) },
     responses: { 200: json(EmployeeSchema, 'The updated employee'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },

@@ -48,7 +48,11 @@ export class EmployeeRepository {
   }
 
   /** Alphabetical (case-insensitive), ties broken by id. */
-  async list(agentId: string, filters: { status?: EmployeeStatus; active?: boolean }, page: PageParams): Promise<Page<Employee>> {
+  async list(
+    agentId: string,
+    filters: { status?: EmployeeStatus; active?: boolean },
+    page: PageParams,
+  ): Promise<Page<Employee>> {
     const query = this.db('employees').where({ agent_id: agentId });
     if (filters.status !== undefined) query.where({ status: filters.status });
     if (filters.active !== undefined) query.where({ active: filters.active });

@@ -2,11 +2,20 @@ import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 
-export const EMPLOYEE_STATUSES = ['anwesend', 'urlaub', 'krank', 'weiterbildung', 'notdienst', 'im_termin', 'ausser_haus'] as const;
+export const EMPLOYEE_STATUSES = [
+  'anwesend',
+  'urlaub',
+  'krank',
+  'weiterbildung',
+  'notdienst',
+  'im_termin',
+  'ausser_haus',
+] as const;
 export type EmployeeStatus = (typeof EMPLOYEE_STATUSES)[number];
 
 const status = z.enum(EMPLOYEE_STATUSES, { message: `Must be one of: ${EMPLOYEE_STATUSES.join(', ')}` });
-const date = (description: string) => z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).openapi({ description, example: '2026-12-01' });
+const date = (description: string) =>
+  z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).openapi({ description, example: '2026-12-01' });
 
 const fields = {
   name: z.string().trim().min(1, 'Must not be empty').max(255),
@@ -14,7 +23,12 @@ const fields = {
   // An empty string means "none", as in a cleared form field.
   email: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    z.string().trim().max(255).pipe(z.email({ message: 'Must be an email address' })).nullable(),
+    z
+      .string()
+      .trim()
+      .max(255)
+      .pipe(z.email({ message: 'Must be an email address' }))
+      .nullable(),
   ),
   status,
   active: z.boolean(),
@@ -44,8 +58,22 @@ export const CreateEmployeeSchema = z
 
 /** Details of a status change, used only for the `employee.forwarding_created` event; not stored. */
 const statusChangeFields = {
-  substitute: z.string().trim().min(1).max(255).nullable().optional().openapi({ description: 'Event only: name of the stand-in' }),
-  responsibilities: z.string().trim().min(1).max(2000).nullable().optional().openapi({ description: 'Event only: what the stand-in takes over' }),
+  substitute: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .openapi({ description: 'Event only: name of the stand-in' }),
+  responsibilities: z
+    .string()
+    .trim()
+    .min(1)
+    .max(2000)
+    .nullable()
+    .optional()
+    .openapi({ description: 'Event only: what the stand-in takes over' }),
   start_date: date('Event only: first day of the new status; default: today (Europe/Berlin)').optional(),
   reasons: z
     .array(z.string().trim().min(1).max(500))
@@ -72,14 +100,20 @@ export const UpdateEmployeeSchema = z
 export const ListEmployeesQuery = z.object({
   ...paginationShape,
   status: status.optional(),
-  active: z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true').optional(),
+  active: z
+    .enum(['true', 'false'], { message: 'Must be true or false' })
+    .transform((v) => v === 'true')
+    .optional(),
 });
 
 export const ListEmployeesQueryDoc = z.object({
   page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
   limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
   status: status.optional().openapi({ description: 'Only employees with this status' }),
-  active: z.enum(['true', 'false']).optional().openapi({ description: 'Only active (true) or inactive (false) employees' }),
+  active: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({ description: 'Only active (true) or inactive (false) employees' }),
 });
 
 export const EmployeeSchema = z

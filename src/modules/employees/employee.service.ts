@@ -11,7 +11,13 @@ import type { AgentAccess } from '../agents/agent-access.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
-import { CreateEmployeeSchema, ListEmployeesQuery, UpdateEmployeeSchema, type EmployeeStatus, type UpdateEmployeeInput } from './employee.schemas.js';
+import {
+  CreateEmployeeSchema,
+  ListEmployeesQuery,
+  UpdateEmployeeSchema,
+  type EmployeeStatus,
+  type UpdateEmployeeInput,
+} from './employee.schemas.js';
 
 type AgentRef = { id: string; organization_id: string };
 
@@ -79,10 +85,21 @@ export class EmployeeService {
     }
   }
 
-  private async changesFor(trx: Knex.Transaction, agent: AgentRef, current: Employee, input: UpdateEmployeeInput): Promise<Partial<EmployeeFields>> {
+  private async changesFor(
+    trx: Knex.Transaction,
+    agent: AgentRef,
+    current: Employee,
+    input: UpdateEmployeeInput,
+  ): Promise<Partial<EmployeeFields>> {
     const { substitute: _s, responsibilities: _r, start_date: _d, reasons: _reasons, ...changes } = input;
     const status = changes.status ?? current.status;
-    await this.checkNotdienst(this.employees.with(trx), agent, status, changes.notdienst_bereich, changes.notdienst_bereich !== undefined);
+    await this.checkNotdienst(
+      this.employees.with(trx),
+      agent,
+      status,
+      changes.notdienst_bereich,
+      changes.notdienst_bereich !== undefined,
+    );
     if (status !== 'notdienst') changes.notdienst_bereich = null;
     if (changes.phone_number === null && current.phone_number !== null) {
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, current.id, 'left without a phone number');
@@ -100,7 +117,9 @@ export class EmployeeService {
   ): Promise<void> {
     if (!sent || bereich === null || bereich === undefined) return;
     if (status !== 'notdienst') {
-      throw new ValidationError('Request body is invalid', [{ field: 'notdienst_bereich', message: 'Only allowed while status is notdienst' }]);
+      throw new ValidationError('Request body is invalid', [
+        { field: 'notdienst_bereich', message: 'Only allowed while status is notdienst' },
+      ]);
     }
     const areas = await employees.notdienstBereiche(agent.organization_id);
     if (areas.length > 0 && !areas.includes(bereich)) {
@@ -117,11 +136,27 @@ export class EmployeeService {
     previousStatus: EmployeeStatus,
     input: UpdateEmployeeInput,
   ): Promise<void> {
-    const payload = employeeStatusPayload({ employee, previousStatus, agentName: agent.name, details: input, at: this.clock.now() });
-    await this.events.record(trx, { organization_id: agent.organization_id, agent_id: agent.id, type: EMPLOYEE_STATUS_EVENT, payload });
+    const payload = employeeStatusPayload({
+      employee,
+      previousStatus,
+      agentName: agent.name,
+      details: input,
+      at: this.clock.now(),
+    });
+    await this.events.record(trx, {
+      organization_id: agent.organization_id,
+      agent_id: agent.id,
+      type: EMPLOYEE_STATUS_EVENT,
+      payload,
+    });
   }
 
-  private async assertNoLinkedTools(tools: ToolRepository, agentId: string, employeeId: string, action: string): Promise<void> {
+  private async assertNoLinkedTools(
+    tools: ToolRepository,
+    agentId: string,
+    employeeId: string,
+    action: string,
+  ): Promise<void> {
     const names = await tools.namesLinkedToEmployee(agentId, employeeId);
     if (names.length > 0) {
       throw new ConflictError(`The employee is linked to transfer tools and cannot be ${action}`, [

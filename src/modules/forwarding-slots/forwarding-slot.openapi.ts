@@ -1,7 +1,12 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { ForwardingSlotSchema, ReplaceSlotsSchema, SlotRowSchema, UpdateSlotSchema } from './forwarding-slot.schemas.js';
+import {
+  ForwardingSlotSchema,
+  ReplaceSlotsSchema,
+  SlotRowSchema,
+  UpdateSlotSchema,
+} from './forwarding-slot.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
 const SlotParams = z.object({ agentId: z.uuid(), slotId: z.uuid() });
@@ -28,7 +33,10 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     security: anyAuth,
     request: { params: AgentParams, body: jsonBody(ReplaceSlotsSchema) },
     responses: {
-      200: json(list.extend({ replaced_count: z.number().int().openapi({ description: 'Number of slots removed' }) }), 'The new slots'),
+      200: json(
+        list.extend({ replaced_count: z.number().int().openapi({ description: 'Number of slots removed' }) }),
+        'The new slots',
+      ),
       ...errorResponses(...AGENT_ROUTE_ERRORS),
     },
   });

@@ -55,12 +55,22 @@ export class ForwardingSlotRepository {
   }
 
   async insert(agentId: string, slot: SlotInput, at: Date): Promise<ForwardingSlot> {
-    const [row] = await this.db('forwarding_slots').insert({ ...slot, agent_id: agentId, created_at: at, updated_at: at }).returning(COLUMNS);
+    const [row] = await this.db('forwarding_slots')
+      .insert({ ...slot, agent_id: agentId, created_at: at, updated_at: at })
+      .returning(COLUMNS);
     return row;
   }
 
-  async update(agentId: string, id: string, changes: Partial<SlotInput>, at: Date): Promise<ForwardingSlot | undefined> {
-    const [row] = await this.db('forwarding_slots').where({ agent_id: agentId, id }).update({ ...changes, updated_at: at }).returning(COLUMNS);
+  async update(
+    agentId: string,
+    id: string,
+    changes: Partial<SlotInput>,
+    at: Date,
+  ): Promise<ForwardingSlot | undefined> {
+    const [row] = await this.db('forwarding_slots')
+      .where({ agent_id: agentId, id })
+      .update({ ...changes, updated_at: at })
+      .returning(COLUMNS);
     return row;
   }
 
@@ -69,10 +79,16 @@ export class ForwardingSlotRepository {
   }
 
   /** Deletes every slot of the agent and inserts `slots`; returns the new slots and how many went. */
-  async replaceAll(agentId: string, slots: SlotInput[], at: Date): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
+  async replaceAll(
+    agentId: string,
+    slots: SlotInput[],
+    at: Date,
+  ): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
     const replaced = await this.db('forwarding_slots').where({ agent_id: agentId }).delete();
     if (slots.length > 0) {
-      await this.db('forwarding_slots').insert(slots.map((s) => ({ ...s, agent_id: agentId, created_at: at, updated_at: at })));
+      await this.db('forwarding_slots').insert(
+        slots.map((s) => ({ ...s, agent_id: agentId, created_at: at, updated_at: at })),
+      );
     }
     return { data: await this.list(agentId), replaced_count: replaced };
   }

@@ -79,7 +79,11 @@ export function duplicateSlotnummern(slots: unknown): ErrorDetail[] {
     if (typeof value !== 'string') return;
     const seen = first.get(value);
     if (seen === undefined) first.set(value, index);
-    else details.push({ field: `slots[${index}].slotnummer`, message: `Duplicate slotnummer ${value} (also in slots[${seen}])` });
+    else
+      details.push({
+        field: `slots[${index}].slotnummer`,
+        message: `Duplicate slotnummer ${value} (also in slots[${seen}])`,
+      });
   });
   return details;
 }

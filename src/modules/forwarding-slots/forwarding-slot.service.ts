@@ -7,7 +7,12 @@ import { zodIssuesToDetails } from '../../errors/zod.js';
 import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
-import { duplicateSlotnummern, ReplaceSlotsSchema, SlotRowSchema, UpdateSlotSchema } from './forwarding-slot.schemas.js';
+import {
+  duplicateSlotnummern,
+  ReplaceSlotsSchema,
+  SlotRowSchema,
+  UpdateSlotSchema,
+} from './forwarding-slot.schemas.js';
 
 /** Every write runs in a transaction holding the agent's slot lock, so writes never interleave. */
 export class ForwardingSlotService {
@@ -62,7 +67,11 @@ export class ForwardingSlotService {
    * written), then the old slots are deleted and the new ones inserted in one transaction.
    * Concurrent replacements wait for each other, so the result is always exactly one payload.
    */
-  async replace(auth: AuthContext, agentId: string, body: unknown): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
+  async replace(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+  ): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const parsed = ReplaceSlotsSchema.safeParse(body ?? {});
     const details = [
@@ -75,7 +84,11 @@ export class ForwardingSlotService {
     return this.write(agentId, undefined, (slots) => slots.replaceAll(agent.id, parsed.data.slots, this.clock.now()));
   }
 
-  private async write<T>(agentId: string, slotnummer: string | undefined, work: (slots: ForwardingSlotRepository) => Promise<T>): Promise<T> {
+  private async write<T>(
+    agentId: string,
+    slotnummer: string | undefined,
+    work: (slots: ForwardingSlotRepository) => Promise<T>,
+  ): Promise<T> {
     try {
       return await this.db.transaction(async (trx) => {
         const slots = this.slots.with(trx);
@@ -89,7 +102,9 @@ export class ForwardingSlotService {
   }
 
   private taken(slotnummer: string): ConflictError {
-    return new ConflictError(`Slot ${slotnummer} already exists for this agent`, [{ field: 'slotnummer', message: 'Already in use' }]);
+    return new ConflictError(`Slot ${slotnummer} already exists for this agent`, [
+      { field: 'slotnummer', message: 'Already in use' },
+    ]);
   }
 
   private found(slot: ForwardingSlot | undefined): ForwardingSlot {

@@ -38,11 +38,15 @@ export class KnowledgeBaseIndexRepository {
     const [row] = await this.db('kb_documents as d')
       .where('d.id', documentId)
       .andWhere((state) =>
-        state.where('d.status', 'pending').orWhere((stuck) =>
-          stuck
-            .where('d.status', 'processing')
-            .andWhere((who) => who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', staleBefore)),
-        ),
+        state
+          .where('d.status', 'pending')
+          .orWhere((stuck) =>
+            stuck
+              .where('d.status', 'processing')
+              .andWhere((who) =>
+                who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', staleBefore),
+              ),
+          ),
       )
       .update({ status: 'processing', processing_started_at: now, processing_job_id: jobId, updated_at: now })
       .returning([
@@ -73,7 +77,8 @@ export class KnowledgeBaseIndexRepository {
         .where({ id: claimed.id, organization_id: claimed.organization_id })
         .forUpdate()
         .first('status', 'content_version');
-      if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version) return false;
+      if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version)
+        return false;
       const done = { processing_started_at: null, processing_job_id: null, updated_at: now };
       if ('chunks' in outcome) {
         await this.replaceChunks(trx, claimed, outcome.chunks, now);
@@ -90,7 +95,12 @@ export class KnowledgeBaseIndexRepository {
     });
   }
 
-  private async replaceChunks(trx: Knex.Transaction, claimed: ClaimedDocument, chunks: string[], now: Date): Promise<void> {
+  private async replaceChunks(
+    trx: Knex.Transaction,
+    claimed: ClaimedDocument,
+    chunks: string[],
+    now: Date,
+  ): Promise<void> {
     await trx('kb_chunks').where({ document_id: claimed.id }).delete();
     for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
       const rows = chunks.slice(start, start + INSERT_BATCH).map((content, i) => ({

@@ -76,7 +76,8 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'patch',
     path: `${base}/{documentId}`,
-    summary: 'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
+    summary:
+      'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
     request: { params: DocumentParams, body: jsonBody(UpdateDocumentSchema) },
     responses: { 200: json(DocumentSchema, 'The updated document'), ...agentErrors },
   });
@@ -142,6 +143,9 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     path: `${orgBase}/{documentId}/grants`,
     summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
     request: { params: OrgDocumentParams, body: jsonBody(GrantsSchema) },
-    responses: { 200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants'), ...orgErrors },
+    responses: {
+      200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants'),
+      ...orgErrors,
+    },
   });
 }

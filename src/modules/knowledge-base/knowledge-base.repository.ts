@@ -23,7 +23,10 @@ export type DocumentRow = {
   updated_at: Date;
 };
 
-export type NewDocument = Pick<DocumentRow, 'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'> & {
+export type NewDocument = Pick<
+  DocumentRow,
+  'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'
+> & {
   created_at: Date;
   updated_at: Date;
 };
@@ -57,11 +60,19 @@ const NEWEST_FIRST = [
 
 /** Documents an agent sees: its own, and the organization documents granted to it. */
 export function visibleTo(query: Knex.QueryBuilder, agent: AgentRef): Knex.QueryBuilder {
-  return query.where('d.organization_id', agent.organization_id).andWhere((own) =>
-    own.where('d.agent_id', agent.id).orWhereExists((grant) =>
-      grant.select(1).from('kb_document_grants as g').whereRaw('g.document_id = d.id').andWhere('g.agent_id', agent.id),
-    ),
-  );
+  return query
+    .where('d.organization_id', agent.organization_id)
+    .andWhere((own) =>
+      own
+        .where('d.agent_id', agent.id)
+        .orWhereExists((grant) =>
+          grant
+            .select(1)
+            .from('kb_document_grants as g')
+            .whereRaw('g.document_id = d.id')
+            .andWhere('g.agent_id', agent.id),
+        ),
+    );
 }
 
 export class KnowledgeBaseRepository {
@@ -72,13 +83,21 @@ export class KnowledgeBaseRepository {
     return row;
   }
 
-  async listVisible(agent: AgentRef, status: string | undefined, page: PageParams): Promise<Page<KnowledgeBaseDocument>> {
+  async listVisible(
+    agent: AgentRef,
+    status: string | undefined,
+    page: PageParams,
+  ): Promise<Page<KnowledgeBaseDocument>> {
     const query = visibleTo(this.db('kb_documents as d'), agent);
     if (status) query.andWhere('d.status', status);
     return paginate<DocumentRow, KnowledgeBaseDocument>(query.select('d.*'), page, NEWEST_FIRST, toDocument);
   }
 
-  async findVisible(agent: AgentRef, documentId: string, trx: Db | Knex.Transaction = this.db): Promise<DocumentRow | undefined> {
+  async findVisible(
+    agent: AgentRef,
+    documentId: string,
+    trx: Db | Knex.Transaction = this.db,
+  ): Promise<DocumentRow | undefined> {
     return visibleTo(trx('kb_documents as d'), agent).andWhere('d.id', documentId).first('d.*');
   }
 
@@ -133,20 +152,31 @@ export class KnowledgeBaseRepository {
   async deleteChunks(organizationId: string, documentId: string, now: Date): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
-      await trx('kb_documents').where({ id: documentId, organization_id: organizationId }).update({ chunk_count: 0, updated_at: now });
+      await trx('kb_documents')
+        .where({ id: documentId, organization_id: organizationId })
+        .update({ chunk_count: 0, updated_at: now });
     });
   }
 
   // Organization documents and their grants.
 
-  async listOrganization(organizationId: string, status: string | undefined, page: PageParams): Promise<Page<DocumentRow>> {
-    const query = this.db('kb_documents as d').where({ 'd.organization_id': organizationId, 'd.scope': 'organization' });
+  async listOrganization(
+    organizationId: string,
+    status: string | undefined,
+    page: PageParams,
+  ): Promise<Page<DocumentRow>> {
+    const query = this.db('kb_documents as d').where({
+      'd.organization_id': organizationId,
+      'd.scope': 'organization',
+    });
     if (status) query.andWhere('d.status', status);
     return paginate<DocumentRow>(query.select('d.*'), page, NEWEST_FIRST);
   }
 
   async findOrganization(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
-    return this.db('kb_documents').where({ id: documentId, organization_id: organizationId, scope: 'organization' }).first();
+    return this.db('kb_documents')
+      .where({ id: documentId, organization_id: organizationId, scope: 'organization' })
+      .first();
   }
 
   async grantsOf(organizationId: string, documentIds: string[]): Promise<Map<string, string[]>> {
@@ -161,17 +191,31 @@ export class KnowledgeBaseRepository {
     return grants;
   }
 
-  async replaceGrants(trx: Knex.Transaction, organizationId: string, documentId: string, agentIds: string[], now: Date): Promise<void> {
+  async replaceGrants(
+    trx: Knex.Transaction,
+    organizationId: string,
+    documentId: string,
+    agentIds: string[],
+    now: Date,
+  ): Promise<void> {
     await trx('kb_document_grants').where({ document_id: documentId, organization_id: organizationId }).delete();
     if (agentIds.length === 0) return;
     await trx('kb_document_grants').insert(
-      agentIds.map((agentId) => ({ document_id: documentId, agent_id: agentId, organization_id: organizationId, created_at: now })),
+      agentIds.map((agentId) => ({
+        document_id: documentId,
+        agent_id: agentId,
+        organization_id: organizationId,
+        created_at: now,
+      })),
     );
   }
 
   async existingAgentIds(organizationId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows: { id: string }[] = await this.db('agents').where({ organization_id: organizationId }).whereIn('id', ids).select('id');
+    const rows: { id: string }[] = await this.db('agents')
+      .where({ organization_id: organizationId })
+      .whereIn('id', ids)
+      .select('id');
     return new Set(rows.map((r) => r.id));
   }
 }

@@ -81,7 +81,10 @@ export const SearchResultSchema = z
 
 // Organization documents (token-only management endpoints).
 
-const agentIds = z.array(z.uuid({ message: 'Must be a UUID' })).max(1000).refine((ids) => new Set(ids).size === ids.length, 'Agent ids must not repeat');
+const agentIds = z
+  .array(z.uuid({ message: 'Must be a UUID' }))
+  .max(1000)
+  .refine((ids) => new Set(ids).size === ids.length, 'Agent ids must not repeat');
 const language = z.enum(LANGUAGES, { message: `Must be one of ${LANGUAGES.join(', ')} or null` }).nullable();
 
 export const CreateOrganizationDocumentSchema = z

@@ -13,7 +13,12 @@ import {
   type KnowledgeBaseDocument,
   type KnowledgeBaseRepository,
 } from './knowledge-base.repository.js';
-import { CreateDocumentSchema, ListDocumentsQuery, SearchSchema, UpdateDocumentSchema } from './knowledge-base.schemas.js';
+import {
+  CreateDocumentSchema,
+  ListDocumentsQuery,
+  SearchSchema,
+  UpdateDocumentSchema,
+} from './knowledge-base.schemas.js';
 import { orQuery, searchTerms } from './text-search.js';
 
 /** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */

@@ -80,7 +80,9 @@ export class OrganizationKnowledgeBaseService {
       const current = await this.documents.lock(trx, orgId, documentId);
       if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
       const changes = Object.fromEntries(
-        Object.entries(input).filter(([field, value]) => value !== undefined && value !== current[field as keyof DocumentRow]),
+        Object.entries(input).filter(
+          ([field, value]) => value !== undefined && value !== current[field as keyof DocumentRow],
+        ),
       );
       if (Object.keys(changes).length === 0) return;
       const reprocess = 'content' in changes || 'language' in changes;
@@ -102,7 +104,9 @@ export class OrganizationKnowledgeBaseService {
     await this.find(orgId, documentId);
     const { agent_ids } = parseBody(GrantsSchema, body);
     await this.assertAgentsOf(orgId, agent_ids);
-    await this.db.transaction((trx) => this.documents.replaceGrants(trx, orgId, documentId, agent_ids, this.clock.now()));
+    await this.db.transaction((trx) =>
+      this.documents.replaceGrants(trx, orgId, documentId, agent_ids, this.clock.now()),
+    );
     return { document_id: documentId, agent_ids };
   }
 
@@ -128,7 +132,10 @@ export class OrganizationKnowledgeBaseService {
   }
 
   private async withGrants(orgId: string, rows: DocumentRow[]): Promise<OrganizationDocument[]> {
-    const grants = await this.documents.grantsOf(orgId, rows.map((r) => r.id));
+    const grants = await this.documents.grantsOf(
+      orgId,
+      rows.map((r) => r.id),
+    );
     return rows.map((row) => ({ ...toDocument(row), language: row.language, agent_ids: grants.get(row.id) ?? [] }));
   }
 }

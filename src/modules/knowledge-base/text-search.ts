@@ -16,7 +16,11 @@ export const MAX_SEARCH_TERMS = 32;
  * the terms can be joined into a `to_tsquery` expression without any escaping.
  */
 export function searchTerms(query: string): string[] {
-  const words = query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    query
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words)].slice(0, MAX_SEARCH_TERMS);
 }
 

@@ -28,7 +28,11 @@ export class MeRepository {
       .select('organization_id', 'role');
   }
 
-  async update(userId: string, changes: { name?: string; webhook_url?: string | null }, at: Date): Promise<MeRow | undefined> {
+  async update(
+    userId: string,
+    changes: { name?: string; webhook_url?: string | null },
+    at: Date,
+  ): Promise<MeRow | undefined> {
     const [row] = await this.db('users')
       .where({ id: userId })
       .update({ ...changes, updated_at: at })

@@ -30,7 +30,10 @@ export function updateMeSchema(allowPrivate: boolean) {
         })
         .nullable()
         .optional()
-        .openapi({ description: 'http(s) URL for employee webhooks, or null to stop them', example: 'https://hooks.example.com/employees' }),
+        .openapi({
+          description: 'http(s) URL for employee webhooks, or null to stop them',
+          example: 'https://hooks.example.com/employees',
+        }),
     })
     .openapi('UpdateMe');
 }

@@ -22,6 +22,9 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     summary: 'Update organization settings (organization:write): auto_delete_done_calls, notdienst_bereiche',
     security: anyAuth,
     request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
-    responses: { 200: json(OrganizationSchema, 'The updated organization'), ...errorResponses(400, 401, 403, 404, 413, 429) },
+    responses: {
+      200: json(OrganizationSchema, 'The updated organization'),
+      ...errorResponses(400, 401, 403, 404, 413, 429),
+    },
   });
 }

@@ -17,14 +17,20 @@ export class OrganizationRepository {
 
   async listByIds(ids: string[]): Promise<OrganizationRow[]> {
     if (ids.length === 0) return [];
-    return this.db('organizations').whereIn('id', ids).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(COLUMNS);
+    return this.db('organizations')
+      .whereIn('id', ids)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .select(COLUMNS);
   }
 
   async findById(id: string): Promise<OrganizationRow | undefined> {
     return this.db('organizations').where({ id }).first(COLUMNS);
   }
 
-  async update(id: string, fields: Partial<Pick<OrganizationRow, 'auto_delete_done_calls' | 'notdienst_bereiche' | 'updated_at'>>): Promise<OrganizationRow | undefined> {
+  async update(
+    id: string,
+    fields: Partial<Pick<OrganizationRow, 'auto_delete_done_calls' | 'notdienst_bereiche' | 'updated_at'>>,
+  ): Promise<OrganizationRow | undefined> {
     const [row] = await this.db('organizations').where({ id }).update(fields).returning(COLUMNS);
     return row;
   }

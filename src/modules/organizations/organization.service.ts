@@ -1,4 +1,9 @@
-import { assertPermission, organizationsWith, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import {
+  assertPermission,
+  organizationsWith,
+  reachableOrganizations,
+  type AuthContext,
+} from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors/index.js';
 import { parseBody } from '../../http/validate.js';

@@ -46,7 +46,10 @@ const nameValueList = (kind: 'header' | 'query') =>
           kind === 'header'
             ? z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$/, 'Must be a valid header name')
             : z.string().min(1).max(256),
-        value: z.string().max(4096).refine((v) => !/[\r\n\0]/.test(v), 'Must not contain line breaks'),
+        value: z
+          .string()
+          .max(4096)
+          .refine((v) => !/[\r\n\0]/.test(v), 'Must not contain line breaks'),
       }),
     )
     .max(50)
@@ -54,7 +57,10 @@ const nameValueList = (kind: 'header' | 'query') =>
 
 const HttpRequestConfig = z
   .strictObject({
-    url: z.string().max(2048).openapi({ description: 'http(s) URL; must pass the outgoing-request guard', example: 'https://crm.example.com/lookup' }),
+    url: z.string().max(2048).openapi({
+      description: 'http(s) URL; must pass the outgoing-request guard',
+      example: 'https://crm.example.com/lookup',
+    }),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
     headers: nameValueList('header'),
     query_params: nameValueList('query'),
@@ -62,12 +68,16 @@ const HttpRequestConfig = z
     timeout: z.number().int().min(100).max(30000).default(5000).openapi({ description: 'Milliseconds' }),
     speak_during_execution: z.boolean().default(false),
     speak_after_execution: z.boolean().default(true),
-    execution_message: message(500).optional().openapi({ description: 'Said while the request runs (speak_during_execution)' }),
+    execution_message: message(500)
+      .optional()
+      .openapi({ description: 'Said while the request runs (speak_during_execution)' }),
   })
   .openapi('HttpRequestToolConfig');
 
 const transferFields = {
-  phone_number: phoneNumberField.optional().openapi({ description: 'Required unless the tool is linked to an employee, whose number it then takes' }),
+  phone_number: phoneNumberField
+    .optional()
+    .openapi({ description: 'Required unless the tool is linked to an employee, whose number it then takes' }),
   play_hold_music: z.boolean().default(false),
   transfer_message: message(500).optional(),
 };
@@ -79,7 +89,13 @@ const TransferCallConfig = z
 const MonitoredTransferConfig = z
   .strictObject({
     ...transferFields,
-    timeout_seconds: z.number().int().min(5).max(45).optional().openapi({ description: "Default: the agent's transfer_timeout_seconds" }),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(45)
+      .optional()
+      .openapi({ description: "Default: the agent's transfer_timeout_seconds" }),
     fallback_message: message(500).optional().openapi({ description: 'Said when nobody answers' }),
   })
   .openapi('MonitoredTransferToolConfig');
@@ -106,10 +122,16 @@ const ExtractVariableConfig = z
 const PlayToneConfig = z
   .strictObject({
     tone: z.enum(['beep', 'chime', 'dtmf']).default('beep'),
-    dtmf_digits: z.string().regex(/^[0-9*#A-D]{1,32}$/, 'Must be 1..32 of 0-9 * # A-D').optional(),
+    dtmf_digits: z
+      .string()
+      .regex(/^[0-9*#A-D]{1,32}$/, 'Must be 1..32 of 0-9 * # A-D')
+      .optional(),
     duration_ms: z.number().int().min(50).max(10000).default(500),
   })
-  .refine((c) => c.tone !== 'dtmf' || c.dtmf_digits !== undefined, { message: 'Required when tone is dtmf', path: ['dtmf_digits'] })
+  .refine((c) => c.tone !== 'dtmf' || c.dtmf_digits !== undefined, {
+    message: 'Required when tone is dtmf',
+    path: ['dtmf_digits'],
+  })
   .openapi('PlayToneToolConfig');
 
 const KnowledgeBaseConfig = z
@@ -144,13 +166,23 @@ const IdentifyCallerConfig = z
 
 const SwitchAgentConfig = z
   .strictObject({
-    target_agent_id: z.uuid({ message: 'Must be a UUID' }).openapi({ description: 'Another agent of the same organization' }),
+    target_agent_id: z
+      .uuid({ message: 'Must be a UUID' })
+      .openapi({ description: 'Another agent of the same organization' }),
     handover_message: message().optional(),
     carry_context: z.boolean().default(true),
   })
   .openapi('SwitchAgentToolConfig');
 
-const CONTACT_FIELDS = ['customer_number', 'email', 'first_name', 'last_name', 'address', 'company', 'phone_number'] as const;
+const CONTACT_FIELDS = [
+  'customer_number',
+  'email',
+  'first_name',
+  'last_name',
+  'address',
+  'company',
+  'phone_number',
+] as const;
 const VerifyValueConfig = z
   .strictObject({
     value_name: variableName.openapi({ description: 'What the caller is asked for, e.g. customer_number' }),

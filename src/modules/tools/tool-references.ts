@@ -40,7 +40,10 @@ export class ToolReferences {
     if (configChanged || input.employee.changed) {
       const isTransfer = TRANSFER_TOOL_TYPES.includes(input.toolType);
       if (isTransfer && input.employee.id === null && typeof config.phone_number !== 'string') {
-        details.push({ field: 'config.phone_number', message: 'Required unless the tool is linked to an employee (employee_id)' });
+        details.push({
+          field: 'config.phone_number',
+          message: 'Required unless the tool is linked to an employee (employee_id)',
+        });
       }
     }
     if (configChanged) {
@@ -53,14 +56,23 @@ export class ToolReferences {
     return { details, config };
   }
 
-  private async employeePhone(agent: AgentRef, toolType: ToolType, employeeId: string, details: ErrorDetail[]): Promise<string | null> {
+  private async employeePhone(
+    agent: AgentRef,
+    toolType: ToolType,
+    employeeId: string,
+    details: ErrorDetail[],
+  ): Promise<string | null> {
     if (!TRANSFER_TOOL_TYPES.includes(toolType)) {
-      details.push({ field: 'employee_id', message: `Only ${TRANSFER_TOOL_TYPES.join(' and ')} tools can be linked to an employee` });
+      details.push({
+        field: 'employee_id',
+        message: `Only ${TRANSFER_TOOL_TYPES.join(' and ')} tools can be linked to an employee`,
+      });
       return null;
     }
     const employee = await this.employees.find(agent.id, employeeId);
     if (!employee) details.push({ field: 'employee_id', message: 'Employee not found for this agent' });
-    else if (!employee.phone_number) details.push({ field: 'employee_id', message: 'The employee has no phone number' });
+    else if (!employee.phone_number)
+      details.push({ field: 'employee_id', message: 'The employee has no phone number' });
     return employee?.phone_number ?? null;
   }
 

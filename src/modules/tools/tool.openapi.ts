@@ -16,7 +16,10 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     summary: 'List the tools of an agent (tools:read), not paginated, highest priority first',
     security: anyAuth,
     request: { params: AgentParams },
-    responses: { 200: json(z.object({ data: z.array(ToolSchema) }), 'The tools'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: {
+      200: json(z.object({ data: z.array(ToolSchema) }), 'The tools'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+    },
   });
   registry.registerPath({
     method: 'post',
@@ -40,7 +43,8 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{toolId}`,
     tags,
-    summary: 'Update a tool (tools:write); tool_type cannot change; 409 on a taken name or a rename while the workflow names the tool',
+    summary:
+      'Update a tool (tools:write); tool_type cannot change; 409 on a taken name or a rename while the workflow names the tool',
     security: anyAuth,
     request: { params: ToolParams, body: jsonBody(UpdateToolDoc) },
     responses: { 200: json(ToolSchema, 'The updated tool'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },

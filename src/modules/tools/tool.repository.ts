@@ -66,7 +66,14 @@ export class ToolRepository {
 
   async insert(agent: { id: string; organization_id: string }, fields: ToolFields, at: Date): Promise<Tool> {
     const [row] = await this.db('tools')
-      .insert({ ...fields, config: JSON.stringify(fields.config), agent_id: agent.id, organization_id: agent.organization_id, created_at: at, updated_at: at })
+      .insert({
+        ...fields,
+        config: JSON.stringify(fields.config),
+        agent_id: agent.id,
+        organization_id: agent.organization_id,
+        created_at: at,
+        updated_at: at,
+      })
       .returning(COLUMNS);
     return row;
   }
@@ -83,7 +90,10 @@ export class ToolRepository {
 
   /** Names of the agent's tools that forward to `employeeId`. */
   async namesLinkedToEmployee(agentId: string, employeeId: string): Promise<string[]> {
-    const rows: { name: string }[] = await this.db('tools').where({ agent_id: agentId, employee_id: employeeId }).orderBy('name').select('name');
+    const rows: { name: string }[] = await this.db('tools')
+      .where({ agent_id: agentId, employee_id: employeeId })
+      .orderBy('name')
+      .select('name');
     return rows.map((r) => r.name);
   }
 
@@ -91,7 +101,10 @@ export class ToolRepository {
   async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<void> {
     await this.db('tools')
       .where({ agent_id: agentId, employee_id: employeeId })
-      .update({ config: this.db.raw(`jsonb_set(config, '{phone_number}', to_jsonb(?::text))`, [phoneNumber]), updated_at: at });
+      .update({
+        config: this.db.raw(`jsonb_set(config, '{phone_number}', to_jsonb(?::text))`, [phoneNumber]),
+        updated_at: at,
+      });
   }
 
   /**

@@ -7,13 +7,21 @@ const fields = {
     .regex(/^[a-z][a-z0-9_]{0,99}$/, 'Must match ^[a-z][a-z0-9_]{0,99}$ (lowercase letters, digits, underscores)')
     .openapi({ example: 'transfer_to_office' }),
   display_name: z.string().trim().min(1).max(255).nullable(),
-  description: z.string().trim().max(5000).nullable().openapi({ description: 'What the tool does, for the language model' }),
+  description: z
+    .string()
+    .trim()
+    .max(5000)
+    .nullable()
+    .openapi({ description: 'What the tool does, for the language model' }),
   tool_type: z.enum(TOOL_TYPES, { message: `Must be one of: ${TOOL_TYPES.join(', ')}` }),
   // Checked against the schema of the tool's type by the service (so every problem is reported at once).
   config: z.record(z.string(), z.unknown(), { message: 'Must be an object' }),
   is_enabled: z.boolean(),
   priority: z.number().int().min(0).max(1000).openapi({ description: 'Higher first in the tool list' }),
-  employee_id: z.uuid({ message: 'Must be a UUID' }).nullable().openapi({ description: 'Transfer tools only: forward to this employee' }),
+  employee_id: z
+    .uuid({ message: 'Must be a UUID' })
+    .nullable()
+    .openapi({ description: 'Transfer tools only: forward to this employee' }),
 };
 
 export const CreateToolSchema = z.object({

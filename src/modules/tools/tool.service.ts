@@ -74,10 +74,15 @@ export class ToolService {
           config: config.value ? { value: config.value, changed: true } : null,
         })
       : { details: [], config: {} };
-    const details = merge([...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details], refs.details);
+    const details = merge(
+      [...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details],
+      refs.details,
+    );
     if (details.length > 0 || !base.success) throw new ValidationError('Request body is invalid', details);
     if (await this.tools.nameTaken(agent.id, base.data.name)) throw this.nameConflict(base.data.name);
-    return this.guardName(base.data.name, () => this.tools.insert(agent, { ...base.data, config: refs.config }, this.clock.now()));
+    return this.guardName(base.data.name, () =>
+      this.tools.insert(agent, { ...base.data, config: refs.config }, this.clock.now()),
+    );
   }
 
   /** `config` replaces the stored one; a rename is refused while the workflow names the tool. */
@@ -92,17 +97,32 @@ export class ToolService {
     const refs = await this.references.check(agent, {
       toolType: tool.tool_type,
       employee: { id: employeeChanged ? (input.employee_id ?? null) : tool.employee_id, changed: employeeChanged },
-      config: !configSent ? { value: tool.config, changed: false } : config.value ? { value: config.value, changed: true } : null,
+      config: !configSent
+        ? { value: tool.config, changed: false }
+        : config.value
+          ? { value: config.value, changed: true }
+          : null,
     });
     const typeChange: ErrorDetail[] =
-      input.tool_type !== undefined && input.tool_type !== tool.tool_type ? [{ field: 'tool_type', message: 'The tool type cannot be changed' }] : [];
-    const details = merge([...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details, ...typeChange], refs.details);
+      input.tool_type !== undefined && input.tool_type !== tool.tool_type
+        ? [{ field: 'tool_type', message: 'The tool type cannot be changed' }]
+        : [];
+    const details = merge(
+      [...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details, ...typeChange],
+      refs.details,
+    );
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
     const { tool_type: _type, config: _config, ...changes } = input;
-    const fields: Partial<ToolFields> = { ...changes, ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}) };
+    const fields: Partial<ToolFields> = {
+      ...changes,
+      ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
+    };
     return this.db.transaction(async (trx) => {
-      if (fields.name !== undefined && fields.name !== tool.name) await this.assertRenamable(trx, agent, tool, fields.name);
-      const updated = await this.guardName(fields.name ?? tool.name, () => this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()));
+      if (fields.name !== undefined && fields.name !== tool.name)
+        await this.assertRenamable(trx, agent, tool, fields.name);
+      const updated = await this.guardName(fields.name ?? tool.name, () =>
+        this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
+      );
       if (!updated) throw new NotFoundError('Tool');
       return updated;
     });
@@ -141,7 +161,9 @@ export class ToolService {
   }
 
   private nameConflict(name: string): ConflictError {
-    return new ConflictError(`A tool named "${name}" already exists for this agent`, [{ field: 'name', message: 'Already in use' }]);
+    return new ConflictError(`A tool named "${name}" already exists for this agent`, [
+      { field: 'name', message: 'Already in use' },
+    ]);
   }
 
   /** A concurrent request may take the name between the check and the write. */

@@ -43,7 +43,16 @@ export type AttemptRow = {
 
 export type NewAttempt = Omit<AttemptRow, 'delivery_id' | 'attempt_number'> & { job_id: string };
 
-const ATTEMPT_COLUMNS = ['delivery_id', 'attempt_number', 'trigger', 'status', 'http_status', 'duration_ms', 'error', 'attempted_at'];
+const ATTEMPT_COLUMNS = [
+  'delivery_id',
+  'attempt_number',
+  'trigger',
+  'status',
+  'http_status',
+  'duration_ms',
+  'error',
+  'attempted_at',
+];
 
 /** A delivery with its attempts, oldest attempt first. */
 export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[] };
@@ -54,7 +63,10 @@ export class WebhookDeliveryRepository {
 
   /** The event, locked for this transaction so two dispatchers of one event take turns. */
   async lockEvent(trx: Knex.Transaction, eventId: string): Promise<EventRow | undefined> {
-    return trx('events').where({ id: eventId }).forUpdate().first('id', 'organization_id', 'agent_id', 'type', 'payload', 'dispatched_at');
+    return trx('events')
+      .where({ id: eventId })
+      .forUpdate()
+      .first('id', 'organization_id', 'agent_id', 'type', 'payload', 'dispatched_at');
   }
 
   async markDispatched(trx: Knex.Transaction, eventId: string, at: Date): Promise<void> {
@@ -62,7 +74,9 @@ export class WebhookDeliveryRepository {
   }
 
   async agentWebhookUrl(trx: Knex.Transaction, organizationId: string, agentId: string): Promise<string | null> {
-    const row = await trx('agents').where({ id: agentId, organization_id: organizationId }).first('post_call_webhook_url');
+    const row = await trx('agents')
+      .where({ id: agentId, organization_id: organizationId })
+      .first('post_call_webhook_url');
     return (row?.post_call_webhook_url as string | null | undefined) ?? null;
   }
 
@@ -95,7 +109,11 @@ export class WebhookDeliveryRepository {
       created_at: at,
       updated_at: at,
     }));
-    const inserted: { id: string }[] = await trx('webhook_deliveries').insert(rows).onConflict(['event_id', 'target_url']).ignore().returning('id');
+    const inserted: { id: string }[] = await trx('webhook_deliveries')
+      .insert(rows)
+      .onConflict(['event_id', 'target_url'])
+      .ignore()
+      .returning('id');
     return inserted.map((r) => r.id);
   }
 
@@ -128,9 +146,12 @@ export class WebhookDeliveryRepository {
       organization_id: delivery.organization_id,
       attempt_number: attemptNumber,
     });
-    await trx('webhook_deliveries')
-      .where({ id: delivery.id, organization_id: delivery.organization_id })
-      .update({ attempt_count: attemptNumber, status: attempt.status, last_attempt_at: attempt.attempted_at, updated_at: attempt.attempted_at });
+    await trx('webhook_deliveries').where({ id: delivery.id, organization_id: delivery.organization_id }).update({
+      attempt_count: attemptNumber,
+      status: attempt.status,
+      last_attempt_at: attempt.attempted_at,
+      updated_at: attempt.attempted_at,
+    });
   }
 
   /** The agent's deliveries, newest first, each with its attempts. */
@@ -163,7 +184,9 @@ export class WebhookDeliveryRepository {
 
   /** A redelivery was asked for: the delivery is pending again until its attempt is recorded. */
   async markPending(trx: Knex.Transaction, organizationId: string, deliveryId: string, at: Date): Promise<void> {
-    await trx('webhook_deliveries').where({ id: deliveryId, organization_id: organizationId }).update({ status: 'pending', updated_at: at });
+    await trx('webhook_deliveries')
+      .where({ id: deliveryId, organization_id: organizationId })
+      .update({ status: 'pending', updated_at: at });
   }
 
   private async attemptsOf(organizationId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {

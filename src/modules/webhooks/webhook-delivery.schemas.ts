@@ -14,7 +14,11 @@ export const WebhookDeliveryAttemptSchema = z
     attempt: z.number().int().openapi({ description: '1 for the first attempt, then one more per redelivery' }),
     trigger: z.enum(['event', 'redelivery']),
     status: z.enum(['succeeded', 'failed']),
-    http_status: z.number().int().nullable().openapi({ description: 'null when no HTTP answer came (refused, timeout, network)' }),
+    http_status: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'null when no HTTP answer came (refused, timeout, network)' }),
     duration_ms: z.number().int(),
     error: z.string().nullable(),
     attempted_at: z.iso.datetime(),
@@ -27,12 +31,17 @@ export const WebhookDeliverySchema = z
     agent_id: z.uuid().nullable(),
     event_id: z.uuid(),
     event_type: z.enum(['call.completed', 'employee.forwarding_created']),
-    webhook_id: z.string().openapi({ description: 'The `webhook-id` header: stable for the event, the same on every attempt' }),
+    webhook_id: z
+      .string()
+      .openapi({ description: 'The `webhook-id` header: stable for the event, the same on every attempt' }),
     target_kind: z.enum(['agent', 'member']).openapi({
-      description: "agent: the agent's post_call_webhook_url; member: the webhook_url an organization member set on /v1/me",
+      description:
+        "agent: the agent's post_call_webhook_url; member: the webhook_url an organization member set on /v1/me",
     }),
     target_url: z.string(),
-    status: z.enum(DELIVERY_STATUSES).openapi({ description: 'Outcome of the latest attempt; pending until an attempt is recorded' }),
+    status: z
+      .enum(DELIVERY_STATUSES)
+      .openapi({ description: 'Outcome of the latest attempt; pending until an attempt is recorded' }),
     http_status: z.number().int().nullable().openapi({ description: 'Of the latest attempt' }),
     duration_ms: z.number().int().nullable().openapi({ description: 'Of the latest attempt' }),
     error: z.string().nullable().openapi({ description: 'Of the latest attempt' }),

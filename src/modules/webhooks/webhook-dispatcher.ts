@@ -4,8 +4,19 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
-import { guardedRequest, OutgoingRequestError, type GuardOptions, type OutgoingResponse } from '../../outgoing/guarded-request.js';
-import type { AttemptTrigger, EventRow, NewAttempt, TargetKind, WebhookDeliveryRepository } from './webhook-delivery.repository.js';
+import {
+  guardedRequest,
+  OutgoingRequestError,
+  type GuardOptions,
+  type OutgoingResponse,
+} from '../../outgoing/guarded-request.js';
+import type {
+  AttemptTrigger,
+  EventRow,
+  NewAttempt,
+  TargetKind,
+  WebhookDeliveryRepository,
+} from './webhook-delivery.repository.js';
 import { serializePayload } from './webhook-payload.js';
 import { signingSecrets, type WebhookSecretRepository } from './webhook-secret.repository.js';
 import { generateWebhookSecret, signatureHeaders } from './webhook-signature.js';
@@ -61,10 +72,20 @@ export class WebhookDispatcher {
     };
     const outcome = await this.attempt(delivery.target_url, headers, body);
     await this.db.transaction((trx) =>
-      this.deliveries.recordAttempt(trx, delivery, { ...outcome, job_id: jobId, trigger: job.trigger, attempted_at: attemptedAt }),
+      this.deliveries.recordAttempt(trx, delivery, {
+        ...outcome,
+        job_id: jobId,
+        trigger: job.trigger,
+        attempted_at: attemptedAt,
+      }),
     );
     this.logger.info(
-      { delivery_id: delivery.id, event_id: delivery.event_id, status: outcome.status, http_status: outcome.http_status },
+      {
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        status: outcome.status,
+        http_status: outcome.http_status,
+      },
       'webhook attempt recorded',
     );
   }
@@ -75,7 +96,10 @@ export class WebhookDispatcher {
       return url ? [{ kind: 'agent', url }] : [];
     }
     if (event.type === 'employee.forwarding_created') {
-      return (await this.deliveries.memberWebhookUrls(trx, event.organization_id)).map((url) => ({ kind: 'member', url }));
+      return (await this.deliveries.memberWebhookUrls(trx, event.organization_id)).map((url) => ({
+        kind: 'member',
+        url,
+      }));
     }
     return [];
   }
@@ -90,7 +114,8 @@ export class WebhookDispatcher {
     try {
       response = await guardedRequest({ url, method: 'POST', headers, body }, this.guard);
     } catch (error) {
-      const failure = error instanceof OutgoingRequestError ? error : new OutgoingRequestError('network', String(error));
+      const failure =
+        error instanceof OutgoingRequestError ? error : new OutgoingRequestError('network', String(error));
       return { status: 'failed', http_status: null, duration_ms: failure.durationMs, error: failure.message };
     }
     const ok = response.status >= 200 && response.status < 300;

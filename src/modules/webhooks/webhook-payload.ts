@@ -61,7 +61,8 @@ export function serializePayload(type: string, payload: Record<string, unknown>)
   const top = ordered({ event: type, ...payload }, FIELD_ORDER[type] ?? ['event']);
   for (const [key, order] of Object.entries(NESTED_ORDER)) {
     const nested = top[key];
-    if (nested && typeof nested === 'object' && !Array.isArray(nested)) top[key] = ordered(nested as Record<string, unknown>, order);
+    if (nested && typeof nested === 'object' && !Array.isArray(nested))
+      top[key] = ordered(nested as Record<string, unknown>, order);
   }
   return JSON.stringify(top);
 }

@@ -40,6 +40,7 @@ export class WebhookSecretRepository {
 
 /** The secrets that sign at `now`: the current one, and the previous one during its grace period. */
 export function signingSecrets(row: WebhookSecretRow, now: Date): string[] {
-  const previousActive = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime();
+  const previousActive =
+    row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime();
   return previousActive ? [row.secret, row.previous_secret!] : [row.secret];
 }

@@ -33,7 +33,12 @@ export class WebhookSecretService {
     this.assertDeveloperAdmin(auth, organizationId);
     const now = this.clock.now();
     await this.secrets.getOrCreate(organizationId, generateWebhookSecret, now);
-    const row = await this.secrets.rotate(organizationId, generateWebhookSecret(), now, new Date(now.getTime() + ROTATION_GRACE_MS));
+    const row = await this.secrets.rotate(
+      organizationId,
+      generateWebhookSecret(),
+      now,
+      new Date(now.getTime() + ROTATION_GRACE_MS),
+    );
     return this.view(row);
   }
 
@@ -46,7 +51,8 @@ export class WebhookSecretService {
   }
 
   private view(row: WebhookSecretRow): WebhookSecretView {
-    const graceActive = row.previous_secret_expires_at !== null && row.previous_secret_expires_at.getTime() > this.clock.now().getTime();
+    const graceActive =
+      row.previous_secret_expires_at !== null && row.previous_secret_expires_at.getTime() > this.clock.now().getTime();
     return {
       organization_id: row.organization_id,
       secret: row.secret,

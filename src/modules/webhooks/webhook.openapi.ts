@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, paginated, PaginationQuerySchema, tokenOnly } from '../../openapi/common.js';
+import {
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  paginated,
+  PaginationQuerySchema,
+  tokenOnly,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
 import { CallCompletedPayloadSchema, EmployeeForwardingCreatedPayloadSchema } from './webhook-payload.js';
@@ -7,9 +15,13 @@ import { CallCompletedPayloadSchema, EmployeeForwardingCreatedPayloadSchema } fr
 const WebhookSecretSchema = z
   .object({
     organization_id: z.uuid(),
-    secret: z.string().openapi({ description: '`whsec_` + base64 key; the HMAC key is the base64-decoded part', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+    secret: z.string().openapi({
+      description: '`whsec_` + base64 key; the HMAC key is the base64-decoded part',
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }),
     previous_secret_expires_at: z.iso.datetime().nullable().openapi({
-      description: 'After a rotation: until when the previous secret still signs beside this one (24 h); null otherwise',
+      description:
+        'After a rotation: until when the previous secret still signs beside this one (24 h); null otherwise',
     }),
     rotated_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
@@ -17,10 +29,13 @@ const WebhookSecretSchema = z
   .openapi('WebhookSecret');
 
 const SignatureHeaders = z.object({
-  'webhook-id': z.string().openapi({ description: 'Stable for the event (the same on every attempt): deduplicate on it' }),
+  'webhook-id': z
+    .string()
+    .openapi({ description: 'Stable for the event (the same on every attempt): deduplicate on it' }),
   'webhook-timestamp': z.string().openapi({ description: 'Unix seconds when this attempt was signed' }),
   'webhook-signature': z.string().openapi({
-    description: '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation',
+    description:
+      '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation',
   }),
 });
 
@@ -36,16 +51,23 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
       params: z.object({ agentId: z.uuid() }),
       query: PaginationQuerySchema.extend({ status: z.enum(DELIVERY_STATUSES).optional() }),
     },
-    responses: { 200: json(paginated(WebhookDeliverySchema), 'A page of deliveries'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: {
+      200: json(paginated(WebhookDeliverySchema), 'A page of deliveries'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+    },
   });
   registry.registerPath({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver',
     tags,
-    summary: 'Send the delivery again (agents:write): same target, same webhook-id, a new attempt recorded in the background',
+    summary:
+      'Send the delivery again (agents:write): same target, same webhook-id, a new attempt recorded in the background',
     security: anyAuth,
     request: { params: z.object({ agentId: z.uuid(), deliveryId: z.uuid() }) },
-    responses: { 202: json(WebhookDeliverySchema, 'Queued; the delivery is pending until the attempt is recorded'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: {
+      202: json(WebhookDeliverySchema, 'Queued; the delivery is pending until the attempt is recorded'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+    },
   });
 }
 
@@ -73,21 +95,32 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
 }
 
 function registerWebhookPayloads(registry: OpenAPIRegistry): void {
-  const responses = { 200: { description: 'Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried' } };
+  const responses = {
+    200: {
+      description: 'Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried',
+    },
+  };
   registry.registerWebhook({
     method: 'post',
     path: 'call.completed',
     tags: ['Webhooks'],
     summary: "After every completed call, to the agent's post_call_webhook_url",
-    request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema: CallCompletedPayloadSchema } } } },
+    request: {
+      headers: SignatureHeaders,
+      body: { content: { 'application/json': { schema: CallCompletedPayloadSchema } } },
+    },
     responses,
   });
   registry.registerWebhook({
     method: 'post',
     path: 'employee.forwarding_created',
     tags: ['Webhooks'],
-    summary: 'When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me)',
-    request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema: EmployeeForwardingCreatedPayloadSchema } } } },
+    summary:
+      'When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me)',
+    request: {
+      headers: SignatureHeaders,
+      body: { content: { 'application/json': { schema: EmployeeForwardingCreatedPayloadSchema } } },
+    },
     responses,
   });
 }

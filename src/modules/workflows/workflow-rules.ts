@@ -24,7 +24,13 @@ export function unwrapWorkflowBody(body: unknown): { value: unknown; remove: boo
   return { value: raw.workflow, remove: false, details };
 }
 
-type StepView = { index: number; id: string | undefined; next: { j: number; id: string }[]; tools: { j: number; name: string }[]; terminal: boolean };
+type StepView = {
+  index: number;
+  id: string | undefined;
+  next: { j: number; id: string }[];
+  tools: { j: number; name: string }[];
+  terminal: boolean;
+};
 
 /** What the graph checks need from each step, read defensively from the raw input. */
 function stepViews(steps: unknown[]): StepView[] {
@@ -54,7 +60,8 @@ function referenceProblems(views: StepView[], toolNames: ReadonlySet<string>): E
   }
   for (const v of views) {
     for (const t of v.tools) {
-      if (!toolNames.has(t.name)) details.push({ field: `steps[${v.index}].tools[${t.j}]`, message: `"${t.name}" is not a tool of this agent` });
+      if (!toolNames.has(t.name))
+        details.push({ field: `steps[${v.index}].tools[${t.j}]`, message: `"${t.name}" is not a tool of this agent` });
     }
     for (const n of v.next) {
       const field = `steps[${v.index}].next[${n.j}].id`;
@@ -68,7 +75,8 @@ function referenceProblems(views: StepView[], toolNames: ReadonlySet<string>): E
 function graphProblems(views: StepView[]): ErrorDetail[] {
   if (views.length === 0) return [];
   const details: ErrorDetail[] = [];
-  if (!views.some((v) => v.terminal)) details.push({ field: 'steps', message: 'At least one step must be terminal (an empty next)' });
+  if (!views.some((v) => v.terminal))
+    details.push({ field: 'steps', message: 'At least one step must be terminal (an empty next)' });
   const byId = new Map<string, StepView>();
   for (const v of views) if (v.id !== undefined && !byId.has(v.id)) byId.set(v.id, v);
   const reached = new Set<number>([0]);
@@ -94,7 +102,10 @@ function graphProblems(views: StepView[]): ErrorDetail[] {
  * naming existing other steps, tools naming the agent's tools, a terminal step, and every step
  * reachable from the first. Paths are relative to the workflow (`steps[1].next[0].id`).
  */
-export function validateWorkflow(input: unknown, toolNames: ReadonlySet<string>): { workflow: Workflow | undefined; details: ErrorDetail[] } {
+export function validateWorkflow(
+  input: unknown,
+  toolNames: ReadonlySet<string>,
+): { workflow: Workflow | undefined; details: ErrorDetail[] } {
   const result = WorkflowSchema.safeParse(input);
   const details = result.success ? [] : zodIssuesToDetails(result.error.issues);
   const steps = asArray(asObject(input)?.steps);

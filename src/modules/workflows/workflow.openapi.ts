@@ -19,13 +19,17 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
     method: 'put',
     path: '/v1/agents/{agentId}/workflow',
     tags: ['Workflow'],
-    summary: 'Replace the workflow (agents:write): the Workflow itself, {workflow: Workflow}, or {workflow: null} to remove it',
+    summary:
+      'Replace the workflow (agents:write): the Workflow itself, {workflow: Workflow}, or {workflow: null} to remove it',
     description:
       'Validated completely (limits, unknown keys, unique step ids, next naming other existing steps, tools naming tools of ' +
       'the agent, a terminal step, every step reachable from the first). Every problem is listed in one 400 with paths ' +
       'relative to the workflow, such as `steps[1].next[0].id`; nothing is written.',
     security: anyAuth,
     request: { params: AgentIdParams, body: jsonBody(WorkflowPutBodySchema) },
-    responses: { 200: json(WorkflowRecordSchema, 'The workflow record'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+    responses: {
+      200: json(WorkflowRecordSchema, 'The workflow record'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS, 413),
+    },
   });
 }

@@ -20,16 +20,21 @@ export class WorkflowRepository {
   }
 
   /** Replaces the workflow; `workflow_updated_at` moves only when the stored value changes. */
-  async save(agentId: string, organizationId: string, workflow: Workflow | null, now: Date): Promise<WorkflowRow | undefined> {
+  async save(
+    agentId: string,
+    organizationId: string,
+    workflow: Workflow | null,
+    now: Date,
+  ): Promise<WorkflowRow | undefined> {
     const value = workflow === null ? null : JSON.stringify(workflow);
     const [row] = await this.db('agents')
       .where({ id: agentId, organization_id: organizationId })
       .update({
         workflow: value,
-        workflow_updated_at: this.db.raw('CASE WHEN workflow IS DISTINCT FROM ?::jsonb THEN ?::timestamptz ELSE workflow_updated_at END', [
-          value,
-          now,
-        ]),
+        workflow_updated_at: this.db.raw(
+          'CASE WHEN workflow IS DISTINCT FROM ?::jsonb THEN ?::timestamptz ELSE workflow_updated_at END',
+          [value, now],
+        ),
       })
       .returning(['id', 'workflow', 'workflow_updated_at', 'created_at']);
     return row;

@@ -55,7 +55,9 @@ export const WorkflowRecordSchema = z
   .object({
     agent_id: z.uuid(),
     workflow: WorkflowSchema.nullable(),
-    updated_at: z.iso.datetime().openapi({ description: "When the workflow last changed (the agent's creation if never)" }),
+    updated_at: z.iso
+      .datetime()
+      .openapi({ description: "When the workflow last changed (the agent's creation if never)" }),
   })
   .openapi('WorkflowRecord');
 
