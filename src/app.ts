@@ -4,6 +4,7 @@ import { buildContainer, type AppDeps, type Container } from './container.js';
 import { createAuthentication } from './http/authenticate.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
+import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
@@ -48,9 +49,15 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
 
-  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
+  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), inputGuard, container.apiKeyRouter);
 
-  app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
+  app.use(
+    '/v1',
+    authentication.any,
+    ...apiKeyRateLimit(deps.rateLimitStore, clock),
+    jsonBody(config.BODY_LIMIT),
+    inputGuard,
+  );
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

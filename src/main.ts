@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { answerParserErrors } from './http/client-error.js';
 import { createTokenVerifier } from './auth/token.js';
 import { systemClock } from './clock.js';
 import { parseConfig, type Config } from './config.js';
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
   const server: Server = app.listen(config.PORT, config.HOST, () => {
     logger.info({ port: config.PORT, embedded_database: database.embedded }, 'Voice Agent Management API listening');
   });
+  answerParserErrors(server);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

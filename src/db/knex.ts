@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { isRetryableConflict } from './pg-errors.js';
 
 // COUNT(*) and other int8 values fit in a JS number here; return them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
@@ -37,7 +38,17 @@ export function createDb(url: string, poolMax = 10, logger?: Logger): Db {
   });
 }
 
-/** Runs `work` in a transaction; use it when several writes belong together. */
-export function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(work);
+/**
+ * Runs `work` in a transaction; use it when several writes belong together. A transaction that
+ * loses a race (serialization failure 40001, deadlock 40P01) is run once more from the start; a
+ * second loss reaches the error handler, which answers 409 CONFLICT. `work` must therefore have no
+ * effect outside the transaction before it commits.
+ */
+export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(work);
+  } catch (error) {
+    if (!isRetryableConflict(error)) throw error;
+    return db.transaction(work);
+  }
 }

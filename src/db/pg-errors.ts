@@ -10,3 +10,9 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
   const e = error as PgError | undefined;
   return e?.code === '23503' && (constraint === undefined || e.constraint === constraint);
 }
+
+/** A serialization failure or deadlock: the transaction lost a race and may be run again. */
+export function isRetryableConflict(error: unknown): boolean {
+  const e = error as PgError | undefined;
+  return e?.code === '40001' || e?.code === '40P01';
+}

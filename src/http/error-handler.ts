@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { AppError, PayloadTooLargeError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
+import { AppError, ServiceUnavailableError } from '../errors/index.js';
+import { requestErrorOf } from './request-errors.js';
 
 type HttpParserError = Error & { type?: string; status?: number };
 
@@ -18,11 +19,8 @@ const DB_UNAVAILABLE = new Set([
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const e = error as HttpParserError & { code?: string };
-  if (e?.type === 'entity.too.large') return new PayloadTooLargeError('Request body is too large');
-  if (e?.type === 'entity.parse.failed') return new ValidationError('Request body is not valid JSON');
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-    return new ValidationError('Unsupported request body encoding');
-  }
+  const requestError = requestErrorOf(error);
+  if (requestError) return requestError;
   if (e?.name === 'KnexTimeoutError' || (e?.code && DB_UNAVAILABLE.has(e.code))) return new ServiceUnavailableError();
   return undefined;
 }

@@ -11,10 +11,18 @@ const positiveInt = (name: string, max?: number) =>
       max ? `${name} must be between 1 and ${max}` : `${name} must be at least 1`,
     );
 
+/**
+ * The highest page asked for. With `limit` at most 100 the offset stays below 10^8, far inside
+ * PostgreSQL's bigint and JavaScript's safe integers; a larger page is 400 naming `page`, never a
+ * wrapped offset or a database error. A page past the last row is still 200 with `data: []`.
+ */
+export const MAX_PAGE = 1_000_000;
+export const MAX_LIMIT = 100;
+
 /** The one pagination schema: strict, no silent clamping. Spread into list query schemas. */
 export const paginationShape = {
-  page: positiveInt('page').default(1),
-  limit: positiveInt('limit', 100).default(20),
+  page: positiveInt('page', MAX_PAGE).default(1),
+  limit: positiveInt('limit', MAX_LIMIT).default(20),
 };
 
 export const paginationQuery = z.object(paginationShape);

@@ -13,11 +13,16 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
   return parse(schema, body ?? {}, 'Request body is invalid');
 }
 
-export const agentIdParams = z.object({ agentId: z.uuid({ message: 'Must be a UUID' }) });
+/**
+ * The one id rule: a UUID in any case, canonicalised to lower case, so that advisory locks, cache
+ * keys and comparisons in code see one form of every id (PostgreSQL itself ignores the case).
+ * Every path parameter goes through it (`uuidParams`); body fields holding ids use it too.
+ */
+export const uuidField = () => z.uuid({ message: 'Must be a UUID' }).overwrite((id) => id.toLowerCase());
+
+export const agentIdParams = z.object({ agentId: uuidField() });
 
 /** Path parameters such as `{agentId}` or `{keyId}`: a malformed one is 400 naming it. */
 export function uuidParams<K extends string>(...names: K[]) {
-  return z.object(
-    Object.fromEntries(names.map((n) => [n, z.uuid({ message: 'Must be a UUID' })])) as Record<K, z.ZodUUID>,
-  );
+  return z.object(Object.fromEntries(names.map((n) => [n, uuidField()])) as Record<K, ReturnType<typeof uuidField>>);
 }

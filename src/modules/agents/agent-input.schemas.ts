@@ -12,8 +12,9 @@ import {
   TTS_PROVIDERS,
 } from './agent.schemas.js';
 import { parseTime } from './schedule.js';
-import { text } from './text.js';
+import { text } from '../../validation/text.js';
 import { isValidTimeZone } from './zoned-time.js';
+import { uuidField } from '../../http/validate.js';
 
 /** Fields a client may see but never write through PATCH (DECISIONS section 3). */
 export const READ_ONLY_AGENT_FIELDS = [
@@ -103,13 +104,10 @@ export const AgentScheduleInputSchema = z
   .openapi('AgentScheduleInput');
 
 function webhookUrl(allowPrivate: boolean) {
-  return z
-    .string()
-    .max(2048, 'Must be at most 2048 characters')
-    .superRefine((value, ctx) => {
-      const problem = outgoingUrlProblem(value, { allowPrivate });
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    });
+  return text({ max: 2048 }).superRefine((value, ctx) => {
+    const problem = outgoingUrlProblem(value, { allowPrivate });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 }
 
 const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values).nullable();
@@ -140,7 +138,7 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     greeting_variants: z.array(GreetingVariantInputSchema).nullable(),
     post_call_webhook_url: webhookUrl(options.allowPrivateWebhookTargets).nullable(),
     schedule: AgentScheduleInputSchema.nullable(),
-    backup_agent_id: z.uuid({ message: 'Must be a UUID' }).nullable(),
+    backup_agent_id: uuidField().nullable(),
     bundesland: z.enum(BUNDESLAENDER),
     allow_greeting_interruption: z.boolean().nullable(),
     short_calls_auto_edit: z.boolean(),
@@ -176,7 +174,7 @@ export function agentCreateSchema(options: { allowPrivateWebhookTargets: boolean
     .extend({
       name: writable.shape.name.unwrap(),
       phone_number: phoneNumber.openapi({ type: 'string', example: '+4930123456' }),
-      organization_id: z.uuid({ message: 'Must be a UUID' }).optional(),
+      organization_id: uuidField().optional(),
     })
     .openapi('AgentCreate');
 }

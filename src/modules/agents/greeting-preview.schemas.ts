@@ -1,5 +1,6 @@
 import { z } from '../../openapi/zod.js';
 import { E164 } from './agent-input.schemas.js';
+import { text } from '../../validation/text.js';
 
 export const GreetingPreviewRequestSchema = z
   .strictObject({
@@ -18,7 +19,7 @@ export const GreetingPreviewRequestSchema = z
       .optional()
       .openapi({ description: 'When the call arrives (default: now)', example: '2026-11-23T08:30:00+01:00' }),
     variables: z
-      .record(z.string().max(100), z.union([z.string().max(2000), z.number(), z.boolean(), z.null()]))
+      .record(text({ max: 100 }), z.union([text({ max: 2000 }), z.number(), z.boolean(), z.null()]))
       .optional()
       .openapi({ description: 'Pre-call variables for placeholders such as {{firma}}', example: { firma: 'Acme' } }),
     calls_today: z

@@ -1,5 +1,7 @@
 import { PERMISSIONS } from '../../auth/permissions.js';
 import { z } from '../../openapi/zod.js';
+import { uuidField } from '../../http/validate.js';
+import { text } from '../../validation/text.js';
 
 const permissions = z
   .array(z.enum(PERMISSIONS, { message: `Unknown permission; allowed: ${PERMISSIONS.join(', ')}` }))
@@ -7,13 +9,13 @@ const permissions = z
   .refine((list) => new Set(list).size === list.length, 'Permissions must not repeat');
 
 const allowedAgentIds = z
-  .array(z.uuid({ message: 'Must be a UUID' }))
+  .array(uuidField())
   .max(1000)
   .nullable()
   .openapi({ description: 'Agents the key can access; null = all agents, [] = none' });
 
 const fields = {
-  name: z.string().trim().min(1).max(100),
+  name: text({ min: 1, max: 100, trim: true }),
   permissions,
   allowed_agent_ids: allowedAgentIds,
   rate_limit_per_minute: z.number().int().min(1).max(600),
@@ -51,7 +53,7 @@ export const UpdateApiKeySchema = z
   })
   .openapi('UpdateApiKey');
 
-export const ListApiKeysQuery = z.object({ organization_id: z.uuid({ message: 'Must be a UUID' }).optional() });
+export const ListApiKeysQuery = z.object({ organization_id: uuidField().optional() });
 
 export const ApiKeySchema = z
   .object({

@@ -1,8 +1,10 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { timeRange } from './call.rules.js';
+import { uuidField } from '../../http/validate.js';
+import { text } from '../../validation/text.js';
 
-const TranscriptEntrySchema = z.object({ role: z.string().min(1).max(50), text: z.string().max(100_000) });
+const TranscriptEntrySchema = z.object({ role: text({ min: 1, max: 50 }), text: text({ max: 100_000 }) });
 const transcriptArray = z.array(TranscriptEntrySchema).max(10_000);
 
 /** The telephony layer may send the transcript as a list or, as in the webhook, as a JSON string of it. */
@@ -23,34 +25,24 @@ const transcript = z
   ])
   .openapi({ description: 'List of {role, text}; a JSON string of that list is accepted too' });
 
-/** A length rule as a refinement: zod's own min/max also fire on a non-string, doubling the detail. */
-const lengthBetween = (min: number, max: number) =>
-  z
-    .string()
-    .refine(
-      (s) => s.length >= min && s.length <= max,
-      min === 0 ? `Must be at most ${max} characters` : `Must be ${min} to ${max} characters`,
-    )
-    .openapi({ minLength: min, maxLength: max });
-
-const text = (max: number) => lengthBetween(0, max).nullable().optional();
+const optionalText = (max: number) => text({ max }).nullable().optional();
 
 export const IntakeCallSchema = z
   .object({
-    call_id: lengthBetween(1, 255)
+    call_id: text({ min: 1, max: 255 })
       .refine((id) => id.trim() !== '', 'Must not be blank')
       .openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
-    phone_number: lengthBetween(0, 50).nullable().optional().openapi({ description: 'Caller number' }),
-    customer_name: text(500),
-    customer_request: text(10_000),
+    phone_number: text({ max: 50 }).nullable().optional().openapi({ description: 'Caller number' }),
+    customer_name: optionalText(500),
+    customer_request: optionalText(10_000),
     duration: z.number().min(0).max(604_800).openapi({ description: 'Seconds' }),
     done: z.boolean().default(false),
     general_success: z.boolean().nullable().optional(),
-    disconnection_reason: text(255),
-    call_summary: text(20_000),
+    disconnection_reason: optionalText(255),
+    call_summary: optionalText(20_000),
     transcript: transcript.nullable().optional(),
-    employee_id: z.uuid({ message: 'Must be a UUID' }).nullable().optional(),
-    note: text(10_000),
+    employee_id: uuidField().nullable().optional(),
+    note: optionalText(10_000),
   })
   .openapi('CallIntake');
 
@@ -58,8 +50,8 @@ export const IntakeCallSchema = z
 export const UpdateCallSchema = z
   .object({
     done: z.boolean().optional(),
-    note: text(10_000),
-    employee_id: z.uuid({ message: 'Must be a UUID' }).nullable().optional(),
+    note: optionalText(10_000),
+    employee_id: uuidField().nullable().optional(),
   })
   .openapi('UpdateCall');
 
@@ -74,8 +66,8 @@ export const ListCallsQuery = z
     done: flag.optional(),
     from: bound.optional(),
     to: bound.optional(),
-    phone_number: lengthBetween(1, 50).optional(),
-    search: lengthBetween(1, 200).optional(),
+    phone_number: text({ min: 1, max: 50 }).optional(),
+    search: text({ min: 1, max: 200 }).optional(),
     include_deleted: flag.default(false),
   })
   .superRefine((q, ctx) => {

@@ -2,18 +2,19 @@ import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';
 import { cleanTags } from './contact-rules.js';
+import { text } from '../../validation/text.js';
 
 /** Optional text: trimmed; an empty string is stored as null. */
-const text = (max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? null : v), z.string().trim().max(max).nullable());
+const optionalText = (max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? null : v), text({ max, trim: true }).nullable());
 
 const fields = {
-  customer_name: text(255).openapi({
+  customer_name: optionalText(255).openapi({
     description: 'Full name; composed from first_name/last_name, or split into them where unambiguous',
   }),
-  salutation: text(50).openapi({ example: 'Frau' }),
-  first_name: text(255),
-  last_name: text(255),
+  salutation: optionalText(50).openapi({ example: 'Frau' }),
+  first_name: optionalText(255),
+  last_name: optionalText(255),
   phone_number: optionalPhoneNumberField.openapi({
     description: 'Main number, unique per agent (409); E.164 after normalisation',
   }),
@@ -21,22 +22,19 @@ const fields = {
   landline_number: optionalPhoneNumberField,
   email: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    z
-      .string()
-      .trim()
-      .max(255)
+    text({ max: 255, trim: true })
       .pipe(z.email({ message: 'Must be an email address' }))
       .nullable(),
   ),
-  address: text(500),
-  company: text(255),
+  address: optionalText(500),
+  company: optionalText(255),
   tags: z
-    .array(z.string().max(50, 'At most 50 characters'))
+    .array(text({ max: 50 }))
     .max(50, 'At most 50 tags')
     .transform(cleanTags)
     .openapi({ description: 'Trimmed, empty ones dropped, de-duplicated case-insensitively', example: ['VIP'] }),
-  note: text(5000),
-  customer_number: text(100),
+  note: optionalText(5000),
+  customer_number: optionalText(100),
   last_contact_date: z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).nullable(),
 };
 
@@ -69,8 +67,8 @@ export type ContactInput = z.output<typeof UpdateContactSchema>;
 export const ListContactsQuery = z.object({
   ...paginationShape,
   phone_number: phoneNumberField.optional(),
-  tag: z.string().trim().min(1).max(50).optional(),
-  search: z.string().trim().min(1).max(100).optional(),
+  tag: text({ min: 1, max: 50, trim: true }).optional(),
+  search: text({ min: 1, max: 100, trim: true }).optional(),
 });
 
 export const ListContactsQueryDoc = z.object({

@@ -1,6 +1,7 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
+import { text } from '../../validation/text.js';
 
 export const EMPLOYEE_STATUSES = [
   'anwesend',
@@ -18,15 +19,12 @@ const date = (description: string) =>
   z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).openapi({ description, example: '2026-12-01' });
 
 const fields = {
-  name: z.string().trim().min(1, 'Must not be empty').max(255),
+  name: text({ min: 1, max: 255, trim: true }),
   phone_number: optionalPhoneNumberField,
   // An empty string means "none", as in a cleared form field.
   email: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    z
-      .string()
-      .trim()
-      .max(255)
+    text({ max: 255, trim: true })
       .pipe(z.email({ message: 'Must be an email address' }))
       .nullable(),
   ),
@@ -34,11 +32,7 @@ const fields = {
   active: z.boolean(),
   get_mail: z.boolean(),
   back_at_work_at: date('Day the employee is back at work').nullable(),
-  notdienst_bereich: z
-    .string()
-    .trim()
-    .min(1, 'Must not be empty')
-    .max(255)
+  notdienst_bereich: text({ min: 1, max: 255, trim: true })
     .nullable()
     .openapi({ description: 'Emergency-duty area; kept only while status is notdienst' }),
 };
@@ -58,25 +52,17 @@ export const CreateEmployeeSchema = z
 
 /** Details of a status change, used only for the `employee.forwarding_created` event; not stored. */
 const statusChangeFields = {
-  substitute: z
-    .string()
-    .trim()
-    .min(1)
-    .max(255)
+  substitute: text({ min: 1, max: 255, trim: true })
     .nullable()
     .optional()
     .openapi({ description: 'Event only: name of the stand-in' }),
-  responsibilities: z
-    .string()
-    .trim()
-    .min(1)
-    .max(2000)
+  responsibilities: text({ min: 1, max: 2000, trim: true })
     .nullable()
     .optional()
     .openapi({ description: 'Event only: what the stand-in takes over' }),
   start_date: date('Event only: first day of the new status; default: today (Europe/Berlin)').optional(),
   reasons: z
-    .array(z.string().trim().min(1).max(500))
+    .array(text({ min: 1, max: 500, trim: true }))
     .max(20)
     .optional()
     .openapi({ description: 'Event only: reasons for the change; default: [new status]' }),

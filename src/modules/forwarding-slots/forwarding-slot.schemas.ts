@@ -1,5 +1,6 @@
 import type { ErrorDetail } from '../../errors/index.js';
 import { z } from '../../openapi/zod.js';
+import { text } from '../../validation/text.js';
 
 export const MAX_SLOTS = 100;
 
@@ -9,28 +10,22 @@ const slotnummer = z
   .string({ error: required('Must be a string of two digits') })
   .regex(/^\d{2}$/, 'Must be two digits, e.g. 01')
   .openapi({ example: '01' });
-const cases = z
-  .string({ error: required('Must be a string') })
-  .trim()
-  .min(1, 'Must not be empty')
-  .max(2000)
-  .openapi({ description: 'The cases or topics the slot handles' });
+const cases = text({ min: 1, max: 2000, trim: true, error: required('Must be a string') }).openapi({
+  description: 'The cases or topics the slot handles',
+});
 /** Optional text; an empty string is stored as null. */
-const text = (description: string) =>
-  z
-    .string()
-    .trim()
-    .max(255)
+const optionalText = (description: string) =>
+  text({ max: 255, trim: true })
     .nullable()
     .transform((v) => (v === '' ? null : v))
     .openapi({ description });
 
 const optional = {
-  slot_belegung: text('Who occupies the slot'),
-  prioritaet_1: text('First-priority forwarding target'),
-  prioritaet_2: text('Second-priority forwarding target'),
-  prioritaet_3: text('Third-priority forwarding target'),
-  kunde: text('Free-text customer or segment label'),
+  slot_belegung: optionalText('Who occupies the slot'),
+  prioritaet_1: optionalText('First-priority forwarding target'),
+  prioritaet_2: optionalText('Second-priority forwarding target'),
+  prioritaet_3: optionalText('Third-priority forwarding target'),
+  kunde: optionalText('Free-text customer or segment label'),
 };
 
 /** A slot as POST and every PUT row take it; unknown fields (such as a GET's id) are ignored. */

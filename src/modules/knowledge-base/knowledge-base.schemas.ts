@@ -1,20 +1,15 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { LANGUAGES } from '../agents/agent.schemas.js';
+import { uuidField } from '../../http/validate.js';
+import { text } from '../../validation/text.js';
 
 export const KB_STATUSES = ['pending', 'processing', 'ready', 'error', 'failed'] as const;
 export const KB_SOURCE_TYPES = ['manual', 'pdf', 'csv', 'txt', 'docx', 'website'] as const;
 export const KB_SCOPES = ['agent', 'organization'] as const;
 
-/** A length rule as a refinement: zod's own min/max also fire on a non-string, doubling the detail. */
-const lengthBetween = (min: number, max: number) =>
-  z
-    .string()
-    .refine((s) => s.length >= min && s.length <= max, `Must be ${min} to ${max} characters`)
-    .openapi({ minLength: min, maxLength: max });
-
-const title = lengthBetween(1, 500);
-const content = lengthBetween(1, 100_000);
+const title = text({ min: 1, max: 500 });
+const content = text({ min: 1, max: 100_000 });
 
 export const CreateDocumentSchema = z.object({ title, content }).openapi('CreateKnowledgeBaseDocument');
 
@@ -30,7 +25,7 @@ export const ListDocumentsQuery = z.object({
 
 export const SearchSchema = z
   .object({
-    query: lengthBetween(1, 1000).refine((q) => /[\p{L}\p{N}]/u.test(q), 'Must contain at least one word'),
+    query: text({ min: 1, max: 1000 }).refine((q) => /[\p{L}\p{N}]/u.test(q), 'Must contain at least one word'),
     top_k: z.number().int().min(1).max(50).default(5),
   })
   .openapi('KnowledgeBaseSearch');
@@ -82,7 +77,7 @@ export const SearchResultSchema = z
 // Organization documents (token-only management endpoints).
 
 const agentIds = z
-  .array(z.uuid({ message: 'Must be a UUID' }))
+  .array(uuidField())
   .max(1000)
   .refine((ids) => new Set(ids).size === ids.length, 'Agent ids must not repeat');
 const language = z.enum(LANGUAGES, { message: `Must be one of ${LANGUAGES.join(', ')} or null` }).nullable();

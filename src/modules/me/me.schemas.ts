@@ -1,6 +1,7 @@
 import { ROLES } from '../../auth/permissions.js';
 import { z } from '../../openapi/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
+import { text } from '../../validation/text.js';
 
 export const MeSchema = z
   .object({
@@ -20,10 +21,8 @@ export const MeSchema = z
 export function updateMeSchema(allowPrivate: boolean) {
   return z
     .object({
-      name: z.string().trim().min(1).max(255).optional(),
-      webhook_url: z
-        .string()
-        .max(2048)
+      name: text({ min: 1, max: 255, trim: true }).optional(),
+      webhook_url: text({ max: 2048 })
         .superRefine((value, ctx) => {
           const problem = outgoingUrlProblem(value, { allowPrivate });
           if (problem) ctx.addIssue({ code: 'custom', message: problem });

@@ -1,5 +1,5 @@
 import { z } from '../../openapi/zod.js';
-import { text } from '../agents/text.js';
+import { text } from '../../validation/text.js';
 
 export const OrganizationSchema = z
   .object({

@@ -1,5 +1,7 @@
 import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
+import { uuidField } from '../../http/validate.js';
+import { text } from '../../validation/text.js';
 
 export const TOOL_TYPES = [
   'http_request',
@@ -23,7 +25,7 @@ export type ToolType = (typeof TOOL_TYPES)[number];
 export const TRANSFER_TOOL_TYPES: readonly ToolType[] = ['transfer_call', 'monitored_transfer'];
 
 const variableName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'Must match ^[a-z][a-z0-9_]{0,63}$');
-const message = (max = 1000) => z.string().trim().min(1).max(max);
+const message = (max = 1000) => text({ min: 1, max, trim: true });
 const uniqueBy = <T>(key: (item: T) => string, what: string) =>
   [(items: T[]) => new Set(items.map(key)).size === items.length, `${what} must be unique`] as const;
 
@@ -45,11 +47,8 @@ const nameValueList = (kind: 'header' | 'query') =>
         name:
           kind === 'header'
             ? z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$/, 'Must be a valid header name')
-            : z.string().min(1).max(256),
-        value: z
-          .string()
-          .max(4096)
-          .refine((v) => !/[\r\n\0]/.test(v), 'Must not contain line breaks'),
+            : text({ min: 1, max: 256 }),
+        value: text({ max: 4096 }).refine((v) => !/[\r\n\0]/.test(v), 'Must not contain line breaks'),
       }),
     )
     .max(50)
@@ -57,14 +56,14 @@ const nameValueList = (kind: 'header' | 'query') =>
 
 const HttpRequestConfig = z
   .strictObject({
-    url: z.string().max(2048).openapi({
+    url: text({ max: 2048 }).openapi({
       description: 'http(s) URL; must pass the outgoing-request guard',
       example: 'https://crm.example.com/lookup',
     }),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
     headers: nameValueList('header'),
     query_params: nameValueList('query'),
-    body_template: z.string().max(10000).optional(),
+    body_template: text({ max: 10000 }).optional(),
     timeout: z.number().int().min(100).max(30000).default(5000).openapi({ description: 'Milliseconds' }),
     speak_during_execution: z.boolean().default(false),
     speak_after_execution: z.boolean().default(true),
@@ -166,9 +165,7 @@ const IdentifyCallerConfig = z
 
 const SwitchAgentConfig = z
   .strictObject({
-    target_agent_id: z
-      .uuid({ message: 'Must be a UUID' })
-      .openapi({ description: 'Another agent of the same organization' }),
+    target_agent_id: uuidField().openapi({ description: 'Another agent of the same organization' }),
     handover_message: message().optional(),
     carry_context: z.boolean().default(true),
   })
@@ -193,7 +190,7 @@ const VerifyValueConfig = z
   .openapi('VerifyValueToolConfig');
 
 const calendarFields = {
-  calendar_id: z.string().trim().min(1).max(255),
+  calendar_id: text({ min: 1, max: 255, trim: true }),
   duration_minutes: z.number().int().min(5).max(480).default(30),
   timezone,
 };

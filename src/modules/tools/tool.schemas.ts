@@ -1,16 +1,15 @@
 import { z } from '../../openapi/zod.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES } from './tool-config.schemas.js';
+import { uuidField } from '../../http/validate.js';
+import { text } from '../../validation/text.js';
 
 const fields = {
   name: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,99}$/, 'Must match ^[a-z][a-z0-9_]{0,99}$ (lowercase letters, digits, underscores)')
     .openapi({ example: 'transfer_to_office' }),
-  display_name: z.string().trim().min(1).max(255).nullable(),
-  description: z
-    .string()
-    .trim()
-    .max(5000)
+  display_name: text({ min: 1, max: 255, trim: true }).nullable(),
+  description: text({ max: 5000, trim: true })
     .nullable()
     .openapi({ description: 'What the tool does, for the language model' }),
   tool_type: z.enum(TOOL_TYPES, { message: `Must be one of: ${TOOL_TYPES.join(', ')}` }),
@@ -18,10 +17,7 @@ const fields = {
   config: z.record(z.string(), z.unknown(), { message: 'Must be an object' }),
   is_enabled: z.boolean(),
   priority: z.number().int().min(0).max(1000).openapi({ description: 'Higher first in the tool list' }),
-  employee_id: z
-    .uuid({ message: 'Must be a UUID' })
-    .nullable()
-    .openapi({ description: 'Transfer tools only: forward to this employee' }),
+  employee_id: uuidField().nullable().openapi({ description: 'Transfer tools only: forward to this employee' }),
 };
 
 export const CreateToolSchema = z.object({

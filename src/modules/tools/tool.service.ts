@@ -5,13 +5,13 @@ import type { Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
-import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
 import { TOOL_NAME_UNIQUE, type Tool, type ToolFields, type ToolRepository } from './tool.repository.js';
 import { CreateToolSchema, UpdateToolSchema } from './tool.schemas.js';
 import { stepsNamingTool } from './workflow-tools.js';
+import { uuidField } from '../../http/validate.js';
 
 type AgentRef = { id: string; organization_id: string };
 
@@ -66,7 +66,7 @@ export class ToolService {
     const base = CreateToolSchema.safeParse(body ?? {});
     const toolType = toolTypeOf(body);
     const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
-    const employeeId = z.uuid().safeParse(field(body, 'employee_id'));
+    const employeeId = uuidField().safeParse(field(body, 'employee_id'));
     const refs = toolType
       ? await this.references.check(agent, {
           toolType,
