@@ -1,4 +1,4 @@
-import { isRetryableConflict } from '../db/pg-errors.js';
+import { isForeignKeyViolation, isRetryableConflict, isUniqueViolation } from '../db/pg-errors.js';
 import { AppError, ConflictError, PayloadTooLargeError, ValidationError } from '../errors/index.js';
 
 /** What body-parser, raw-body and the router throw: http-errors with a status and often a `type`. */
@@ -23,8 +23,10 @@ export function requestErrorOf(error: unknown): AppError | undefined {
       return new AppError('VALIDATION_ERROR', 415, 'Unsupported charset: send the body as UTF-8');
   }
   if (e instanceof URIError) return new ValidationError('The path contains malformed percent-encoding');
-  // A serialization failure or deadlock that survived the transaction helper's retry.
-  if (isRetryableConflict(e)) {
+  // A serialization failure or deadlock that survived the transaction helper's retry, or a unique
+  // or foreign-key violation no service turned into its own message (a row changed by a concurrent
+  // request between the checks and the write).
+  if (isRetryableConflict(e) || isUniqueViolation(e) || isForeignKeyViolation(e)) {
     return new ConflictError('The request conflicted with a concurrent change to the same data; retry it');
   }
   // A database data exception (class 22: out of range, untranslatable character) is a value no

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
-import { isForeignKeyViolation } from '../../db/pg-errors.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event.repository.js';
 import type { Page } from '../../http/pagination.js';
@@ -58,8 +58,10 @@ export class EmployeeService {
     const agent = await this.access.resolveRow(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const employees = this.employees.with(trx);
+      // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
+      await lockAgent(trx, agent);
       const current = this.found(await employees.findForUpdate(agent.id, employeeId));
       const changes = await this.changesFor(trx, agent, current, input);
       const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
@@ -75,14 +77,13 @@ export class EmployeeService {
   async delete(auth: AuthContext, agentId: string, employeeId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
-    await this.assertNoLinkedTools(this.tools, agent.id, employeeId, 'deleted');
-    try {
-      if (!(await this.employees.delete(agent.id, employeeId))) throw new NotFoundError('Employee');
-    } catch (error) {
-      // A tool linked between the check and the delete.
-      if (isForeignKeyViolation(error)) await this.assertNoLinkedTools(this.tools, agent.id, employeeId, 'deleted');
-      throw error;
-    }
+    await inTransaction(this.db, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
+      // agent row first too, so no tool can be linked between the check and the delete.
+      await lockAgent(trx, agent);
+      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
+      if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+    });
   }
 
   private async changesFor(

@@ -1,7 +1,8 @@
 import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
@@ -104,9 +105,18 @@ export class OrganizationKnowledgeBaseService {
     await this.find(orgId, documentId);
     const { agent_ids } = parseBody(GrantsSchema, body);
     await this.assertAgentsOf(orgId, agent_ids);
-    await this.db.transaction((trx) =>
-      this.documents.replaceGrants(trx, orgId, documentId, agent_ids, this.clock.now()),
-    );
+    await inTransaction(this.db, async (trx) => {
+      // Concurrent replacements queue on the document row (the resource of the lock order in
+      // src/db/locks.ts), so each one deletes and inserts alone and the last one wins.
+      if (!(await this.documents.lock(trx, orgId, documentId))) throw new NotFoundError('Document');
+      try {
+        await this.documents.replaceGrants(trx, orgId, documentId, agent_ids, this.clock.now());
+      } catch (error) {
+        // An agent deleted after the check above.
+        if (isForeignKeyViolation(error)) await this.assertAgentsOf(orgId, agent_ids);
+        throw error;
+      }
+    });
     return { document_id: documentId, agent_ids };
   }
 

@@ -20,6 +20,7 @@ export type Tool = {
 export type ToolFields = Omit<Tool, 'id' | 'agent_id' | 'created_at' | 'updated_at'>;
 
 export const TOOL_NAME_UNIQUE = 'tools_agent_id_name_unique';
+export const TOOL_EMPLOYEE_FK = 'tools_employee_fk';
 
 const COLUMNS = [
   'id',

@@ -1,17 +1,24 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
-import { isUniqueViolation } from '../../db/pg-errors.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { lockAgent } from '../../db/locks.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
+import { uuidField } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
-import { TOOL_NAME_UNIQUE, type Tool, type ToolFields, type ToolRepository } from './tool.repository.js';
+import {
+  TOOL_EMPLOYEE_FK,
+  TOOL_NAME_UNIQUE,
+  type Tool,
+  type ToolFields,
+  type ToolRepository,
+} from './tool.repository.js';
 import { CreateToolSchema, UpdateToolSchema } from './tool.schemas.js';
 import { stepsNamingTool } from './workflow-tools.js';
-import { uuidField } from '../../http/validate.js';
 
 type AgentRef = { id: string; organization_id: string };
 
@@ -80,9 +87,12 @@ export class ToolService {
     );
     if (details.length > 0 || !base.success) throw new ValidationError('Request body is invalid', details);
     if (await this.tools.nameTaken(agent.id, base.data.name)) throw this.nameConflict(base.data.name);
-    return this.guardName(base.data.name, () =>
-      this.tools.insert(agent, { ...base.data, config: refs.config }, this.clock.now()),
-    );
+    const fields = { ...base.data, config: refs.config };
+    return inTransaction(this.db, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the new tool row.
+      await lockAgent(trx, agent);
+      return this.guardName(base.data.name, () => this.tools.with(trx).insert(agent, fields, this.clock.now()));
+    });
   }
 
   /** `config` replaces the stored one; a rename is refused while the workflow names the tool. */
@@ -117,7 +127,9 @@ export class ToolService {
       ...changes,
       ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
     };
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the tool row.
+      await lockAgent(trx, agent);
       if (fields.name !== undefined && fields.name !== tool.name)
         await this.assertRenamable(trx, agent, tool, fields.name);
       const updated = await this.guardName(fields.name ?? tool.name, () =>
@@ -131,10 +143,12 @@ export class ToolService {
   /** 409 while the agent's workflow names the tool. */
   async delete(auth: AuthContext, agentId: string, toolId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const tools = this.tools.with(trx);
+      // Lock order (src/db/locks.ts): the agent row (lockWorkflow), then the tool row.
+      const workflow = await tools.lockWorkflow(agent.id, agent.organization_id);
       const tool = await this.getTool(tools, agent.id, toolId);
-      this.assertNotInWorkflow(await tools.lockWorkflow(agent.id, agent.organization_id), tool.name, 'deleted');
+      this.assertNotInWorkflow(workflow, tool.name, 'deleted');
       await tools.delete(agent.id, tool.id);
     });
   }
@@ -166,12 +180,18 @@ export class ToolService {
     ]);
   }
 
-  /** A concurrent request may take the name between the check and the write. */
+  /** A concurrent request may take the name, or delete the employee, between the check and the write. */
   private async guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
       if (isUniqueViolation(error, TOOL_NAME_UNIQUE)) throw this.nameConflict(name);
+      // The linked employee was deleted after the reference check.
+      if (isForeignKeyViolation(error, TOOL_EMPLOYEE_FK)) {
+        throw new ValidationError('Request body is invalid', [
+          { field: 'employee_id', message: 'Employee not found for this agent' },
+        ]);
+      }
       throw error;
     }
   }

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
+import { lockAgent } from '../../db/locks.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
@@ -34,6 +35,8 @@ export class WorkflowService {
     const input = unwrapWorkflowBody(body);
     const record = await inTransaction(this.db, async (trx) => {
       const repository = new WorkflowRepository(trx);
+      // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
+      await lockAgent(trx, agent);
       const details = [...input.details];
       let workflow: Workflow | null = null;
       if (!input.remove && input.value !== undefined) {
