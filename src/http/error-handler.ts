@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { AppError, ServiceUnavailableError } from '../errors/index.js';
-import { requestErrorOf } from './request-errors.js';
+import { isDatabaseError, requestErrorOf } from './request-errors.js';
 
 type HttpParserError = Error & { type?: string; status?: number };
 
@@ -32,6 +32,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const requestId = req.requestId;
     if (!appError || appError.status >= 500) {
       (req.log ?? logger).error({ err: error, request_id: requestId }, 'request failed');
+    } else if (isDatabaseError(error)) {
+      // Answered 4xx, but a check before the query should have caught it: worth a look.
+      (req.log ?? logger).warn({ err: error, request_id: requestId }, 'database refused the request');
     }
     const rendered = appError ?? new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred');
     if (rendered.headers) for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);

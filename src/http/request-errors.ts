@@ -31,7 +31,7 @@ export function requestErrorOf(error: unknown): AppError | undefined {
   }
   // A database data exception (class 22: out of range, untranslatable character) is a value no
   // schema caught: still the client's input, so 400 rather than 500.
-  if (typeof e.code === 'string' && e.code.startsWith('22') && e.code.length === 5 && 'severity' in e) {
+  if (isDatabaseError(error) && error.code.startsWith('22')) {
     return new ValidationError('A value in the request cannot be stored');
   }
   const status = e.status ?? e.statusCode;
@@ -40,4 +40,10 @@ export function requestErrorOf(error: unknown): AppError | undefined {
     return new AppError('VALIDATION_ERROR', status, status === 400 ? 'The request could not be read' : e.message);
   }
   return undefined;
+}
+
+/** An error raised by PostgreSQL itself (it carries a SQLSTATE and a severity). */
+export function isDatabaseError(error: unknown): error is Error & { code: string; severity: string } {
+  const e = error as { code?: unknown; severity?: unknown } | null;
+  return typeof e?.code === 'string' && e.code.length === 5 && typeof e.severity === 'string';
 }

@@ -27,7 +27,7 @@ export const PaginationSchema = z
   .openapi('Pagination');
 
 export const PaginationQuerySchema = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)', example: '1' }),
+  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)', example: '1' }),
   limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)', example: '20' }),
 });
 

@@ -39,3 +39,32 @@ describe('errorHandler', () => {
     });
   });
 });
+
+describe('errors of the request itself', () => {
+  const pgError = (code: string) => Object.assign(new Error(`pg ${code}`), { code, severity: 'ERROR' });
+
+  it.each([
+    ['a deadlock that survived the retry', pgError('40P01'), 409, 'CONFLICT'],
+    ['a serialization failure', pgError('40001'), 409, 'CONFLICT'],
+    ['an unhandled unique violation', pgError('23505'), 409, 'CONFLICT'],
+    ['an unhandled foreign-key violation', pgError('23503'), 409, 'CONFLICT'],
+    ['a value PostgreSQL cannot store (class 22)', pgError('22P05'), 400, 'VALIDATION_ERROR'],
+    ['a numeric value out of range', pgError('22003'), 400, 'VALIDATION_ERROR'],
+    [
+      "the router's URIError for bad percent-encoding",
+      Object.assign(new URIError('URI malformed'), { status: 400 }),
+      400,
+      'VALIDATION_ERROR',
+    ],
+    [
+      "body-parser's 400 for a body that does not decode",
+      Object.assign(new Error('incorrect header check'), { status: 400, expose: true }),
+      400,
+      'VALIDATION_ERROR',
+    ],
+  ])('renders %s with the envelope, never 500', async (_name, error, status, code) => {
+    const res = await appThrowing(error).get('/boom').expect(status);
+    expect(res.body.error).toMatchObject({ code, message: expect.any(String), request_id: expect.any(String) });
+    expect(res.body.error.message).not.toContain('pg ');
+  });
+});

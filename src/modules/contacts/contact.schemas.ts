@@ -72,7 +72,7 @@ export const ListContactsQuery = z.object({
 });
 
 export const ListContactsQueryDoc = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
+  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)' }),
   limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
   phone_number: z
     .string()

@@ -93,7 +93,7 @@ export const ListEmployeesQuery = z.object({
 });
 
 export const ListEmployeesQueryDoc = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
+  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)' }),
   limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
   status: status.optional().openapi({ description: 'Only employees with this status' }),
   active: z
