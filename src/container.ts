@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { Logger } from 'pino';
 import { ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
-import { EventRecorder } from './events/event.repository.js';
+import { EventRecorder } from './events/event-recorder.js';
 import type { TokenVerifier } from './auth/token.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';

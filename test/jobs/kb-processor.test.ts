@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  KB_PROCESS_QUEUE,
-  KB_PROCESSING_TIMEOUT_SECONDS,
-  KB_SWEEP_QUEUE,
   KnowledgeBaseProcessor,
   KnowledgeBaseWorker,
   type KbProcessJob,
   type ProcessOutcome,
   type ProcessorOptions,
 } from '../../src/jobs/kb-processor.js';
+import { KB_PROCESS_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS, KB_SWEEP_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
 import { splitIntoChunks } from '../../src/modules/knowledge-base/chunking.js';
 import type { World } from '../support/builders.js';

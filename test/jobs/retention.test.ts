@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRetentionWorker, RETENTION_QUEUE } from '../../src/jobs/retention.js';
+import { RETENTION_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { CallRetentionWorker } from '../../src/jobs/retention.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 

@@ -3,7 +3,7 @@ import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import type { EventRecorder } from '../../events/event.repository.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
