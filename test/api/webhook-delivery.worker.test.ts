@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
-import { EVENT_DISPATCH_QUEUE, type NewEvent } from '../../src/events/event.repository.js';
+import type { NewEvent } from '../../src/events/event-recorder.js';
+import { EVENT_DISPATCH_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
@@ -79,9 +80,14 @@ async function recordCall(agentId: string): Promise<string> {
   return record({ organization_id: w.orgId, agent_id: agentId, type: 'call.completed', payload: callPayload(agentId) });
 }
 
+type DeliveryBody = Record<string, unknown> & {
+  id: string;
+  attempts: { attempt: number; trigger: string; status: string }[];
+};
+
 async function deliveriesOf(agentId: string) {
   const res = await ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries`).set('X-API-Key', w.key).expect(200);
-  return res.body.data as Array<Record<string, any>>;
+  return res.body.data as Array<DeliveryBody>;
 }
 
 async function secretOf(orgId: string, token: string): Promise<string> {
