@@ -48,7 +48,7 @@ export class CallService {
    * transaction, for the webhook worker.
    */
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
-    const agent = await this.access.resolveRow(auth, agentId, 'calls:write');
+    const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     return this.db.transaction(async (trx) => {
       const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;

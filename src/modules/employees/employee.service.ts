@@ -55,7 +55,7 @@ export class EmployeeService {
    * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
    */
   async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown): Promise<Employee> {
-    const agent = await this.access.resolveRow(auth, agentId, 'employees:write');
+    const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
     return this.db.transaction(async (trx) => {

@@ -47,9 +47,6 @@ export const UpdateToolSchema = z.object({
   employee_id: fields.employee_id.optional(),
 });
 
-export type CreateToolInput = z.output<typeof CreateToolSchema>;
-export type UpdateToolInput = z.output<typeof UpdateToolSchema>;
-
 /** Documentation: `config` is one of the 14 type schemas, chosen by `tool_type`. */
 const configSchemas: z.ZodType[] = Object.values(TOOL_CONFIG_SCHEMAS);
 const ConfigDoc = z
