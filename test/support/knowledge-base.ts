@@ -23,6 +23,6 @@ export function loadCorpus(language?: 'de' | 'en'): CorpusDocument[] {
 /** Runs every queued knowledge-base job now, through the real processor; returns how many ran. */
 export function runKnowledgeBaseJobs(ctx: TestContext): Promise<number> {
   return ctx.queue.runPending<KbProcessJob>(KB_PROCESS_QUEUE, async (data, job) => {
-    await ctx.container.kbProcessor.process(data.documentId, job.id);
+    await ctx.internals.kbProcessor.process(data.documentId, job.id);
   });
 }
