@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -23,6 +25,7 @@ describe('POST /v1/agents', () => {
     ctx.clock.set('2026-11-23T09:00:00Z');
     const phone = ctx.build.phone();
     const res = await create({ name: 'Neuer Empfang', phone_number: phone }).expect(201);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({
       organization_id: w.orgId,
       name: 'Neuer Empfang',

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentStatusSchema } from '../../src/modules/agents/agent.openapi.js';
 
 let ctx: TestContext;
 let w: World;
@@ -24,6 +26,7 @@ describe('GET /v1/agents/{agentId}/status', () => {
     ctx.clock.set('2026-11-22T03:00:00Z'); // a Sunday night
     const id = await agent({ name: 'Rund um die Uhr' });
     const res = await status(id).expect(200);
+    expectSchema(res, AgentStatusSchema);
     expect(res.body).toEqual({
       id,
       name: 'Rund um die Uhr',

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import type { World } from '../support/builders.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -22,6 +25,7 @@ describe('GET /v1/agents', () => {
       .update({ created_at: new Date(Date.now() - 60_000) });
     const second = await ctx.build.agent(org.id, { name: 'Second' });
     const res = await ctx.http.get('/v1/agents').set('X-API-Key', key.key).expect(200);
+    expectSchema(res, paginated(AgentSchema));
     expect(res.body.data.map((a: { id: string }) => a.id)).toEqual([second.id, first.id]);
     expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1 });
     expect(res.body.data[0]).not.toHaveProperty('workflow');
@@ -63,6 +67,7 @@ describe('GET /v1/agents', () => {
 describe('GET /v1/agents/{agentId}', () => {
   it('returns the full agent', async () => {
     const res = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({ id: w.agentId, organization_id: w.orgId, name: 'Main Agent', bundesland: 'DE' });
   });
 

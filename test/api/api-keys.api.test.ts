@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import type { World } from '../support/builders.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { z } from '../../src/openapi/zod.js';
+import { ApiKeySchema, CreatedApiKeySchema } from '../../src/modules/api-keys/api-key.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -32,11 +35,13 @@ describe('API key lifecycle', () => {
     expect(created.body.key).toMatch(/^svc_live_[0-9a-f]{32}$/);
     expect(created.body.key_prefix).toBe(created.body.key.slice(0, 13));
     expect(created.body).not.toHaveProperty('key_hash');
+    expectSchema(created, CreatedApiKeySchema);
 
     const used = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', created.body.key).expect(200);
     expect(used.headers['x-ratelimit-limit']).toBe('30');
 
     const list = await ctx.http.get('/v1/api-keys').set(bearer(w.token)).expect(200);
+    expectSchema(list, z.object({ data: z.array(ApiKeySchema) }));
     const listed = list.body.data.find((k: { id: string }) => k.id === created.body.id);
     expect(listed).toMatchObject({ name: 'Integration', key_prefix: created.body.key_prefix });
     expect(JSON.stringify(list.body)).not.toContain(created.body.key);

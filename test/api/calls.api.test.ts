@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { CallListItemSchema, CallSchema } from '../../src/modules/calls/call.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -57,6 +60,7 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
       .set('X-API-Key', world.key)
       .send(callBody({ call_id: 'abc-1' }))
       .expect(201);
+    expectSchema(res, CallSchema);
     expect(res.body).toMatchObject({
       call_id: 'abc-1',
       agent_id: world.agentId,
@@ -255,6 +259,7 @@ describe('GET /v1/agents/{agentId}/calls', () => {
 
   it('lists the calls newest first without transcripts and without the trash', async () => {
     const page = await list();
+    expectSchema({ body: page }, paginated(CallListItemSchema));
     expect(idsOf(page)).toEqual([ids.march31, ids.march15, ids.march1]);
     expect(page.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1 });
     expect(page.data[0]).not.toHaveProperty('transcript');
@@ -336,6 +341,7 @@ describe('GET /v1/agents/{agentId}/calls/{callId}', () => {
       .get(`${calls(w.agentId)}/${call.id}`)
       .set('X-API-Key', w.key)
       .expect(200);
+    expectSchema(res, CallSchema);
     expect(res.body).toEqual(call);
     expect(JSON.parse(res.body.transcript)).toEqual(transcript);
   });

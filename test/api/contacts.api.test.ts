@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContactSchema } from '../../src/modules/contacts/contact.schemas.js';
+import { paginated } from '../../src/openapi/common.js';
 import type { World } from '../support/builders.js';
+import { describeAgentSubResource } from '../support/access-matrix.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -14,10 +17,6 @@ const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const base = (agentId: string) => `/v1/agents/${agentId}/contacts`;
 
 type Contact = { id: string; customer_name: string | null; [k: string]: unknown };
-
-async function freshAgent(): Promise<string> {
-  return (await ctx.build.agent(w.orgId, { name: 'Contacts Agent' })).id;
-}
 
 function create(agentId: string, body: Record<string, unknown>, key = w.key) {
   return ctx.http.post(base(agentId)).set('X-API-Key', key).send(body);
@@ -40,7 +39,7 @@ async function contactRows(agentId: string) {
 
 describe('POST /v1/agents/{agentId}/contacts', () => {
   it('creates a contact with 201 and returns every field', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       salutation: 'Frau',
       first_name: 'Erika',
@@ -84,7 +83,7 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
     ['[0171] 234.5678', '+491712345678'],
     ['+1 (415) 555-0100', '+14155550100'],
   ])('normalises %j to %s in all three number fields', async (input, expected) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       customer_name: 'N',
       phone_number: input,
@@ -99,7 +98,7 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
   });
 
   it('refuses numbers that cannot be E.164, naming each field, and writes nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       customer_name: 'N',
       phone_number: '12ab',
@@ -115,13 +114,13 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
   });
 
   it('stores an empty number or text as null', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { customer_name: 'N', phone_number: '', note: '  ', company: '' }).expect(201);
     expect(res.body).toMatchObject({ phone_number: null, note: null, company: null });
   });
 
   it('trims tags, drops empty ones and removes case-insensitive duplicates', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       customer_name: 'T',
       tags: ['  VIP ', 'vip', '', 'Neukunde', 'NEUKUNDE', ' '],
@@ -131,7 +130,7 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
   });
 
   it('refuses a contact with neither name, company, number nor email', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { note: 'who?', tags: ['x'] }).expect(400);
     expect(res.body.error.details).toEqual([
       { field: 'customer_name', message: 'A contact needs a name, a company, a phone number or an email' },
@@ -155,7 +154,7 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
   });
 
   it('refuses a phone_number another contact of the agent has with 409', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { customer_name: 'First', phone_number: '+4930555' }).expect(201);
     const res = await create(agentId, { customer_name: 'Second', phone_number: '030 555' }).expect(409);
     expect(res.body.error).toMatchObject({
@@ -167,7 +166,9 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
     await create(agentId, { customer_name: 'Family', landline_number: '+4930555', mobile_number: '+4930555' }).expect(
       201,
     );
-    await create(await freshAgent(), { customer_name: 'Elsewhere', phone_number: '+4930555' }).expect(201);
+    await create(await ctx.build.freshAgent(w.orgId), { customer_name: 'Elsewhere', phone_number: '+4930555' }).expect(
+      201,
+    );
   });
 });
 
@@ -193,12 +194,12 @@ describe('contact names', () => {
       { salutation: 'Dr.', first_name: 'Max', last_name: 'Meier' },
     ],
   ])('composes or splits %j into %j', async (input, expected) => {
-    const res = await create(await freshAgent(), input).expect(201);
+    const res = await create(await ctx.build.freshAgent(w.orgId), input).expect(201);
     expect(res.body).toMatchObject(expected);
   });
 
   it('recomposes the name when a part changes and re-splits it when the name changes', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { customer_name: 'Max Mustermann', salutation: 'Herr' }).expect(201);
     const renamed = await patch(agentId, created.body.id, { first_name: 'Moritz' }).expect(200);
     expect(renamed.body).toMatchObject({
@@ -221,7 +222,7 @@ describe('contact names', () => {
 
 describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
   it('changes the given fields, clears with null, ignores unknown fields', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, {
       customer_name: 'A B',
       phone_number: '+4930111',
@@ -249,7 +250,7 @@ describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
   });
 
   it('refuses to give a contact the phone_number of another with 409 and changes nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { customer_name: 'A', phone_number: '+4930111' }).expect(201);
     const b = await create(agentId, { customer_name: 'B', phone_number: '+4930222' }).expect(201);
     await patch(agentId, b.body.id, { phone_number: '+4930111', customer_name: 'Changed' }).expect(409);
@@ -261,7 +262,7 @@ describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
   });
 
   it('refuses to leave a contact with nothing to identify it', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { customer_name: 'Only Name' }).expect(201);
     await patch(agentId, created.body.id, { customer_name: null }).expect(400);
     expect((await contactRows(agentId))[0].customer_name).toBe('Only Name');
@@ -270,7 +271,7 @@ describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
 
 describe('GET /v1/agents/{agentId}/contacts', () => {
   it('lists newest first with pagination', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (const name of ['Old', 'Middle', 'New']) {
       await create(agentId, { customer_name: name }).expect(201);
       ctx.clock.advance(1000);
@@ -283,7 +284,7 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
   });
 
   it('filters by a phone number matching any of the three numbers, in any written form', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { customer_name: 'Main', phone_number: '+4930111' }).expect(201);
     await create(agentId, { customer_name: 'Mobile', mobile_number: '+4930111' }).expect(201);
     await create(agentId, { customer_name: 'Landline', landline_number: '+4930111' }).expect(201);
@@ -293,7 +294,7 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
   });
 
   it('filters by tag case-insensitively', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { customer_name: 'A', tags: ['VIP'] }).expect(201);
     await create(agentId, { customer_name: 'B', tags: ['vip', 'neu'] }).expect(201);
     await create(agentId, { customer_name: 'C', tags: ['VIPER'] }).expect(201);
@@ -302,7 +303,7 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
   });
 
   it('searches names, company, email, customer number and numbers case-insensitively, with wildcards taken literally', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { customer_name: 'Erika Mustermann' }).expect(201);
     await create(agentId, { customer_name: 'X', company: 'Muster GmbH' }).expect(201);
     await create(agentId, { customer_name: 'Y', email: 'info@mUSTer.de' }).expect(201);
@@ -324,106 +325,21 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
     const res = await list(w.agentId, `?${query}`).expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field })]);
   });
-
-  it('returns one contact by id', async () => {
-    const agentId = await freshAgent();
-    const created = await create(agentId, { customer_name: 'One' }).expect(201);
-    const res = await ctx.http
-      .get(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(200);
-    expect(res.body).toEqual(created.body);
-  });
 });
 
-describe('DELETE /v1/agents/{agentId}/contacts/{contactId}', () => {
-  it('deletes with 204 and no body; then the contact is 404', async () => {
-    const agentId = await freshAgent();
-    const created = await create(agentId, { customer_name: 'Gone' }).expect(201);
-    const res = await ctx.http
-      .delete(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(204);
-    expect(res.text).toBe('');
-    expect(await contactRows(agentId)).toEqual([]);
-    await ctx.http
-      .get(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-  });
-});
-
-describe('contact access', () => {
-  it('needs contacts:read to read and contacts:write to write, and writes nothing without it', async () => {
-    const agentId = await freshAgent();
-    const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read', 'employees:write'] });
-    const read = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(read.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: contacts:read' });
-    const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['contacts:read'] });
-    await ctx.http.get(base(agentId)).set('X-API-Key', readOnly.key).expect(200);
-    const res = await create(agentId, { customer_name: 'X' }, readOnly.key).expect(403);
-    expect(res.body.error.message).toBe('Missing permission: contacts:write');
-    expect(await contactRows(agentId)).toEqual([]);
-  });
-
-  it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const existing = await create(agentId, { customer_name: 'Keep' }).expect(201);
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    const res = await create(agentId, { customer_name: 'X' }, key.key).expect(403);
-    expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    await patch(agentId, existing.body.id, { customer_name: 'Changed' }, key.key).expect(403);
-    await ctx.http
-      .delete(`${base(agentId)}/${existing.body.id}`)
-      .set('X-API-Key', key.key)
-      .expect(403);
-    expect((await contactRows(agentId)).map((c: Contact) => c.customer_name)).toEqual(['Keep']);
-  });
-
-  it('is 404 for an agent of another organization and writes nothing', async () => {
-    const other = await ctx.build.world();
-    await create(other.agentId, { customer_name: 'X' }).expect(404);
-    await ctx.http.get(base(other.agentId)).set('X-API-Key', w.key).expect(404);
-    await ctx.http.get(base(UNKNOWN)).set('X-API-Key', w.key).expect(404);
-    expect(await contactRows(other.agentId)).toEqual([]);
-  });
-
-  it('is 404 for a contact of another agent, on read, update and delete, and changes nothing', async () => {
-    const owner = await freshAgent();
-    const other = await freshAgent();
-    const contact = await create(owner, { customer_name: 'Mine' }).expect(201);
-    await ctx.http
-      .get(`${base(other)}/${contact.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    const res = await patch(other, contact.body.id, { customer_name: 'Stolen' }).expect(404);
-    expect(res.body.error.message).toBe('Contact not found');
-    await ctx.http
-      .delete(`${base(other)}/${contact.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    expect((await contactRows(owner)).map((c: Contact) => c.customer_name)).toEqual(['Mine']);
-  });
-
-  it('is 400 naming the malformed path parameter', async () => {
-    const a = await ctx.http.get('/v1/agents/x/contacts').set('X-API-Key', w.key).expect(400);
-    expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http
-      .patch(`${base(w.agentId)}/x`)
-      .set('X-API-Key', w.key)
-      .send({})
-      .expect(400);
-    expect(b.body.error.details).toEqual([{ field: 'contactId', message: 'Must be a UUID' }]);
-  });
-
-  it('lets a member read with a dashboard token but not write', async () => {
-    const member = await ctx.build.user(w.orgId, 'member');
-    const token = ctx.build.token(member.id);
-    await ctx.http.get(base(w.agentId)).set('Authorization', `Bearer ${token}`).expect(200);
-    await ctx.http
-      .post(base(w.agentId))
-      .set('Authorization', `Bearer ${token}`)
-      .send({ customer_name: 'X' })
-      .expect(403);
-  });
-});
+describeAgentSubResource(
+  {
+    segment: 'contacts',
+    noun: 'Contact',
+    idParam: 'contactId',
+    read: 'contacts:read',
+    write: 'contacts:write',
+    itemSchema: ContactSchema,
+    listSchema: paginated(ContactSchema),
+    createBody: () => ({ customer_name: 'Generated', phone_number: ctx.build.phone() }),
+    bodies: { patch: { customer_name: 'Changed' } },
+    state: (agentId) => ctx.db('contacts').where({ agent_id: agentId }).orderBy('id'),
+    memberReads: true,
+  },
+  () => ({ ctx, w }),
+);

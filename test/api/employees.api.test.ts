@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmployeeSchema } from '../../src/modules/employees/employee.schemas.js';
+import { paginated } from '../../src/openapi/common.js';
 import { EVENT_DISPATCH_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
+import { describeAgentSubResource } from '../support/access-matrix.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -16,10 +19,6 @@ const base = (agentId: string) => `/v1/agents/${agentId}/employees`;
 
 type Employee = { id: string; name: string; status: string; active: boolean; [k: string]: unknown };
 
-async function freshAgent(name = 'Employees Agent', orgId = w.orgId): Promise<string> {
-  return (await ctx.build.agent(orgId, { name })).id;
-}
-
 function create(agentId: string, body: Record<string, unknown>, key = w.key) {
   return ctx.http.post(base(agentId)).set('X-API-Key', key).send(body);
 }
@@ -34,7 +33,7 @@ async function statusEvents(agentId: string) {
 
 describe('POST /v1/agents/{agentId}/employees', () => {
   it('creates an employee with 201 and the documented defaults', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: ' Erika Muster ' }).expect(201);
     expect(res.body).toEqual({
       id: expect.any(String),
@@ -53,7 +52,7 @@ describe('POST /v1/agents/{agentId}/employees', () => {
   });
 
   it('normalises the phone number to E.164 and keeps the given fields', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       name: 'Max',
       phone_number: '030 / 123 45-67',
@@ -75,13 +74,13 @@ describe('POST /v1/agents/{agentId}/employees', () => {
   });
 
   it('stores an empty phone number or email as null', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 'Blank', phone_number: '', email: ' ' }).expect(201);
     expect(res.body).toMatchObject({ phone_number: null, email: null });
   });
 
   it('lists every problem of an invalid employee at once and writes nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       phone_number: '12ab',
       email: 'not-an-email',
@@ -102,7 +101,7 @@ describe('POST /v1/agents/{agentId}/employees', () => {
   });
 
   it('keeps notdienst_bereich with status notdienst and refuses it with another status', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const onDuty = await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Nord' }).expect(201);
     expect(onDuty.body.notdienst_bereich).toBe('Nord');
     const res = await create(agentId, { name: 'B', status: 'anwesend', notdienst_bereich: 'Nord' }).expect(400);
@@ -120,7 +119,7 @@ describe('POST /v1/agents/{agentId}/employees', () => {
       .update({ notdienst_bereiche: ['Nord', 'Süd'] });
     const user = await ctx.build.user(org.id);
     const key = (await ctx.build.apiKey(org.id, user.id)).key;
-    const agentId = await freshAgent('Areas', org.id);
+    const agentId = await ctx.build.freshAgent(org.id, 'Areas');
     await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Süd' }, key).expect(201);
     const res = await create(agentId, { name: 'B', status: 'notdienst', notdienst_bereich: 'West' }, key).expect(400);
     expect(res.body.error.details).toEqual([
@@ -131,7 +130,7 @@ describe('POST /v1/agents/{agentId}/employees', () => {
 
 describe('GET /v1/agents/{agentId}/employees', () => {
   it('lists alphabetically, case-insensitively, with pagination', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (const name of ['carl', 'Anna', 'bert', 'Dora']) await create(agentId, { name }).expect(201);
     const res = await ctx.http
       .get(`${base(agentId)}?limit=3`)
@@ -147,7 +146,7 @@ describe('GET /v1/agents/{agentId}/employees', () => {
   });
 
   it('filters by status and by the active flag', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { name: 'A', status: 'krank' }).expect(201);
     await create(agentId, { name: 'B', status: 'krank', active: false }).expect(201);
     await create(agentId, { name: 'C', status: 'anwesend', active: false }).expect(201);
@@ -180,21 +179,11 @@ describe('GET /v1/agents/{agentId}/employees', () => {
       .expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field })]);
   });
-
-  it('returns one employee by id', async () => {
-    const agentId = await freshAgent();
-    const created = await create(agentId, { name: 'One' }).expect(201);
-    const res = await ctx.http
-      .get(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(200);
-    expect(res.body).toEqual(created.body);
-  });
 });
 
 describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   it('changes the given fields, clears with null, ignores unknown fields', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { name: 'Old', phone_number: '+4930111', email: 'a@example.com' }).expect(
       201,
     );
@@ -215,7 +204,7 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
 
   it('records the employee.forwarding_created event with the change, in the same transaction', async () => {
     ctx.clock.set('2026-11-21T23:30:00Z'); // already the 22nd in Berlin
-    const agentId = await freshAgent('Zentrale');
+    const agentId = await ctx.build.freshAgent(w.orgId, 'Zentrale');
     const created = await create(agentId, {
       name: 'Erika',
       phone_number: '+4930222',
@@ -256,7 +245,7 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   });
 
   it('carries substitute, responsibilities, start date and reasons of the request into the event', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { name: 'Max' }).expect(201);
     await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
@@ -282,7 +271,7 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   });
 
   it('records no event when the status stays the same', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { name: 'Max', status: 'urlaub' }).expect(201);
     await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
@@ -298,7 +287,7 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   });
 
   it('records no event and changes nothing when the change is refused', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { name: 'Max' }).expect(201);
     const before = await employeeRow(created.body.id);
     const invalid = await ctx.http
@@ -323,7 +312,7 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
   });
 
   it('clears notdienst_bereich when the employee leaves emergency duty', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await create(agentId, { name: 'A', status: 'notdienst', notdienst_bereich: 'Nord' }).expect(201);
     const res = await ctx.http
       .patch(`${base(agentId)}/${created.body.id}`)
@@ -341,23 +330,8 @@ describe('PATCH /v1/agents/{agentId}/employees/{employeeId}', () => {
 });
 
 describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
-  it('deletes with 204 and no body; then the employee is 404', async () => {
-    const agentId = await freshAgent();
-    const created = await create(agentId, { name: 'Gone' }).expect(201);
-    const res = await ctx.http
-      .delete(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(204);
-    expect(res.text).toBe('');
-    expect(await employeeRow(created.body.id)).toBeUndefined();
-    await ctx.http
-      .get(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-  });
-
   it('refuses with 409 while a transfer tool forwards to the employee, and keeps both', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employee = await create(agentId, { name: 'Linked', phone_number: '+4930333' }).expect(201);
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
@@ -376,7 +350,7 @@ describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
 
 describe('employee phone numbers and linked transfer tools', () => {
   it('does not stand in the way of deleting the agent with its employees and tools', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employee = await create(agentId, { name: 'Linked', phone_number: '+4930666' }).expect(201);
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
@@ -390,7 +364,7 @@ describe('employee phone numbers and linked transfer tools', () => {
   });
 
   it('copies a new phone number into the linked transfer tools', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employee = await create(agentId, { name: 'Linked', phone_number: '+4930444' }).expect(201);
     const tool = await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
@@ -408,7 +382,7 @@ describe('employee phone numbers and linked transfer tools', () => {
   });
 
   it('refuses to remove the phone number of a linked employee with 409', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employee = await create(agentId, { name: 'Linked', phone_number: '+4930555' }).expect(201);
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
@@ -424,76 +398,22 @@ describe('employee phone numbers and linked transfer tools', () => {
   });
 });
 
-describe('employee access', () => {
-  it('is 403 FORBIDDEN naming the missing permission, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['tools:read'] });
-    const list = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(list.body.error.message).toBe('Missing permission: employees:read');
-    const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['employees:read'] });
-    const res = await create(agentId, { name: 'X' }, readOnly.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: employees:write' });
-    expect(await ctx.db('employees').where({ agent_id: agentId })).toEqual([]);
-  });
-
-  it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const existing = await create(agentId, { name: 'Keep' }).expect(201);
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    const res = await create(agentId, { name: 'X' }, key.key).expect(403);
-    expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    await ctx.http
-      .patch(`${base(agentId)}/${existing.body.id}`)
-      .set('X-API-Key', key.key)
-      .send({ status: 'krank' })
-      .expect(403);
-    await ctx.http
-      .delete(`${base(agentId)}/${existing.body.id}`)
-      .set('X-API-Key', key.key)
-      .expect(403);
-    const rows = await ctx.db('employees').where({ agent_id: agentId });
-    expect(rows.map((r: Employee) => [r.name, r.status])).toEqual([['Keep', 'anwesend']]);
-    expect(await statusEvents(agentId)).toEqual([]);
-  });
-
-  it('is 404 for an agent of another organization and writes nothing', async () => {
-    const other = await ctx.build.world();
-    await create(other.agentId, { name: 'X' }).expect(404);
-    await ctx.http.get(base(other.agentId)).set('X-API-Key', w.key).expect(404);
-    await ctx.http.get(base(UNKNOWN)).set('X-API-Key', w.key).expect(404);
-    expect(await ctx.db('employees').where({ agent_id: other.agentId })).toEqual([]);
-  });
-
-  it('is 404 for an employee of another agent, on read, update and delete, and changes nothing', async () => {
-    const owner = await freshAgent();
-    const other = await freshAgent();
-    const employee = await create(owner, { name: 'Mine' }).expect(201);
-    await ctx.http
-      .get(`${base(other)}/${employee.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    const patch = await ctx.http
-      .patch(`${base(other)}/${employee.body.id}`)
-      .set('X-API-Key', w.key)
-      .send({ status: 'krank' })
-      .expect(404);
-    expect(patch.body.error.message).toBe('Employee not found');
-    await ctx.http
-      .delete(`${base(other)}/${employee.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    expect((await employeeRow(employee.body.id)).status).toBe('anwesend');
-    expect(await statusEvents(other)).toEqual([]);
-    expect(await statusEvents(owner)).toEqual([]);
-  });
-
-  it('is 400 naming the malformed path parameter', async () => {
-    const a = await ctx.http.get('/v1/agents/123/employees').set('X-API-Key', w.key).expect(400);
-    expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http
-      .delete(`${base(w.agentId)}/123`)
-      .set('X-API-Key', w.key)
-      .expect(400);
-    expect(b.body.error.details).toEqual([{ field: 'employeeId', message: 'Must be a UUID' }]);
-  });
-});
+describeAgentSubResource(
+  {
+    segment: 'employees',
+    noun: 'Employee',
+    idParam: 'employeeId',
+    read: 'employees:read',
+    write: 'employees:write',
+    itemSchema: EmployeeSchema,
+    listSchema: paginated(EmployeeSchema),
+    createBody: () => ({ name: 'Generated' }),
+    bodies: { patch: { status: 'krank' } },
+    state: async (agentId) => [
+      await ctx.db('employees').where({ agent_id: agentId }).orderBy('id'),
+      await statusEvents(agentId),
+    ],
+    memberReads: true,
+  },
+  () => ({ ctx, w }),
+);

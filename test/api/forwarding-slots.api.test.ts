@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForwardingSlotSchema } from '../../src/modules/forwarding-slots/forwarding-slot.schemas.js';
+import { z } from '../../src/openapi/zod.js';
 import type { World } from '../support/builders.js';
+import { describeAgentSubResource } from '../support/access-matrix.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -15,10 +18,6 @@ const base = (agentId: string) => `/v1/agents/${agentId}/forwarding-slots`;
 
 type Slot = { id: string; slotnummer: string; cases: string; [k: string]: unknown };
 
-async function freshAgent(): Promise<string> {
-  return (await ctx.build.agent(w.orgId, { name: 'Slots Agent' })).id;
-}
-
 async function slotsInDb(agentId: string): Promise<{ slotnummer: string; cases: string }[]> {
   return ctx.db('forwarding_slots').where({ agent_id: agentId }).orderBy('slotnummer').select('slotnummer', 'cases');
 }
@@ -29,7 +28,7 @@ function put(agentId: string, slots: unknown[], key = w.key) {
 
 describe('GET /v1/agents/{agentId}/forwarding-slots', () => {
   it('returns every slot in slot order inside data, without pagination', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (const slotnummer of ['10', '02', '07']) {
       await ctx.http
         .post(base(agentId))
@@ -41,25 +40,11 @@ describe('GET /v1/agents/{agentId}/forwarding-slots', () => {
     expect(Object.keys(res.body)).toEqual(['data']);
     expect(res.body.data.map((s: Slot) => s.slotnummer)).toEqual(['02', '07', '10']);
   });
-
-  it('returns one slot by id', async () => {
-    const agentId = await freshAgent();
-    const created = await ctx.http
-      .post(base(agentId))
-      .set('X-API-Key', w.key)
-      .send({ slotnummer: '01', cases: 'Heizung' })
-      .expect(201);
-    const res = await ctx.http
-      .get(`${base(agentId)}/${created.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(200);
-    expect(res.body).toEqual(created.body);
-  });
 });
 
 describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
   it('creates a slot with 201 and returns the whole resource', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', w.key)
@@ -87,7 +72,7 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('refuses a slotnummer the agent already uses with 409 and keeps the existing slot', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '05', cases: 'first' }).expect(201);
     const res = await ctx.http
       .post(base(agentId))
@@ -99,13 +84,13 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('lets two agents use the same slotnummer', async () => {
-    const [a, b] = [await freshAgent(), await freshAgent()];
+    const [a, b] = [await ctx.build.freshAgent(w.orgId), await ctx.build.freshAgent(w.orgId)];
     await ctx.http.post(base(a)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'x' }).expect(201);
     await ctx.http.post(base(b)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'x' }).expect(201);
   });
 
   it('lists every problem of an invalid slot and writes nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', w.key)
@@ -123,7 +108,7 @@ describe('POST /v1/agents/{agentId}/forwarding-slots', () => {
 
 describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   it('changes the given fields, ignores unknown ones and returns the slot', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const created = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', w.key)
@@ -147,7 +132,7 @@ describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   });
 
   it('refuses to move a slot onto a taken slotnummer with 409 and changes nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await ctx.http.post(base(agentId)).set('X-API-Key', w.key).send({ slotnummer: '01', cases: 'one' }).expect(201);
     const two = await ctx.http
       .post(base(agentId))
@@ -166,7 +151,7 @@ describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   });
 
   it('refuses an empty cases field with 400 and keeps the slot', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const one = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', w.key)
@@ -182,30 +167,9 @@ describe('PATCH /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
   });
 });
 
-describe('DELETE /v1/agents/{agentId}/forwarding-slots/{slotId}', () => {
-  it('deletes the slot with 204 and no body; a second delete is 404', async () => {
-    const agentId = await freshAgent();
-    const one = await ctx.http
-      .post(base(agentId))
-      .set('X-API-Key', w.key)
-      .send({ slotnummer: '01', cases: 'one' })
-      .expect(201);
-    const res = await ctx.http
-      .delete(`${base(agentId)}/${one.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(204);
-    expect(res.text).toBe('');
-    expect(await slotsInDb(agentId)).toEqual([]);
-    await ctx.http
-      .delete(`${base(agentId)}/${one.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-  });
-});
-
 describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   it('replaces every slot and reports how many were removed', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await put(agentId, [
       { slotnummer: '01', cases: 'old 1' },
       { slotnummer: '02', cases: 'old 2' },
@@ -228,7 +192,7 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('takes back the rows of a GET unchanged (ids and timestamps are ignored)', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await put(agentId, [{ slotnummer: '01', cases: 'one' }]).expect(200);
     const got = await ctx.http.get(base(agentId)).set('X-API-Key', w.key).expect(200);
     const res = await put(agentId, got.body.data).expect(200);
@@ -237,7 +201,7 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('removes every slot with an empty list', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await put(agentId, [
       { slotnummer: '01', cases: 'one' },
       { slotnummer: '02', cases: 'two' },
@@ -247,7 +211,7 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('lists the problems of every row at once, as slots[i].field, and keeps the old slots', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await put(agentId, [{ slotnummer: '01', cases: 'keep me' }]).expect(200);
     const res = await put(agentId, [
       { slotnummer: '01', cases: 'ok' },
@@ -267,7 +231,7 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('refuses more than 100 rows and a body without slots', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tooMany = Array.from({ length: 101 }, (_, i) => ({
       slotnummer: String(i % 100).padStart(2, '0'),
       cases: 'c',
@@ -280,14 +244,14 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
   });
 
   it('accepts exactly 100 rows', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const all = Array.from({ length: 100 }, (_, i) => ({ slotnummer: String(i).padStart(2, '0'), cases: `c${i}` }));
     const res = await put(agentId, all).expect(200);
     expect(res.body.data).toHaveLength(100);
   });
 
   it('serialises concurrent replacements: the result is exactly one payload, never a mix', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const initial = Array.from({ length: 7 }, (_, i) => ({ slotnummer: `9${i}`, cases: 'initial' }));
     await put(agentId, initial).expect(200);
     // Payload p has p+1 slots with numbers p0, p1, ... so any mix of two payloads is visible.
@@ -316,97 +280,25 @@ describe('PUT /v1/agents/{agentId}/forwarding-slots', () => {
 });
 
 describe('forwarding slot access', () => {
-  it('is 403 FORBIDDEN naming forwarding:write for a read-only key, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['forwarding:read'] });
-    await ctx.http.get(base(agentId)).set('X-API-Key', key.key).expect(200);
-    const res = await put(agentId, [{ slotnummer: '01', cases: 'x' }], key.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: forwarding:write' });
-    const post = await ctx.http
-      .post(base(agentId))
-      .set('X-API-Key', key.key)
-      .send({ slotnummer: '01', cases: 'x' })
-      .expect(403);
-    expect(post.body.error.code).toBe('FORBIDDEN');
-    expect(await slotsInDb(agentId)).toEqual([]);
-  });
-
-  it('is 403 FORBIDDEN naming forwarding:read for a key without it', async () => {
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
-    const res = await ctx.http.get(base(w.agentId)).set('X-API-Key', key.key).expect(403);
-    expect(res.body.error.message).toBe('Missing permission: forwarding:read');
-  });
-
-  it('is 403 AGENT_NOT_ACCESSIBLE for an agent outside the key scope, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    await put(agentId, [{ slotnummer: '01', cases: 'keep' }]).expect(200);
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    const get = await ctx.http.get(base(agentId)).set('X-API-Key', key.key).expect(403);
-    expect(get.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    const res = await put(agentId, [], key.key).expect(403);
-    expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    expect(await slotsInDb(agentId)).toEqual([{ slotnummer: '01', cases: 'keep' }]);
-  });
-
-  it('is 404 for an agent of another organization and writes nothing', async () => {
-    const other = await ctx.build.world();
-    await put(other.agentId, [{ slotnummer: '01', cases: 'theirs' }], other.key).expect(200);
-    await ctx.http.get(base(other.agentId)).set('X-API-Key', w.key).expect(404);
-    const res = await put(other.agentId, [], w.key).expect(404);
-    expect(res.body.error.code).toBe('NOT_FOUND');
-    await ctx.http.get(base(UNKNOWN)).set('X-API-Key', w.key).expect(404);
-    expect(await slotsInDb(other.agentId)).toEqual([{ slotnummer: '01', cases: 'theirs' }]);
-  });
-
-  it('is 404 for a slot of another agent, on read, update and delete, and changes nothing', async () => {
-    const owner = await freshAgent();
-    const other = await freshAgent();
-    const slot = await ctx.http
-      .post(base(owner))
-      .set('X-API-Key', w.key)
-      .send({ slotnummer: '01', cases: 'mine' })
-      .expect(201);
-    await ctx.http
-      .get(`${base(other)}/${slot.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    await ctx.http
-      .patch(`${base(other)}/${slot.body.id}`)
-      .set('X-API-Key', w.key)
-      .send({ cases: 'stolen' })
-      .expect(404);
-    const res = await ctx.http
-      .delete(`${base(other)}/${slot.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    expect(res.body.error.message).toBe('Forwarding slot not found');
-    expect(await slotsInDb(owner)).toEqual([{ slotnummer: '01', cases: 'mine' }]);
-  });
-
-  it('is 400 naming the malformed path parameter', async () => {
-    const a = await ctx.http.get('/v1/agents/nope/forwarding-slots').set('X-API-Key', w.key).expect(400);
-    expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http
-      .patch(`${base(w.agentId)}/nope`)
-      .set('X-API-Key', w.key)
-      .send({ cases: 'x' })
-      .expect(400);
-    expect(b.body.error.details).toEqual([{ field: 'slotId', message: 'Must be a UUID' }]);
-  });
-
-  it('lets a member read with a dashboard token but not write', async () => {
-    const member = await ctx.build.user(w.orgId, 'member');
-    const token = ctx.build.token(member.id);
-    await ctx.http.get(base(w.agentId)).set('Authorization', `Bearer ${token}`).expect(200);
-    const res = await ctx.http
-      .put(base(w.agentId))
-      .set('Authorization', `Bearer ${token}`)
-      .send({ slots: [] })
-      .expect(403);
-    expect(res.body.error.code).toBe('FORBIDDEN');
-  });
-
   it('answers 405 for a method the path does not have', async () => {
     await ctx.http.delete(base(w.agentId)).set('X-API-Key', w.key).expect(405);
   });
 });
+
+let generatedSlots = 0;
+describeAgentSubResource(
+  {
+    segment: 'forwarding-slots',
+    noun: 'Forwarding slot',
+    idParam: 'slotId',
+    read: 'forwarding:read',
+    write: 'forwarding:write',
+    itemSchema: ForwardingSlotSchema,
+    listSchema: z.object({ data: z.array(ForwardingSlotSchema) }),
+    createBody: () => ({ slotnummer: String(++generatedSlots).padStart(2, '0'), cases: 'Generated' }),
+    bodies: { patch: { cases: 'Changed' }, put: { slots: [{ slotnummer: '99', cases: 'Replaced' }] } },
+    state: (agentId) => ctx.db('forwarding_slots').where({ agent_id: agentId }).orderBy('id'),
+    memberReads: true,
+  },
+  () => ({ ctx, w }),
+);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { GreetingPreviewSchema } from '../../src/modules/agents/greeting-preview.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -44,6 +46,7 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
   it("finds the caller's contact by any of its numbers and takes the first matching variant", async () => {
     const id = await greetingAgent();
     const res = await preview(id, { caller_phone: '+49 176 1234-5678', at: '2026-11-23T08:00:00Z' }).expect(200);
+    expectSchema(res, GreetingPreviewSchema);
     expect(res.body).toMatchObject({
       agent_id: id,
       at: '2026-11-23T08:00:00.000Z',

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { HealthSchema } from '../../src/modules/health/health.openapi.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -10,6 +12,7 @@ afterAll(() => ctx.close());
 describe('GET /v1/health', () => {
   it('answers without authentication and checks the database', async () => {
     const res = await ctx.http.get('/v1/health').expect(200);
+    expectSchema(res, HealthSchema);
     expect(res.body).toMatchObject({ status: 'ok', version: '1.0.0', checks: { database: 'ok' } });
     expect(new Date(res.body.timestamp).toISOString()).toBe(res.body.timestamp);
     expect(res.headers['x-request-id']).toBeTruthy();

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { runKnowledgeBaseJobs } from '../support/knowledge-base.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { ChunkSchema, DocumentSchema } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -44,6 +47,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base', () => {
       .set('X-API-Key', w.key)
       .send({ title: 'Parking', content: 'Customer parking is in the yard.', status: 'ready', scope: 'organization' })
       .expect(201);
+    expectSchema(res, DocumentSchema);
     expect(res.body).toMatchObject({
       agent_id: w.agentId,
       org_id: w.orgId,
@@ -211,6 +215,7 @@ describe('GET /v1/agents/{agentId}/knowledge-base/{documentId}', () => {
       .set('X-API-Key', w.key)
       .expect(200);
     expect(a.body).toMatchObject({ id: own.id, scope: 'agent' });
+    expectSchema(a, DocumentSchema);
     const b = await ctx.http
       .get(`${kb(w.agentId)}/${granted.id}`)
       .set('X-API-Key', w.key)
@@ -278,6 +283,7 @@ describe('PATCH /v1/agents/{agentId}/knowledge-base/{documentId}', () => {
       .get(`${kb(w.agentId)}/${doc.id}/chunks`)
       .set('X-API-Key', w.key)
       .expect(200);
+    expectSchema(chunks, paginated(ChunkSchema));
     expect(chunks.body.data.map((c: { content: string }) => c.content)).toEqual(['New hours.\n\nWe now open at 7.']);
   });
 
@@ -413,6 +419,7 @@ describe('chunks of a document', () => {
       .set('X-API-Key', w.key)
       .expect(200);
     expect(ready.body).toMatchObject({ status: 'ready', chunk_count: 5 });
+    expectSchema(ready, DocumentSchema);
     const page = await ctx.http
       .get(`${kb(w.agentId)}/${doc.id}/chunks?limit=2&page=2`)
       .set('X-API-Key', w.key)

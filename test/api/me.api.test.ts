@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { MeSchema } from '../../src/modules/me/me.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -18,6 +20,7 @@ describe('GET /v1/me', () => {
     const other = await ctx.build.organization();
     await ctx.build.member(w.userId, other.id, 'member');
     const res = await ctx.http.get('/v1/me').set('Authorization', bearer(w.token)).expect(200);
+    expectSchema(res, MeSchema);
     expect(res.body).toMatchObject({ id: w.userId, name: 'Test User', webhook_url: null });
     expect(res.body.email).toMatch(/@example\.com$/);
     expect(res.body.organizations).toEqual(

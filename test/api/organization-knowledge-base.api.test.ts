@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { runKnowledgeBaseJobs } from '../support/knowledge-base.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { OrganizationDocumentSchema } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -38,6 +41,7 @@ async function agentSees(agentId: string, documentId: string): Promise<boolean> 
 describe('POST /v1/organization/{orgId}/knowledge-base', () => {
   it('creates an organization document granted to the given agents, processed like any other', async () => {
     const doc = await createOrgDocument({ agent_ids: [w.agentId], language: 'en' });
+    expectSchema({ body: doc }, OrganizationDocumentSchema);
     expect(doc).toMatchObject({
       agent_id: null,
       org_id: w.orgId,
@@ -149,6 +153,7 @@ describe('reading organization documents', () => {
       .get(orgKb(world.orgId))
       .set('Authorization', bearer(ctx.build.token(member.id)))
       .expect(200);
+    expectSchema(res, paginated(OrganizationDocumentSchema));
     expect(res.body.data.map((d: { id: string; agent_ids: string[] }) => [d.id, d.agent_ids])).toEqual([
       [latest.body.id, [world.agentId]],
       [first.body.id, []],

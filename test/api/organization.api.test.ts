@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { z } from '../../src/openapi/zod.js';
+import { OrganizationSchema } from '../../src/modules/organizations/organization.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -26,6 +29,7 @@ describe('PATCH /v1/organization/{orgId}', () => {
       { auto_delete_done_calls: true, notdienst_bereiche: [' Heizung ', 'Sanitär', 'Heizung'] },
       world.key,
     ).expect(200);
+    expectSchema(res, OrganizationSchema);
     expect(res.body).toMatchObject({
       id: world.orgId,
       auto_delete_done_calls: true,
@@ -37,6 +41,7 @@ describe('PATCH /v1/organization/{orgId}', () => {
       notdienst_bereiche: ['Heizung', 'Sanitär'],
     });
     const list = await ctx.http.get('/v1/organization').set('X-API-Key', world.key).expect(200);
+    expectSchema(list, z.object({ data: z.array(OrganizationSchema) }));
     expect(list.body.data[0]).toEqual(res.body);
   });
 

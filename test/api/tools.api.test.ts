@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolSchema } from '../../src/modules/tools/tool.schemas.js';
+import { z } from '../../src/openapi/zod.js';
 import type { World } from '../support/builders.js';
+import { describeAgentSubResource } from '../support/access-matrix.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -15,10 +18,6 @@ const base = (agentId: string) => `/v1/agents/${agentId}/tools`;
 
 type Tool = { id: string; name: string; tool_type: string; config: Record<string, unknown>; [k: string]: unknown };
 type Detail = { field: string; message: string };
-
-async function freshAgent(orgId = w.orgId): Promise<string> {
-  return (await ctx.build.agent(orgId, { name: 'Tools Agent' })).id;
-}
 
 function create(agentId: string, body: Record<string, unknown>, key = w.key) {
   return ctx.http.post(base(agentId)).set('X-API-Key', key).send(body);
@@ -42,7 +41,7 @@ function fields(details: Detail[]): string[] {
 describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   const other = { id: '' };
   beforeAll(async () => {
-    other.id = await freshAgent();
+    other.id = await ctx.build.freshAgent(w.orgId);
   });
 
   const minimal: Record<string, () => Record<string, unknown>> = {
@@ -65,7 +64,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   };
 
   it.each(Object.keys(minimal))('creates a %s tool with 201 and stores its effective config', async (toolType) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       name: `my_${toolType}`,
       tool_type: toolType,
@@ -91,7 +90,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   });
 
   it('fills in the defaults of a type', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 'kb', tool_type: 'knowledge_base' }).expect(201);
     expect(res.body.config).toEqual({ top_k: 5, similarity_threshold: 0.5 });
     const http = await create(agentId, {
@@ -150,7 +149,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
     ['resolve_contact', { update_fields: ['tags'] }, ['config.update_fields[0]']],
     ['end_call', { goodbye: 'Tschüss' }, ['config.goodbye']],
   ])('refuses an invalid %s config, naming every field: %j', async (toolType, config, expected) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 'bad', tool_type: toolType, config }).expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
     expect(fields(res.body.error.details)).toEqual(expected);
@@ -158,7 +157,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   });
 
   it('reports the fields, the config and the references of one request in one 400', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, {
       name: 'Bad Name',
       tool_type: 'transfer_call',
@@ -181,7 +180,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
 
 describe('tool names', () => {
   it('refuses a name the agent already uses with 409 and keeps one tool', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { name: 'hang_up', tool_type: 'end_call' }).expect(201);
     const res = await create(agentId, { name: 'hang_up', tool_type: 'knowledge_base' }).expect(409);
     expect(res.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'name', message: 'Already in use' }] });
@@ -190,8 +189,8 @@ describe('tool names', () => {
   });
 
   it('lets two agents use the same name', async () => {
-    await create(await freshAgent(), { name: 'same', tool_type: 'end_call' }).expect(201);
-    await create(await freshAgent(), { name: 'same', tool_type: 'end_call' }).expect(201);
+    await create(await ctx.build.freshAgent(w.orgId), { name: 'same', tool_type: 'end_call' }).expect(201);
+    await create(await ctx.build.freshAgent(w.orgId), { name: 'same', tool_type: 'end_call' }).expect(201);
   });
 
   it.each(['1abc', 'Abc', 'with-dash', '', 'a'.repeat(101)])('refuses the name %j', async (name) => {
@@ -207,7 +206,7 @@ describe('transfer tools and employees', () => {
   }
 
   it("takes the linked employee's phone number", async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employeeId = await employee(agentId, { name: 'Erika', phone_number: '+4930777' });
     const res = await create(agentId, {
       name: 'to_erika',
@@ -222,7 +221,7 @@ describe('transfer tools and employees', () => {
   });
 
   it('requires a phone number when no employee is linked', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 't', tool_type: 'transfer_call' }).expect(400);
     expect(res.body.error.details).toEqual([
       { field: 'config.phone_number', message: 'Required unless the tool is linked to an employee (employee_id)' },
@@ -230,8 +229,8 @@ describe('transfer tools and employees', () => {
   });
 
   it('refuses an employee of another agent, an employee without a phone, and a link on another tool type', async () => {
-    const agentId = await freshAgent();
-    const foreign = await employee(await freshAgent(), { name: 'Other', phone_number: '+4930888' });
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const foreign = await employee(await ctx.build.freshAgent(w.orgId), { name: 'Other', phone_number: '+4930888' });
     const noPhone = await employee(agentId, { name: 'Silent' });
     const own = await employee(agentId, { name: 'Own', phone_number: '+4930999' });
     const a = await create(agentId, { name: 'a', tool_type: 'transfer_call', employee_id: foreign }).expect(400);
@@ -246,7 +245,7 @@ describe('transfer tools and employees', () => {
   });
 
   it('links and unlinks an employee by PATCH, keeping the last number', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employeeId = await employee(agentId, { name: 'Erika', phone_number: '+4930777' });
     const tool = await create(agentId, {
       name: 't',
@@ -262,8 +261,8 @@ describe('transfer tools and employees', () => {
 
 describe('switch_agent targets', () => {
   it('accepts another agent of the same organization only', async () => {
-    const agentId = await freshAgent();
-    const sibling = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const sibling = await ctx.build.freshAgent(w.orgId);
     const foreign = await ctx.build.world();
     await create(agentId, { name: 'ok', tool_type: 'switch_agent', config: { target_agent_id: sibling } }).expect(201);
     for (const [target, message] of [
@@ -288,14 +287,14 @@ describe('http_request URLs', () => {
     ['not a url', 'Must be a valid URL'],
     ['https://user:secret@api.example.com/', 'Credentials in the URL are not allowed'],
   ])('refuses %s', async (url, message) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 'h', tool_type: 'http_request', config: { url } }).expect(400);
     expect(res.body.error.details).toEqual([{ field: 'config.url', message }]);
     expect(await toolRows(agentId)).toEqual([]);
   });
 
   it('checks a changed URL on PATCH as well', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await create(agentId, {
       name: 'h',
       tool_type: 'http_request',
@@ -341,7 +340,7 @@ describe('http_request URLs', () => {
 
 describe('GET /v1/agents/{agentId}/tools', () => {
   it('lists every tool inside data, highest priority first, then by name', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { name: 'b_low', tool_type: 'end_call', priority: 1 }).expect(201);
     await create(agentId, { name: 'a_low', tool_type: 'end_call', priority: 1 }).expect(201);
     await create(agentId, { name: 'z_high', tool_type: 'end_call', priority: 10 }).expect(201);
@@ -350,26 +349,11 @@ describe('GET /v1/agents/{agentId}/tools', () => {
     expect(res.body.data.map((t: Tool) => t.name)).toEqual(['z_high', 'a_low', 'b_low']);
     expect(res.body.data[0]).not.toHaveProperty('organization_id');
   });
-
-  it('returns one tool by id', async () => {
-    const agentId = await freshAgent();
-    const tool = await create(agentId, {
-      name: 'one',
-      tool_type: 'end_call',
-      display_name: 'One',
-      description: 'Ends the call',
-    }).expect(201);
-    const res = await ctx.http
-      .get(`${base(agentId)}/${tool.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(200);
-    expect(res.body).toEqual(tool.body);
-  });
 });
 
 describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
   it('changes the given fields, replaces and validates the config, ignores unknown fields', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await create(agentId, { name: 'kb', tool_type: 'knowledge_base', config: { top_k: 3 } }).expect(201);
     const res = await patch(agentId, tool.body.id, {
       display_name: 'Wissen',
@@ -384,7 +368,7 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
   });
 
   it('refuses a change of tool_type but accepts the current one', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await create(agentId, { name: 'x', tool_type: 'end_call' }).expect(201);
     const res = await patch(agentId, tool.body.id, { tool_type: 'knowledge_base' }).expect(400);
     expect(res.body.error.details).toEqual([{ field: 'tool_type', message: 'The tool type cannot be changed' }]);
@@ -393,7 +377,7 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
   });
 
   it('validates a new config against the stored type and keeps the old one on failure', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await create(agentId, {
       name: 't',
       tool_type: 'transfer_call',
@@ -405,7 +389,7 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
   });
 
   it('refuses a rename onto a taken name with 409', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await create(agentId, { name: 'first', tool_type: 'end_call' }).expect(201);
     const second = await create(agentId, { name: 'second', tool_type: 'end_call' }).expect(201);
     await patch(agentId, second.body.id, { name: 'first' }).expect(409);
@@ -415,7 +399,7 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
 
 describe('tools named by the workflow', () => {
   async function agentWithWorkflow(toolNames: string[]): Promise<string> {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     await ctx
       .db('agents')
       .where({ id: agentId })
@@ -473,64 +457,20 @@ describe('tools named by the workflow', () => {
   });
 });
 
-describe('tool access', () => {
-  it('is 403 FORBIDDEN naming the missing permission, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
-    const list = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(list.body.error.message).toBe('Missing permission: tools:read');
-    const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['tools:read'] });
-    const res = await create(agentId, { name: 'x', tool_type: 'end_call' }, readOnly.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: tools:write' });
-    expect(await toolRows(agentId)).toEqual([]);
-  });
-
-  it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope, and writes nothing', async () => {
-    const agentId = await freshAgent();
-    const tool = await create(agentId, { name: 'keep', tool_type: 'end_call' }).expect(201);
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
-    const res = await create(agentId, { name: 'x', tool_type: 'end_call' }, key.key).expect(403);
-    expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
-    await patch(agentId, tool.body.id, { name: 'changed' }, key.key).expect(403);
-    await ctx.http
-      .delete(`${base(agentId)}/${tool.body.id}`)
-      .set('X-API-Key', key.key)
-      .expect(403);
-    expect((await toolRows(agentId)).map((t) => t.name)).toEqual(['keep']);
-  });
-
-  it('is 404 for an agent of another organization and writes nothing', async () => {
-    const other = await ctx.build.world();
-    await create(other.agentId, { name: 'x', tool_type: 'end_call' }).expect(404);
-    await ctx.http.get(base(other.agentId)).set('X-API-Key', w.key).expect(404);
-    await ctx.http.get(base(UNKNOWN)).set('X-API-Key', w.key).expect(404);
-    expect(await toolRows(other.agentId)).toEqual([]);
-  });
-
-  it('is 404 for a tool of another agent, on read, update and delete, and changes nothing', async () => {
-    const owner = await freshAgent();
-    const other = await freshAgent();
-    const tool = await create(owner, { name: 'mine', tool_type: 'end_call' }).expect(201);
-    await ctx.http
-      .get(`${base(other)}/${tool.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    const res = await patch(other, tool.body.id, { name: 'stolen' }).expect(404);
-    expect(res.body.error.message).toBe('Tool not found');
-    await ctx.http
-      .delete(`${base(other)}/${tool.body.id}`)
-      .set('X-API-Key', w.key)
-      .expect(404);
-    expect((await toolRows(owner)).map((t) => t.name)).toEqual(['mine']);
-  });
-
-  it('is 400 naming the malformed path parameter', async () => {
-    const a = await ctx.http.get('/v1/agents/x/tools').set('X-API-Key', w.key).expect(400);
-    expect(a.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
-    const b = await ctx.http
-      .get(`${base(w.agentId)}/x`)
-      .set('X-API-Key', w.key)
-      .expect(400);
-    expect(b.body.error.details).toEqual([{ field: 'toolId', message: 'Must be a UUID' }]);
-  });
-});
+let generatedTools = 0;
+describeAgentSubResource(
+  {
+    segment: 'tools',
+    noun: 'Tool',
+    idParam: 'toolId',
+    read: 'tools:read',
+    write: 'tools:write',
+    itemSchema: ToolSchema,
+    listSchema: z.object({ data: z.array(ToolSchema) }),
+    createBody: () => ({ name: `generated_${++generatedTools}`, tool_type: 'end_call' }),
+    bodies: { patch: { display_name: 'Changed' } },
+    state: (agentId) => toolRows(agentId),
+    memberReads: true,
+  },
+  () => ({ ctx, w }),
+);

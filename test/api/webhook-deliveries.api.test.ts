@@ -4,6 +4,9 @@ import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { WebhookDeliverySchema } from '../../src/modules/webhooks/webhook-delivery.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -61,6 +64,7 @@ describe('GET /v1/agents/{agentId}/webhook-deliveries', () => {
   it('lists the deliveries newest first with pagination', async () => {
     const { agentId, deliveryIds } = await agentWithDeliveries(w, 3);
     const page1 = await list(agentId, w.key, '?limit=2').expect(200);
+    expectSchema(page1, paginated(WebhookDeliverySchema));
     expect(page1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2 });
     expect(page1.body.data.map((d: { id: string }) => d.id)).toEqual(deliveryIds.slice(0, 2));
     const page2 = await list(agentId, w.key, '?limit=2&page=2').expect(200);
@@ -131,6 +135,7 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
   it('answers 202 with the delivery pending and queues exactly one new attempt', async () => {
     const { agentId, deliveryIds } = await agentWithDeliveries(w, 1, 'fail');
     const res = await redeliver(agentId, deliveryIds[0]!, w.key).expect(202);
+    expectSchema(res, WebhookDeliverySchema);
     expect(res.body).toMatchObject({ id: deliveryIds[0], status: 'pending', attempt_count: 1, http_status: 500 });
     expect(await queuedSends(deliveryIds[0]!)).toBe(2);
     await ctx.internals.webhookWorker.drain();

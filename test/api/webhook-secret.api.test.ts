@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { WebhookSecretSchema } from '../../src/modules/webhooks/webhook.openapi.js';
 
 let ctx: TestContext;
 let w: World;
@@ -21,6 +23,7 @@ describe('GET /v1/organization/{orgId}/webhook-secret', () => {
   it('creates the secret on first read and returns the same one afterwards', async () => {
     const world = await ctx.build.world();
     const first = await read(world.orgId, world.token).expect(200);
+    expectSchema(first, WebhookSecretSchema);
     expect(first.body).toEqual({
       organization_id: world.orgId,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { WorkflowRecordSchema } from '../../src/modules/workflows/workflow.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -52,6 +54,7 @@ describe('GET /v1/agents/{agentId}/workflow', () => {
     const { created_at } = await ctx.db('agents').where({ id }).first('created_at');
     const res = await get(id).expect(200);
     expect(res.body).toEqual({ agent_id: id, workflow: null, updated_at: created_at.toISOString() });
+    expectSchema(res, WorkflowRecordSchema);
   });
 });
 
@@ -60,6 +63,7 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
     const id = await agentWithTools('end_call');
     ctx.clock.set('2026-11-23T10:00:00Z');
     const res = await put(id, workflow()).expect(200);
+    expectSchema(res, WorkflowRecordSchema);
     expect(res.body.agent_id).toBe(id);
     expect(res.body.updated_at).toBe('2026-11-23T10:00:00.000Z');
     expect(res.body.workflow.steps[0]).toEqual({

@@ -75,6 +75,11 @@ export class Builders {
     return this.ops.createAgent(organizationId, { name: 'Agent', phone_number: this.phone(), ...fields });
   }
 
+  /** A new agent of the organization for a test that needs one of its own; returns its id. */
+  async freshAgent(organizationId: string, name = 'Agent'): Promise<string> {
+    return (await this.agent(organizationId, { name })).id;
+  }
+
   /** An organization with a developer_admin, one agent, an all-permission key and a token. */
   async world(): Promise<World> {
     const org = await this.organization();

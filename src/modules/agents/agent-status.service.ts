@@ -2,7 +2,7 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AgentAccess } from './agent-access.js';
 import type { AgentRepository } from './agent.repository.js';
-import { agentStatus, type AgentStatus, type StatusAgent } from './agent-status.js';
+import { agentStatus, type AgentStatus } from './agent-status.js';
 
 export class AgentStatusService {
   constructor(
@@ -16,7 +16,6 @@ export class AgentStatusService {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
     const backupId = agent.backup_agent_id as string | null;
     const backup = backupId ? await this.agents.findById(backupId, [agent.organization_id]) : undefined;
-    // eslint-disable-next-line no-restricted-syntax -- until AgentRow lists its columns (typed rows, issue 10)
-    return agentStatus(agent as unknown as StatusAgent, backup ?? null, this.clock.now());
+    return agentStatus(agent, backup ?? null, this.clock.now());
   }
 }

@@ -16,7 +16,7 @@ import { GreetingPreviewRequestSchema, GreetingPreviewSchema } from './greeting-
 
 export const AgentIdParams = z.object({ agentId: z.uuid() });
 
-const AgentStatusSchema = z
+export const AgentStatusSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),

@@ -3,25 +3,27 @@ import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { ConflictError, ValidationError } from '../../errors/index.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import type { z } from '../../openapi/zod.js';
+import type { Workflow } from '../workflows/workflow.schemas.js';
+import { AgentSchema } from './agent.schemas.js';
 
-export type AgentRow = {
-  id: string;
-  organization_id: string;
-  name: string;
-  phone_number: string;
-  is_active: boolean;
-  language: string | null;
-  workflow: unknown;
-  workflow_updated_at: Date | null;
+/** The Agent as the API returns it, with the timestamps as the driver hands them over. */
+export type Agent = Omit<z.output<typeof AgentSchema>, 'created_at' | 'updated_at'> & {
   created_at: Date;
   updated_at: Date;
-  [column: string]: unknown;
 };
 
-/** The columns of the API's Agent; internal ones (the workflow) are served by their own endpoints. */
-export function toAgent(row: AgentRow): Record<string, unknown> {
-  const { workflow: _workflow, workflow_updated_at: _workflowUpdatedAt, ...agent } = row;
-  return agent;
+/** A row of `agents`: the Agent's fields and the workflow, which has its own endpoints. */
+export type AgentRow = Agent & { workflow: Workflow | null; workflow_updated_at: Date | null };
+
+/** The response fields: exactly those the Agent schema (and so the OpenAPI document) declares. */
+const AGENT_FIELDS = Object.keys(AgentSchema.shape) as (keyof Agent)[];
+/** Every column an AgentRow has; queries select these, never `*`. */
+const AGENT_COLUMNS: (keyof AgentRow)[] = [...AGENT_FIELDS, 'workflow', 'workflow_updated_at'];
+
+/** Picks the Agent's fields: a column the schema does not declare never reaches a response. */
+export function toAgent(row: AgentRow): Agent {
+  return Object.fromEntries(AGENT_FIELDS.map((field) => [field, row[field]])) as Agent;
 }
 
 /** Columns stored as jsonb: arrays must be serialised, or the driver would send a PostgreSQL array. */
@@ -54,24 +56,20 @@ export class AgentRepository {
   }
 
   async findById(id: string, organizationIds: string[]): Promise<AgentRow | undefined> {
-    return this.db('agents').where({ id }).whereIn('organization_id', organizationIds).first();
+    return this.db('agents').where({ id }).whereIn('organization_id', organizationIds).first(AGENT_COLUMNS);
   }
 
   /** For the read cache, which is keyed by id; AgentAccess checks the organization right after. */
   async findAnyById(id: string): Promise<AgentRow | undefined> {
-    return this.db('agents').where({ id }).first();
+    return this.db('agents').where({ id }).first(AGENT_COLUMNS);
   }
 
   /** Newest first; `allowedIds` null = every agent of the organizations. */
-  async list(
-    organizationIds: string[],
-    allowedIds: readonly string[] | null,
-    page: PageParams,
-  ): Promise<Page<Record<string, unknown>>> {
+  async list(organizationIds: string[], allowedIds: readonly string[] | null, page: PageParams): Promise<Page<Agent>> {
     const query = this.db('agents').whereIn('organization_id', organizationIds);
     if (allowedIds !== null) query.whereIn('id', [...allowedIds]);
-    return paginate<AgentRow, Record<string, unknown>>(
-      query.select('*'),
+    return paginate<AgentRow, Agent>(
+      query.select(AGENT_COLUMNS),
       page,
       [
         { column: 'created_at', order: 'desc' },
@@ -83,7 +81,7 @@ export class AgentRepository {
 
   async create(fields: Record<string, unknown>): Promise<AgentRow> {
     try {
-      const [row] = await this.db('agents').insert(toColumns(fields)).returning('*');
+      const [row] = await this.db('agents').insert(toColumns(fields)).returning(AGENT_COLUMNS);
       return row;
     } catch (error) {
       if (pgCode(error) === PG_UNIQUE_VIOLATION) {
@@ -101,7 +99,7 @@ export class AgentRepository {
       const [row] = await this.db('agents')
         .where({ id, organization_id: organizationId })
         .update(toColumns(fields))
-        .returning('*');
+        .returning(AGENT_COLUMNS);
       return row;
     } catch (error) {
       // The backup agent was deleted between the check and this write.

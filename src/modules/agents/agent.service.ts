@@ -17,7 +17,7 @@ import {
   parseStrict,
   READ_ONLY_AGENT_FIELDS,
 } from './agent-input.schemas.js';
-import { toAgent, type AgentRepository } from './agent.repository.js';
+import { toAgent, type Agent, type AgentRepository } from './agent.repository.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
 export type AgentServiceOptions = {
@@ -55,13 +55,13 @@ export class AgentService {
   }
 
   /** Agents of every organization where the caller may read agents, limited to the key's scope. */
-  async list(auth: AuthContext, query: unknown): Promise<Page<Record<string, unknown>>> {
+  async list(auth: AuthContext, query: unknown): Promise<Page<Agent>> {
     assertPermission(auth, 'agents:read');
     const page = parse(listAgentsQuery, query, 'Invalid query parameters');
     return this.agents.list(organizationsWith(auth, 'agents:read'), auth.allowedAgentIds, page);
   }
 
-  async get(auth: AuthContext, agentId: string): Promise<Record<string, unknown>> {
+  async get(auth: AuthContext, agentId: string): Promise<Agent> {
     return toAgent(await this.access.resolve(auth, agentId, 'agents:read'));
   }
 
@@ -69,7 +69,7 @@ export class AgentService {
    * Creates an agent (agents:write). Keys restricted to certain agents cannot create any; the
    * organization is `organization_id`, or the only one where the caller may write agents.
    */
-  async create(auth: AuthContext, body: unknown): Promise<Record<string, unknown>> {
+  async create(auth: AuthContext, body: unknown): Promise<Agent> {
     assertPermission(auth, 'agents:write');
     if (auth.allowedAgentIds !== null)
       throw new ForbiddenError('An API key restricted to specific agents cannot create agents');
@@ -97,7 +97,7 @@ export class AgentService {
   }
 
   /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
-  async update(auth: AuthContext, agentId: string, body: unknown): Promise<Record<string, unknown>> {
+  async update(auth: AuthContext, agentId: string, body: unknown): Promise<Agent> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const { data, details } = parseStrict(this.patchSchema, body, READ_ONLY_AGENT_FIELDS);
     details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), agent)));

@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { json } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 
-const HealthSchema = z
+export const HealthSchema = z
   .object({
     status: z.enum(['ok', 'degraded']),
     version: z.string(),

@@ -12,7 +12,7 @@ import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
 import { CallCompletedPayloadSchema, EmployeeForwardingCreatedPayloadSchema } from './webhook-payload.js';
 
-const WebhookSecretSchema = z
+export const WebhookSecretSchema = z
   .object({
     organization_id: z.uuid(),
     secret: z.string().openapi({
