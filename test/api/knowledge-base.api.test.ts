@@ -498,7 +498,7 @@ describe('knowledge-base routes in the API description', () => {
     const methods = (path: string) => Object.keys(doc.body.paths[path] ?? {}).sort();
     expect(methods('/v1/agents/{agentId}/knowledge-base')).toEqual(['get', 'post']);
     expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
-    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}/chunks')).toEqual(['delete', 'get']);
+    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}/chunks')).toEqual(['delete', 'get', 'post']);
     expect(methods('/v1/organization/{orgId}/knowledge-base')).toEqual(['get', 'post']);
     expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
     expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}/grants')).toEqual(['put']);
