@@ -358,11 +358,14 @@ describe('contact access', () => {
     const agentId = await freshAgent();
     const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read', 'employees:write'] });
     const read = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(read.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: contacts:read' });
+    expect(read.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: contacts:read',
+    });
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['contacts:read'] });
     await ctx.http.get(base(agentId)).set('X-API-Key', readOnly.key).expect(200);
     const res = await create(agentId, { customer_name: 'X' }, readOnly.key).expect(403);
-    expect(res.body.error.message).toBe('Missing permission: contacts:write');
+    expect(res.body.error.message).toBe('API key lacks required permission: contacts:write');
     expect(await contactRows(agentId)).toEqual([]);
   });
 

@@ -434,10 +434,13 @@ describe('employee access', () => {
     const agentId = await freshAgent();
     const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['tools:read'] });
     const list = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(list.body.error.message).toBe('Missing permission: employees:read');
+    expect(list.body.error.message).toBe('API key lacks required permission: employees:read');
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['employees:read'] });
     const res = await create(agentId, { name: 'X' }, readOnly.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: employees:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: employees:write',
+    });
     expect(await ctx.db('employees').where({ agent_id: agentId })).toEqual([]);
   });
 

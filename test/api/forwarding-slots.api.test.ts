@@ -321,7 +321,10 @@ describe('forwarding slot access', () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['forwarding:read'] });
     await ctx.http.get(base(agentId)).set('X-API-Key', key.key).expect(200);
     const res = await put(agentId, [{ slotnummer: '01', cases: 'x' }], key.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: forwarding:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: forwarding:write',
+    });
     const post = await ctx.http
       .post(base(agentId))
       .set('X-API-Key', key.key)
@@ -334,7 +337,7 @@ describe('forwarding slot access', () => {
   it('is 403 FORBIDDEN naming forwarding:read for a key without it', async () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
     const res = await ctx.http.get(base(w.agentId)).set('X-API-Key', key.key).expect(403);
-    expect(res.body.error.message).toBe('Missing permission: forwarding:read');
+    expect(res.body.error.message).toBe('API key lacks required permission: forwarding:read');
   });
 
   it('is 403 AGENT_NOT_ACCESSIBLE for an agent outside the key scope, and writes nothing', async () => {

@@ -93,7 +93,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base', () => {
       .set('X-API-Key', key.key)
       .send({ title: 'T', content: 'C' })
       .expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: kb:write' });
+    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'API key lacks required permission: kb:write' });
     expect(await ctx.db('kb_documents').count({ n: '*' }).first()).toEqual(before);
   });
 
@@ -191,7 +191,7 @@ describe('GET /v1/agents/{agentId}/knowledge-base', () => {
   it('is 403 without kb:read, 403 AGENT_NOT_ACCESSIBLE out of scope and 404 for another organization', async () => {
     const noRead = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['kb:write'] });
     expect((await ctx.http.get(kb(w.agentId)).set('X-API-Key', noRead.key).expect(403)).body.error.message).toBe(
-      'Missing permission: kb:read',
+      'API key lacks required permission: kb:read',
     );
     const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [] });
     expect((await ctx.http.get(kb(w.agentId)).set('X-API-Key', scoped.key).expect(403)).body.error.code).toBe(

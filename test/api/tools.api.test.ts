@@ -533,10 +533,13 @@ describe('tool access', () => {
     const agentId = await freshAgent();
     const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
     const list = await ctx.http.get(base(agentId)).set('X-API-Key', none.key).expect(403);
-    expect(list.body.error.message).toBe('Missing permission: tools:read');
+    expect(list.body.error.message).toBe('API key lacks required permission: tools:read');
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['tools:read'] });
     const res = await create(agentId, { name: 'x', tool_type: 'end_call' }, readOnly.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: tools:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: tools:write',
+    });
     expect(await toolRows(agentId)).toEqual([]);
   });
 
