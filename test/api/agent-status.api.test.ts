@@ -36,6 +36,11 @@ describe('GET /v1/agents/{agentId}/status', () => {
       accepting_calls: true,
       routed_agent_id: id,
       next_change_at: null,
+      on_vacation: false,
+      vacation_mode: false,
+      vacation_end: null,
+      vacation_notdienst: false,
+      accepting_emergency_calls: true,
     });
   });
 
