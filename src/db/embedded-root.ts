@@ -10,9 +10,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * Running as root, PostgreSQL runs as the `postgres` system user, which must be able to execute the
@@ -22,7 +21,7 @@ import { pathToFileURL } from 'node:url';
  * the cluster is kept there too, one per DATA_DIR.
  */
 
-const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Whether a user other than the owner may reach `target`: every directory above it is traversable by others. */
 export function reachableByOthers(target: string): boolean {
@@ -35,9 +34,16 @@ export function reachableByOthers(target: string): boolean {
   }
 }
 
-function packageDir(name: string, from?: string): string {
-  const resolved = require.resolve(`${name}/package.json`, from ? { paths: [from] } : undefined);
-  return path.dirname(resolved);
+/** Node's lookup of a package directory (node_modules upwards from `from`), without its exports map. */
+function packageDir(name: string, from = here): string {
+  let dir = from;
+  for (;;) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`Cannot find the package ${name}`);
+    dir = parent;
+  }
 }
 
 function platformPackage(): string {
