@@ -395,11 +395,11 @@ describe('http_request URLs', () => {
 });
 
 describe('GET /v1/agents/{agentId}/tools', () => {
-  it('lists every tool inside data, highest priority first, then by name', async () => {
+  it('lists every tool inside data, highest priority (lowest number) first, then by name', async () => {
     const agentId = await freshAgent();
-    await create(agentId, { name: 'b_low', tool_type: 'end_call', priority: 1 }).expect(201);
-    await create(agentId, { name: 'a_low', tool_type: 'end_call', priority: 1 }).expect(201);
-    await create(agentId, { name: 'z_high', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'b_low', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'a_low', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'z_high', tool_type: 'end_call', priority: 1 }).expect(201);
     const res = await ctx.http.get(base(agentId)).set('X-API-Key', w.key).expect(200);
     expect(Object.keys(res.body)).toEqual(['data']);
     expect(res.body.data.map((t: Tool) => t.name)).toEqual(['z_high', 'a_low', 'b_low']);
