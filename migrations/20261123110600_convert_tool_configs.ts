@@ -11,11 +11,11 @@ export async function up(knex: Knex): Promise<void> {
     WHERE tool_type = 'http_request' AND jsonb_typeof(config->'timeout') = 'number'`);
   await knex.raw(`UPDATE tools
     SET config = (config - 'farewell_message') || jsonb_build_object('goodbye_message', config->'farewell_message')
-    WHERE tool_type = 'end_call' AND config ? 'farewell_message'`);
+    WHERE tool_type = 'end_call' AND config->'farewell_message' IS NOT NULL`);
   await knex.raw(`UPDATE tools SET config = '{}'::jsonb WHERE tool_type = 'set_call_result'`);
   await knex.raw(`UPDATE tools
     SET config = (config - 'handover_message' - 'carry_context') || jsonb_build_object('ring_count', 1)
-    WHERE tool_type = 'switch_agent' AND NOT config ? 'ring_count'`);
+    WHERE tool_type = 'switch_agent' AND config->'ring_count' IS NULL`);
 }
 
 export async function down(knex: Knex): Promise<void> {
@@ -23,5 +23,5 @@ export async function down(knex: Knex): Promise<void> {
     WHERE tool_type = 'http_request' AND jsonb_typeof(config->'timeout') = 'string'`);
   await knex.raw(`UPDATE tools
     SET config = (config - 'goodbye_message') || jsonb_build_object('farewell_message', config->'goodbye_message')
-    WHERE tool_type = 'end_call' AND config ? 'goodbye_message'`);
+    WHERE tool_type = 'end_call' AND config->'goodbye_message' IS NOT NULL`);
 }
