@@ -26,11 +26,9 @@ const AgentStatusSchema = z
     is_within_schedule: z.boolean().openapi({ description: 'true without a schedule; false on a public holiday' }),
     is_holiday: z.boolean(),
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
-    accepting_calls: z
-      .boolean()
-      .openapi({
-        description: 'is_active and is_within_schedule, and not on vacation (then the backup takes the calls)',
-      }),
+    accepting_calls: z.boolean().openapi({
+      description: 'is_active and is_within_schedule, and not on vacation (then the backup takes the calls)',
+    }),
     routed_agent_id: z.uuid().nullable().openapi({ description: 'This agent, its active backup, or null' }),
     next_change_at: z.iso
       .datetime()

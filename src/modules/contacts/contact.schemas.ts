@@ -136,11 +136,9 @@ export const ContactSchema = z
       description:
         'Read-only. manual: parts sent; auto: split from customer_name; unclear: not split (the agent does not greet by name)',
     }),
-    name_source: z
-      .enum(['ai', 'manual'])
-      .openapi({
-        description: 'Read-only. manual: maintained by a person (API or dashboard); ai: captured from calls',
-      }),
+    name_source: z.enum(['ai', 'manual']).openapi({
+      description: 'Read-only. manual: maintained by a person (API or dashboard); ai: captured from calls',
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })

@@ -17,7 +17,12 @@ const fields = {
   // Checked against the schema of the tool's type by the service (so every problem is reported at once).
   config: z.record(z.string(), z.unknown(), { message: 'Must be an object' }),
   is_enabled: z.boolean(),
-  priority: z.number().int().min(0).max(1000).openapi({ description: 'A lower number is a higher priority (listed first)' }),
+  priority: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .openapi({ description: 'A lower number is a higher priority (listed first)' }),
   employee_id: z
     .uuid({ message: 'Must be a UUID' })
     .nullable()
