@@ -7,7 +7,9 @@ import { parseConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { createLogger } from './logger.js';
-import { bootstrap } from './ops/bootstrap.js';
+import { loadDotEnv } from './env-file.js';
+import { NEW_AGENT_DEFAULTS } from './modules/agents/agent.service.js';
+import { bootstrap, credentials, shellExports } from './ops/bootstrap.js';
 import { withJwtSecret } from './ops/dev-secret.js';
 import { OpsRepository } from './ops/ops.repository.js';
 
@@ -18,6 +20,10 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   migrate:make <name>          create migrations/<timestamp>_<name>.ts
   bootstrap [--org NAME] [--email EMAIL]
                                organization + developer_admin + demo agent + token + API key (JSON)
+  credentials [--new-key] [--env] [--org ORG_ID]
+                               a fresh dashboard token for the demo organization (the oldest one, or
+                               --org); --new-key also creates a new API key (600/min, 10,000/h);
+                               --env prints export lines for BASE, KEY, TOKEN and AGENT instead of JSON
   org:create --name NAME
   user:create --email EMAIL --name NAME
   member:add --user USER_ID --org ORG_ID --role developer_admin|admin|member
@@ -28,7 +34,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   agent:create --org ORG_ID --name NAME --phone +49...
 
 Every command prints JSON. Without DATABASE_URL the embedded PostgreSQL under DATA_DIR is used
-(joined if the server is running).`;
+(joined if the server is running). A .env file in the working directory is read first; variables
+set in the environment win over it.`;
 
 const uuid = z.uuid();
 const list = (value: string | undefined) =>
@@ -74,6 +81,18 @@ async function run(
         organizationName: values.org as string | undefined,
         email: values.email as string | undefined,
       });
+    case 'credentials': {
+      const result = await credentials(database.db, config, {
+        organizationId: values.org === undefined ? undefined : requiredUuid(values, 'org'),
+        newKey: values['new-key'] === true,
+      });
+      if (values.env !== true) return result;
+      return shellExports(`http://localhost:${config.PORT}`, {
+        apiKey: result.api_key,
+        token: result.dashboard_token,
+        agentId: result.agent?.id,
+      });
+    }
     case 'org:create':
       return ops.createOrganization(required(values, 'name'));
     case 'user:create':
@@ -105,6 +124,7 @@ async function run(
     }
     case 'agent:create':
       return ops.createAgent(requiredUuid(values, 'org'), {
+        ...NEW_AGENT_DEFAULTS,
         name: required(values, 'name'),
         phone_number: required(values, 'phone'),
       });
@@ -114,24 +134,29 @@ async function run(
 }
 
 async function main(): Promise<void> {
+  loadDotEnv();
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: Object.fromEntries(
-      [
-        'org',
-        'email',
-        'name',
-        'user',
-        'role',
-        'ttl',
-        'permissions',
-        'agents',
-        'per-minute',
-        'per-hour',
-        'expires',
-        'phone',
-      ].map((o) => [o, { type: 'string' as const }]),
-    ),
+    options: {
+      'new-key': { type: 'boolean' as const },
+      env: { type: 'boolean' as const },
+      ...Object.fromEntries(
+        [
+          'org',
+          'email',
+          'name',
+          'user',
+          'role',
+          'ttl',
+          'permissions',
+          'agents',
+          'per-minute',
+          'per-hour',
+          'expires',
+          'phone',
+        ].map((o) => [o, { type: 'string' as const }]),
+      ),
+    },
   });
   const [command, ...rest] = positionals;
   if (!command || command === 'help') {
@@ -148,7 +173,7 @@ async function main(): Promise<void> {
   const database = await openDatabase(config, createLogger({ LOG_LEVEL: 'warn' }));
   try {
     const result = await run(command, rest, values, database);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await database.close();
   }

@@ -12,6 +12,11 @@ const configSchema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   DATA_DIR: z.string().default('./.data'),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  /**
+   * Running as root from a directory the postgres system user cannot enter (mode 0700), the
+   * embedded PostgreSQL's binaries and cluster are kept here instead (one cluster per DATA_DIR).
+   */
+  EMBEDDED_PG_SHARED_DIR: z.string().default('/var/lib/voice-agent-api'),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
   JWT_SECRET: z.string().min(32).optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */

@@ -9,7 +9,8 @@ import { migrationConfig } from './db/knex.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
-import { bootstrap } from './ops/bootstrap.js';
+import { loadDotEnv } from './env-file.js';
+import { bootstrap, shellExports } from './ops/bootstrap.js';
 import { OpsRepository } from './ops/ops.repository.js';
 import { withJwtSecret } from './ops/dev-secret.js';
 
@@ -24,9 +25,16 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
       'First start: a demo organization was created.',
       JSON.stringify(demo, null, 2),
       '',
+      'Set BASE, KEY, TOKEN and AGENT for the examples (paste into your shell):',
+      '',
+      shellExports(base, { apiKey: demo.api_key, token: demo.dashboard_token, agentId: demo.agent.id }),
+      '',
       'Try it:',
-      `  curl -H 'X-API-Key: ${demo.api_key}' ${base}/v1/agents`,
-      `  curl -H 'Authorization: Bearer ${demo.dashboard_token}' ${base}/v1/api-keys`,
+      `  curl -H "X-API-Key: $KEY" $BASE/v1/agents`,
+      `  curl -H "Authorization: Bearer $TOKEN" $BASE/v1/api-keys`,
+      '',
+      'Lost these? npm run cli -- credentials --new-key --env prints a fresh token and a new key',
+      '(the key is stored hashed and cannot be shown again; a new one is created instead).',
       '',
     ].join('\n'),
   );
@@ -34,6 +42,7 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
 
 /** parseConfig -> open database -> migrate -> createApp -> listen; SIGTERM drains, then closes the pool. */
 async function main(): Promise<void> {
+  loadDotEnv(); // .env, when present; the real environment wins
   const config = withJwtSecret(parseConfig(process.env));
   const logger = createLogger(config);
   const database = await openDatabase(config, logger);

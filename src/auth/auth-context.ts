@@ -28,13 +28,16 @@ export function reachableOrganizations(auth: AuthContext): string[] {
   return [...auth.organizations.keys()];
 }
 
+/** TalkPilot clients match the key's wording ("API key lacks required permission: x"). */
+const CALLER_NAMES = { api_key: 'API key', token: 'Dashboard role' } as const;
+
 /** 403 FORBIDDEN naming the permission unless some reachable organization grants it. */
 export function assertPermission(auth: AuthContext, permission: Permission, organizationId?: string): void {
   const granted =
     organizationId === undefined
       ? organizationsWith(auth, permission).length > 0
       : auth.organizations.get(organizationId)?.has(permission) === true;
-  if (!granted) throw new ForbiddenError(`Missing permission: ${permission}`);
+  if (!granted) throw new ForbiddenError(`${CALLER_NAMES[auth.kind]} lacks required permission: ${permission}`);
 }
 
 export function isAgentAllowed(auth: AuthContext, agentId: string): boolean {

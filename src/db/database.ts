@@ -10,7 +10,12 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   let url = config.DATABASE_URL;
   let stopEmbedded = async () => {};
   if (!url) {
-    const server = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, logger });
+    const server = await startEmbeddedPostgres({
+      dataDir: config.DATA_DIR,
+      port: config.EMBEDDED_PG_PORT,
+      sharedDir: config.EMBEDDED_PG_SHARED_DIR,
+      logger,
+    });
     url = server.url;
     stopEmbedded = server.stop;
   }

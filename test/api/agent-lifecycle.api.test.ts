@@ -187,7 +187,10 @@ describe('POST /v1/agents', () => {
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
       const before = await count();
       const res = await create({ name: 'x', phone_number: ctx.build.phone() }, key.key).expect(403);
-      expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:write' });
+      expect(res.body.error).toMatchObject({
+        code: 'FORBIDDEN',
+        message: 'API key lacks required permission: agents:write',
+      });
       expect(await count()).toBe(before);
     });
 

@@ -350,7 +350,10 @@ describe('PATCH /v1/agents/{agentId}', () => {
       const before = await stored(id);
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
       const res = await patch(id, { name: 'x', colour: 'red' }, key.key).expect(403);
-      expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:write' });
+      expect(res.body.error).toMatchObject({
+        code: 'FORBIDDEN',
+        message: 'API key lacks required permission: agents:write',
+      });
       expect(await stored(id)).toEqual(before);
     });
 

@@ -39,6 +39,11 @@ describe('GET /v1/agents/{agentId}/status', () => {
       accepting_calls: true,
       routed_agent_id: id,
       next_change_at: null,
+      on_vacation: false,
+      vacation_mode: false,
+      vacation_end: null,
+      vacation_notdienst: false,
+      accepting_emergency_calls: true,
     });
   });
 
@@ -163,7 +168,10 @@ describe('GET /v1/agents/{agentId}/status', () => {
     it('is 403 FORBIDDEN naming agents:read for a key without it', async () => {
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:write'] });
       const res = await status(w.agentId, key.key).expect(403);
-      expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:read' });
+      expect(res.body.error).toMatchObject({
+        code: 'FORBIDDEN',
+        message: 'API key lacks required permission: agents:read',
+      });
     });
 
     it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope', async () => {

@@ -90,7 +90,10 @@ describe('GET /v1/agents/{agentId}', () => {
       .get('/v1/agents/00000000-0000-4000-8000-000000000000')
       .set('X-API-Key', key.key)
       .expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:read' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: agents:read',
+    });
   });
 
   it('is 400 naming agentId when it is not a UUID', async () => {

@@ -110,7 +110,7 @@ describe('API key lifecycle', () => {
       rate_limit_per_hour: 5,
     });
     const forbidden = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(403);
-    expect(forbidden.body.error.message).toBe('Missing permission: agents:read');
+    expect(forbidden.body.error.message).toBe('API key lacks required permission: agents:read');
 
     const refused = await ctx.http
       .patch(`/v1/api-keys/${key.id}`)

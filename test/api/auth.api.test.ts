@@ -159,7 +159,7 @@ describe('Errors and request ids', () => {
     expect(missing.body.error).toMatchObject({ code: 'NOT_FOUND', request_id: expect.any(String) });
     const wrong = await ctx.http.put('/v1/organization').set('X-API-Key', w.key).expect(405);
     expect(wrong.body.error.code).toBe('METHOD_NOT_ALLOWED');
-    expect(wrong.headers.allow).toBe('GET');
+    expect(wrong.headers.allow).toBe('GET, PATCH');
     await ctx.http.get('/elsewhere').expect(404);
   });
 

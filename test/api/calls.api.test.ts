@@ -202,7 +202,10 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     const world = await ctx.build.world();
     const key = await ctx.build.apiKey(world.orgId, world.userId, { permissions: ['calls:read'] });
     const res = await ctx.http.post(calls(world.agentId)).set('X-API-Key', key.key).send(callBody()).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: calls:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: calls:write',
+    });
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).first()).toBeUndefined();
     expect(await eventsOf(world.agentId)).toEqual([]);
   });
@@ -325,7 +328,7 @@ describe('GET /v1/agents/{agentId}/calls', () => {
     const writeOnly = await ctx.build.apiKey(world.orgId, world.userId, { permissions: ['calls:write'] });
     expect(
       (await ctx.http.get(calls(world.agentId)).set('X-API-Key', writeOnly.key).expect(403)).body.error.message,
-    ).toBe('Missing permission: calls:read');
+    ).toBe('API key lacks required permission: calls:read');
     const scoped = await ctx.build.apiKey(world.orgId, world.userId, { allowedAgentIds: [] });
     expect((await ctx.http.get(calls(world.agentId)).set('X-API-Key', scoped.key).expect(403)).body.error.code).toBe(
       'AGENT_NOT_ACCESSIBLE',

@@ -69,7 +69,9 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
       tags: ['VIP'],
       note: 'Ruft oft an',
       customer_number: 'K-42',
-      last_contact_date: '2026-11-20',
+      last_contact_date: '2026-11-20T00:00:00.000Z',
+      name_parsed: 'manual',
+      name_source: 'manual',
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -162,8 +164,9 @@ describe('POST /v1/agents/{agentId}/contacts', () => {
       details: [{ field: 'phone_number', message: 'Already in use' }],
     });
     expect((await contactRows(agentId)).map((c: Contact) => c.customer_name)).toEqual(['First']);
-    // The same number as another contact's mobile or landline, or at another agent, is fine.
-    await create(agentId, { customer_name: 'Family', landline_number: '+4930555', mobile_number: '+4930555' }).expect(
+    // The same number as another contact's landline, or at another agent, is fine (a mobile
+    // number becomes the contact's phone_number, so it counts as one).
+    await create(agentId, { customer_name: 'Family', landline_number: '+4930555', mobile_number: '+4930556' }).expect(
       201,
     );
     await create(await ctx.build.freshAgent(w.orgId), { customer_name: 'Elsewhere', phone_number: '+4930555' }).expect(
@@ -241,7 +244,8 @@ describe('PATCH /v1/agents/{agentId}/contacts/{contactId}', () => {
       id: created.body.id,
       agent_id: agentId,
       customer_name: 'A B',
-      phone_number: '+4930111',
+      // A mobile number sent re-derives phone_number.
+      phone_number: '+491711234567',
       mobile_number: '+491711234567',
       note: null,
       tags: ['Y'],
@@ -285,12 +289,13 @@ describe('GET /v1/agents/{agentId}/contacts', () => {
 
   it('filters by a phone number matching any of the three numbers, in any written form', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId);
-    await create(agentId, { customer_name: 'Main', phone_number: '+4930111' }).expect(201);
     await create(agentId, { customer_name: 'Mobile', mobile_number: '+4930111' }).expect(201);
-    await create(agentId, { customer_name: 'Landline', landline_number: '+4930111' }).expect(201);
+    await create(agentId, { customer_name: 'Landline', mobile_number: '+4930555', landline_number: '+4930111' }).expect(
+      201,
+    );
     await create(agentId, { customer_name: 'Other', phone_number: '+4930999' }).expect(201);
     const res = await list(agentId, `?phone_number=${encodeURIComponent('030 111')}`).expect(200);
-    expect(res.body.data.map((c: Contact) => c.customer_name).sort()).toEqual(['Landline', 'Main', 'Mobile']);
+    expect(res.body.data.map((c: Contact) => c.customer_name).sort()).toEqual(['Landline', 'Mobile']);
   });
 
   it('filters by tag case-insensitively', async () => {

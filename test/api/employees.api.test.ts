@@ -336,7 +336,7 @@ describe('DELETE /v1/agents/{agentId}/employees/{employeeId}', () => {
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
       .set('X-API-Key', w.key)
-      .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
+      .send({ name: 'to_linked', description: 'Transfer', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
     const res = await ctx.http
       .delete(`${base(agentId)}/${employee.body.id}`)
@@ -355,7 +355,7 @@ describe('employee phone numbers and linked transfer tools', () => {
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
       .set('X-API-Key', w.key)
-      .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
+      .send({ name: 'to_linked', description: 'Transfer', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
     await ctx.db('agents').where({ id: agentId }).delete();
     await ctx.syncCaches();
@@ -369,7 +369,12 @@ describe('employee phone numbers and linked transfer tools', () => {
     const tool = await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
       .set('X-API-Key', w.key)
-      .send({ name: 'to_linked', tool_type: 'monitored_transfer', employee_id: employee.body.id })
+      .send({
+        name: 'to_linked',
+        description: 'Transfer',
+        tool_type: 'monitored_transfer',
+        employee_id: employee.body.id,
+      })
       .expect(201);
     expect(tool.body.config.phone_number).toBe('+4930444');
     await ctx.http
@@ -387,7 +392,7 @@ describe('employee phone numbers and linked transfer tools', () => {
     await ctx.http
       .post(`/v1/agents/${agentId}/tools`)
       .set('X-API-Key', w.key)
-      .send({ name: 'to_linked', tool_type: 'transfer_call', employee_id: employee.body.id })
+      .send({ name: 'to_linked', description: 'Transfer', tool_type: 'transfer_call', employee_id: employee.body.id })
       .expect(201);
     await ctx.http
       .patch(`${base(agentId)}/${employee.body.id}`)

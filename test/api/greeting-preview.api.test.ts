@@ -159,7 +159,7 @@ describe('POST /v1/agents/{agentId}/greeting/preview', () => {
     it('is 403 FORBIDDEN naming agents:read for a key without it', async () => {
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:read'] });
       expect((await preview(w.agentId, {}, key.key).expect(403)).body.error.message).toBe(
-        'Missing permission: agents:read',
+        'API key lacks required permission: agents:read',
       );
     });
 

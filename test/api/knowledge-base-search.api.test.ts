@@ -187,7 +187,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
       .set('X-API-Key', writeOnly.key)
       .send({ query: 'Rechnung' })
       .expect(403);
-    expect(a.body.error.message).toBe('Missing permission: kb:read');
+    expect(a.body.error.message).toBe('API key lacks required permission: kb:read');
     const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [english] });
     const b = await ctx.http.post(search(german)).set('X-API-Key', scoped.key).send({ query: 'Rechnung' }).expect(403);
     expect(b.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');

@@ -97,7 +97,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base', () => {
       .set('X-API-Key', key.key)
       .send({ title: 'T', content: 'C' })
       .expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: kb:write' });
+    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'API key lacks required permission: kb:write' });
     expect(await ctx.db('kb_documents').count({ n: '*' }).first()).toEqual(before);
   });
 
@@ -195,7 +195,7 @@ describe('GET /v1/agents/{agentId}/knowledge-base', () => {
   it('is 403 without kb:read, 403 AGENT_NOT_ACCESSIBLE out of scope and 404 for another organization', async () => {
     const noRead = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['kb:write'] });
     expect((await ctx.http.get(kb(w.agentId)).set('X-API-Key', noRead.key).expect(403)).body.error.message).toBe(
-      'Missing permission: kb:read',
+      'API key lacks required permission: kb:read',
     );
     const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [] });
     expect((await ctx.http.get(kb(w.agentId)).set('X-API-Key', scoped.key).expect(403)).body.error.code).toBe(
@@ -505,7 +505,7 @@ describe('knowledge-base routes in the API description', () => {
     const methods = (path: string) => Object.keys(doc.body.paths[path] ?? {}).sort();
     expect(methods('/v1/agents/{agentId}/knowledge-base')).toEqual(['get', 'post']);
     expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
-    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}/chunks')).toEqual(['delete', 'get']);
+    expect(methods('/v1/agents/{agentId}/knowledge-base/{documentId}/chunks')).toEqual(['delete', 'get', 'post']);
     expect(methods('/v1/organization/{orgId}/knowledge-base')).toEqual(['get', 'post']);
     expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}')).toEqual(['delete', 'get', 'patch']);
     expect(methods('/v1/organization/{orgId}/knowledge-base/{documentId}/grants')).toEqual(['put']);

@@ -81,7 +81,10 @@ describe('POST /v1/organization/{orgId}/knowledge-base', () => {
       .set('Authorization', bearer(ctx.build.token(member.id)))
       .send({ title: 'T', content: 'C' })
       .expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: kb:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'Dashboard role lacks required permission: kb:write',
+    });
     expect(await ctx.db('kb_documents').count({ n: '*' }).first()).toEqual(before);
   });
 

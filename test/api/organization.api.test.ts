@@ -73,7 +73,7 @@ describe('PATCH /v1/organization/{orgId}', () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['organization:read'] });
     const before = await stored(w.orgId);
     const res = await patch(w.orgId, { auto_delete_done_calls: true }, key.key).expect(403);
-    expect(res.body.error.message).toBe('Missing permission: organization:write');
+    expect(res.body.error.message).toBe('API key lacks required permission: organization:write');
     expect(await stored(w.orgId)).toEqual(before);
   });
 

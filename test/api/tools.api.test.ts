@@ -19,8 +19,12 @@ const base = (agentId: string) => `/v1/agents/${agentId}/tools`;
 type Tool = { id: string; name: string; tool_type: string; config: Record<string, unknown>; [k: string]: unknown };
 type Detail = { field: string; message: string };
 
+/** A description is required on create; tests that are not about it get one. */
 function create(agentId: string, body: Record<string, unknown>, key = w.key) {
-  return ctx.http.post(base(agentId)).set('X-API-Key', key).send(body);
+  return ctx.http
+    .post(base(agentId))
+    .set('X-API-Key', key)
+    .send({ description: 'A test tool', ...body });
 }
 
 function patch(agentId: string, toolId: string, body: Record<string, unknown>, key = w.key) {
@@ -44,23 +48,36 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
     other.id = await ctx.build.freshAgent(w.orgId);
   });
 
+  const sentences = {
+    confirm_calling_number: 'Darf ich Sie unter dieser Nummer erreichen?',
+    ask_mobile: 'Wie lautet Ihre Mobilnummer?',
+    ask_mobile_anonymous: 'Ihre Nummer ist unterdrückt. Wie lautet Ihre Mobilnummer?',
+    ask_other_number: 'Unter welcher Nummer erreichen wir Sie?',
+    ask_email: 'Wie lautet Ihre E-Mail-Adresse?',
+    no_contact: 'Dann notiere ich Ihr Anliegen ohne Rückrufnummer.',
+  };
   const minimal: Record<string, () => Record<string, unknown>> = {
     http_request: () => ({ url: 'https://crm.example.com/lookup' }),
     transfer_call: () => ({ phone_number: '+4930123456' }),
     monitored_transfer: () => ({ phone_number: '+4930123456' }),
     end_call: () => ({}),
-    extract_variable: () => ({
-      variables: [{ name: 'order_number', description: 'The order number', type: 'string', required: true }],
-    }),
-    play_tone: () => ({}),
+    extract_variable: () => ({ variable_name: 'order_number' }),
+    play_tone: () => ({ dtmf_digit: '1' }),
     knowledge_base: () => ({}),
     set_call_result: () => ({}),
-    identify_caller: () => ({}),
+    identify_caller: () => ({
+      lookup_url: 'https://crm.example.com/lookup',
+      fetch_case_url: 'https://crm.example.com/case',
+    }),
     switch_agent: () => ({ target_agent_id: other.id }),
-    verify_value: () => ({ value_name: 'customer_number', contact_field: 'customer_number' }),
-    list_available_slots: () => ({ calendar_id: 'main' }),
-    book_appointment: () => ({ calendar_id: 'main' }),
-    resolve_contact: () => ({}),
+    verify_value: () => ({
+      value: { name: 'plz', type: 'digits' },
+      default_outcome: 'ok',
+      outcomes: { ok: { say: 'Danke.' } },
+    }),
+    list_available_slots: () => ({ business_hours: { mon: [['08:00', '12:00']] } }),
+    book_appointment: () => ({ business_hours: { fri: [['13:00', '17:00']] } }),
+    resolve_contact: () => sentences,
   };
 
   it.each(Object.keys(minimal))('creates a %s tool with 201 and stores its effective config', async (toolType) => {
@@ -75,7 +92,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
       agent_id: agentId,
       name: `my_${toolType}`,
       display_name: null,
-      description: null,
+      description: 'A test tool',
       tool_type: toolType,
       config: expect.objectContaining(minimal[toolType]!()),
       is_enabled: true,
@@ -103,7 +120,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
       method: 'GET',
       headers: [],
       query_params: [],
-      timeout: 5000,
+      timeout: '5000',
       speak_during_execution: false,
       speak_after_execution: true,
     });
@@ -112,7 +129,7 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   it.each([
     [
       'http_request',
-      { url: 'https://x.example', method: 'FETCH', timeout: 50, headers: [{ name: 'Bad Header', value: 'x' }] },
+      { url: 'https://x.example', method: 'FETCH', timeout: '50', headers: [{ name: 'Bad Header', value: 'x' }] },
       ['config.headers[0].name', 'config.method', 'config.timeout'],
     ],
     ['http_request', { method: 'GET' }, ['config.url']],
@@ -121,33 +138,35 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
       { phone_number: 'call me', transfer_mode: 'hot' },
       ['config.phone_number', 'config.transfer_mode'],
     ],
-    ['monitored_transfer', { phone_number: '+4930123', timeout_seconds: 60 }, ['config.timeout_seconds']],
+    ['monitored_transfer', { phone_number: '+4930123', timeout_seconds: 600 }, ['config.timeout_seconds']],
     [
       'extract_variable',
-      {
-        variables: [
-          { name: 'A', description: '' },
-          { name: 'x', description: 'd' },
-          { name: 'x', description: 'd' },
-        ],
-      },
-      ['config.variables', 'config.variables[0].description', 'config.variables[0].name'],
+      { variable_name: '1x', variable_type: 'colour', confirmation_enabled: 'yes' },
+      ['config.confirmation_enabled', 'config.variable_name', 'config.variable_type'],
     ],
-    ['extract_variable', {}, ['config.variables']],
-    ['play_tone', { tone: 'dtmf' }, ['config.dtmf_digits']],
+    ['extract_variable', {}, ['config.variable_name']],
+    ['play_tone', { tone_type: 'beep', volume: 2 }, ['config.dtmf_digit', 'config.tone_type', 'config.volume']],
     ['knowledge_base', { top_k: 0, similarity_threshold: 1.5 }, ['config.similarity_threshold', 'config.top_k']],
-    ['set_call_result', { fields: ['done', 'done'] }, ['config.fields']],
-    ['identify_caller', { match_fields: ['fingerprint'] }, ['config.match_fields[0]']],
-    ['switch_agent', { target_agent_id: 'abc' }, ['config.target_agent_id']],
-    ['verify_value', { value_name: 'x', contact_field: 'password' }, ['config.contact_field']],
+    ['set_call_result', { fields: ['done'] }, ['config.fields']],
+    ['identify_caller', { lookup_url: 'https://x.example' }, ['config.fetch_case_url']],
+    ['switch_agent', { target_agent_id: 'abc', ring_count: 4 }, ['config.ring_count', 'config.target_agent_id']],
+    [
+      'verify_value',
+      {
+        value: { name: 'plz', type: 'digits' },
+        rules: [{ match: 'in', values: ['1'], outcome: 'nope' }],
+        default_outcome: 'ok',
+        outcomes: {},
+      },
+      ['config.default_outcome', 'config.rules[0].outcome'],
+    ],
     [
       'list_available_slots',
-      { calendar_id: 'c', timezone: 'Mars/Olympus', days_ahead: 0 },
-      ['config.days_ahead', 'config.timezone'],
+      { business_hours: { mon: [['12:00', '08:00']], xyz: [] }, duration_minutes: 10 },
+      ['config.business_hours.mon[0]', 'config.business_hours.xyz', 'config.duration_minutes'],
     ],
-    ['book_appointment', {}, ['config.calendar_id']],
-    ['resolve_contact', { update_fields: ['tags'] }, ['config.update_fields[0]']],
-    ['end_call', { goodbye: 'Tschüss' }, ['config.goodbye']],
+    ['book_appointment', {}, ['config.business_hours']],
+    ['end_call', { farewell_message: 'Tschüss' }, ['config.farewell_message']],
   ])('refuses an invalid %s config, naming every field: %j', async (toolType, config, expected) => {
     const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await create(agentId, { name: 'bad', tool_type: toolType, config }).expect(400);
@@ -175,6 +194,15 @@ describe('POST /v1/agents/{agentId}/tools: the 14 types', () => {
   it('refuses an unknown tool type and a missing name', async () => {
     const res = await create(w.agentId, { tool_type: 'teleport' }).expect(400);
     expect(fields(res.body.error.details)).toEqual(['name', 'tool_type']);
+  });
+
+  it('refuses a missing or empty description', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const res = await create(agentId, { name: 'x', tool_type: 'end_call', description: undefined }).expect(400);
+    expect(fields(res.body.error.details)).toEqual(['description']);
+    const empty = await create(agentId, { name: 'x', tool_type: 'end_call', description: ' ' }).expect(400);
+    expect(fields(empty.body.error.details)).toEqual(['description']);
+    expect(await toolRows(agentId)).toEqual([]);
   });
 });
 
@@ -212,12 +240,34 @@ describe('transfer tools and employees', () => {
       name: 'to_erika',
       tool_type: 'transfer_call',
       employee_id: employeeId,
-      config: { phone_number: '+4911111', transfer_mode: 'warm' },
+      config: { transfer_mode: 'warm' },
     }).expect(201);
     expect(res.body).toMatchObject({
       employee_id: employeeId,
       config: { phone_number: '+4930777', transfer_mode: 'warm' },
     });
+  });
+
+  it('refuses a different phone number on an employee-linked tool with 409, on create and PATCH', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const employeeId = await employee(agentId, { name: 'Erika', phone_number: '+4930777' });
+    const refused = await create(agentId, {
+      name: 'to_erika',
+      tool_type: 'transfer_call',
+      employee_id: employeeId,
+      config: { phone_number: '+4911111' },
+    }).expect(409);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'config.phone_number' }] });
+    expect(await toolRows(agentId)).toEqual([]);
+    const tool = await create(agentId, {
+      name: 'to_erika',
+      tool_type: 'transfer_call',
+      employee_id: employeeId,
+      config: { phone_number: '+49 30 777' },
+    }).expect(201);
+    await patch(agentId, tool.body.id, { config: { phone_number: '+4922222' } }).expect(409);
+    await patch(agentId, tool.body.id, { config: { play_hold_music: true } }).expect(200);
+    expect((await toolRows(agentId))[0]!.config).toMatchObject({ phone_number: '+4930777', play_hold_music: true });
   });
 
   it('requires a phone number when no employee is linked', async () => {
@@ -323,7 +373,7 @@ describe('http_request URLs', () => {
       const res = await strict.http
         .post(base(sw.agentId))
         .set('X-API-Key', sw.key)
-        .send({ name: 'h', tool_type: 'http_request', config: { url } })
+        .send({ name: 'h', description: 'd', tool_type: 'http_request', config: { url } })
         .expect(400);
       expect(res.body.error.details).toEqual([{ field: 'config.url', message: expect.any(String) }]);
     });
@@ -332,18 +382,23 @@ describe('http_request URLs', () => {
       await strict.http
         .post(base(sw.agentId))
         .set('X-API-Key', sw.key)
-        .send({ name: 'public', tool_type: 'http_request', config: { url: 'https://api.example.com/v1' } })
+        .send({
+          name: 'public',
+          description: 'd',
+          tool_type: 'http_request',
+          config: { url: 'https://api.example.com/v1' },
+        })
         .expect(201);
     });
   });
 });
 
 describe('GET /v1/agents/{agentId}/tools', () => {
-  it('lists every tool inside data, highest priority first, then by name', async () => {
+  it('lists every tool inside data, highest priority (lowest number) first, then by name', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId);
-    await create(agentId, { name: 'b_low', tool_type: 'end_call', priority: 1 }).expect(201);
-    await create(agentId, { name: 'a_low', tool_type: 'end_call', priority: 1 }).expect(201);
-    await create(agentId, { name: 'z_high', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'b_low', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'a_low', tool_type: 'end_call', priority: 10 }).expect(201);
+    await create(agentId, { name: 'z_high', tool_type: 'end_call', priority: 1 }).expect(201);
     const res = await ctx.http.get(base(agentId)).set('X-API-Key', w.key).expect(200);
     expect(Object.keys(res.body)).toEqual(['data']);
     expect(res.body.data.map((t: Tool) => t.name)).toEqual(['z_high', 'a_low', 'b_low']);
@@ -352,7 +407,7 @@ describe('GET /v1/agents/{agentId}/tools', () => {
 });
 
 describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
-  it('changes the given fields, replaces and validates the config, ignores unknown fields', async () => {
+  it('changes the given fields, merges and validates the config, ignores unknown fields', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await create(agentId, { name: 'kb', tool_type: 'knowledge_base', config: { top_k: 3 } }).expect(201);
     const res = await patch(agentId, tool.body.id, {
@@ -364,7 +419,7 @@ describe('PATCH /v1/agents/{agentId}/tools/{toolId}', () => {
       bogus: 1,
     }).expect(200);
     expect(res.body).toMatchObject({ name: 'kb', display_name: 'Wissen', is_enabled: false, priority: 7 });
-    expect(res.body.config).toEqual({ top_k: 5, similarity_threshold: 0.8 });
+    expect(res.body.config).toEqual({ top_k: 3, similarity_threshold: 0.8 });
   });
 
   it('refuses a change of tool_type but accepts the current one', async () => {
@@ -467,7 +522,7 @@ describeAgentSubResource(
     write: 'tools:write',
     itemSchema: ToolSchema,
     listSchema: z.object({ data: z.array(ToolSchema) }),
-    createBody: () => ({ name: `generated_${++generatedTools}`, tool_type: 'end_call' }),
+    createBody: () => ({ name: `generated_${++generatedTools}`, tool_type: 'end_call', description: 'Generated' }),
     bodies: { patch: { display_name: 'Changed' } },
     state: (agentId) => toolRows(agentId),
     memberReads: true,

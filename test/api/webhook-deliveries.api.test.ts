@@ -96,7 +96,10 @@ describe('GET /v1/agents/{agentId}/webhook-deliveries', () => {
   it('is 403 FORBIDDEN naming agents:read for a key without it', async () => {
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:read'] });
     const res = await list(w.agentId, key.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:read' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: agents:read',
+    });
   });
 
   it('is 403 AGENT_NOT_ACCESSIBLE for an agent outside the key scope', async () => {
@@ -147,7 +150,10 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
     const { agentId, deliveryIds } = await agentWithDeliveries(w, 1);
     const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
     const res = await redeliver(agentId, deliveryIds[0]!, key.key).expect(403);
-    expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Missing permission: agents:write' });
+    expect(res.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'API key lacks required permission: agents:write',
+    });
     expect(await queuedSends(deliveryIds[0]!)).toBe(1);
     expect(await ctx.db('webhook_deliveries').where({ id: deliveryIds[0] }).first()).toMatchObject({
       status: 'succeeded',

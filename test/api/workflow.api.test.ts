@@ -223,14 +223,16 @@ describe('PUT /v1/agents/{agentId}/workflow', () => {
       const id = await agentWithTools();
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
       const res = await put(id, workflow([step('a', [])]), key.key).expect(403);
-      expect(res.body.error.message).toBe('Missing permission: agents:write');
+      expect(res.body.error.message).toBe('API key lacks required permission: agents:write');
       expect((await stored(id)).workflow).toBeNull();
       await get(id, key.key).expect(200);
     });
 
     it('is 403 FORBIDDEN naming agents:read on GET for a key without it', async () => {
       const key = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:write'] });
-      expect((await get(w.agentId, key.key).expect(403)).body.error.message).toBe('Missing permission: agents:read');
+      expect((await get(w.agentId, key.key).expect(403)).body.error.message).toBe(
+        'API key lacks required permission: agents:read',
+      );
     });
 
     it('is 403 AGENT_NOT_ACCESSIBLE outside the key scope and writes nothing', async () => {

@@ -155,6 +155,13 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     thinking_sound_enabled: z.boolean(),
     thinking_sound_volume: between(0, 1),
     aic_enhancement_enabled: z.boolean(),
+    // TalkPilot's vacation mode (older pages and every example file).
+    vacation_mode: z.boolean(),
+    vacation_end: z.iso
+      .datetime({ offset: true, message: 'Must be an ISO 8601 date-time, e.g. 2026-04-01T00:00:00Z' })
+      .nullable()
+      .openapi({ description: 'Vacation mode ends by itself at this moment; null = until switched off' }),
+    vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { holidayLookup } from './holidays.js';
 import { isWithinSchedule, nextScheduleChange, type Holiday, type Schedule } from './schedule.js';
+import { vacationStatus, type VacationFields, type VacationStatus } from './vacation.js';
 import { zonedParts } from './zoned-time.js';
 
 /** The zone of an agent without a schedule (holidays are still reported for its day). */
@@ -11,7 +12,7 @@ export type StatusAgent = {
   is_active: boolean;
   schedule: Schedule | null;
   bundesland: string;
-};
+} & VacationFields;
 
 export type AgentStatus = {
   id: string;
@@ -25,7 +26,7 @@ export type AgentStatus = {
   accepting_calls: boolean;
   routed_agent_id: string | null;
   next_change_at: string | null;
-};
+} & VacationStatus;
 
 /**
  * Availability at `now`: `schedule: null` is always open; a public holiday of the agent's state on
@@ -41,7 +42,10 @@ export function agentStatus(
   const holidayOn = holidayLookup(agent.bundesland);
   const holiday = holidayOn(zonedParts(timezone, now).date);
   const within = agent.schedule ? isWithinSchedule(agent.schedule, holidayOn, now) : true;
-  const accepting = agent.is_active && within;
+  const scheduled = agent.is_active && within;
+  const vacation = vacationStatus(agent, scheduled, now);
+  // On vacation the agent takes no regular calls: they go to the backup.
+  const accepting = scheduled && !vacation.on_vacation;
   const next = agent.schedule ? nextScheduleChange(agent.schedule, holidayOn, now) : null;
   return {
     id: agent.id,
@@ -55,5 +59,6 @@ export function agentStatus(
     accepting_calls: accepting,
     routed_agent_id: accepting ? agent.id : backup?.is_active ? backup.id : null,
     next_change_at: next ? next.toISOString() : null,
+    ...vacation,
   };
 }

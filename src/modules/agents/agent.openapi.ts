@@ -26,12 +26,22 @@ export const AgentStatusSchema = z
     is_within_schedule: z.boolean().openapi({ description: 'true without a schedule; false on a public holiday' }),
     is_holiday: z.boolean(),
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
-    accepting_calls: z.boolean().openapi({ description: 'is_active and is_within_schedule' }),
+    accepting_calls: z.boolean().openapi({
+      description: 'is_active and is_within_schedule, and not on vacation (then the backup takes the calls)',
+    }),
     routed_agent_id: z.uuid().nullable().openapi({ description: 'This agent, its active backup, or null' }),
     next_change_at: z.iso
       .datetime()
       .nullable()
       .openapi({ description: 'When is_within_schedule next flips; null if never' }),
+    on_vacation: z.boolean().openapi({ description: 'vacation_mode is set and vacation_end (if any) has not passed' }),
+    vacation_mode: z.boolean(),
+    vacation_end: z.iso.datetime().nullable(),
+    vacation_notdienst: z.boolean(),
+    accepting_emergency_calls: z.boolean().openapi({
+      description:
+        'Emergency (Notdienst) calls reach this agent: as accepting_calls, and during vacation only with vacation_notdienst',
+    }),
   })
   .openapi('AgentStatus');
 

@@ -2,6 +2,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
+  ApiKeyListItemSchema,
   ApiKeySchema,
   CreateApiKeySchema,
   CreatedApiKeySchema,
@@ -21,7 +22,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     security: tokenOnly,
     request: { query: ListApiKeysQuery },
     responses: {
-      200: json(z.object({ data: z.array(ApiKeySchema) }), 'The keys (never their values)'),
+      200: json(z.object({ data: z.array(ApiKeyListItemSchema) }), 'The keys (never their values)'),
       ...errorResponses(400, 401, 403),
     },
   });

@@ -18,6 +18,9 @@ export type ApiKeyRecord = {
   updated_at: Date;
 };
 
+/** A key as the list shows it: with the names TalkPilot's dashboard clients display. */
+export type ApiKeyListRecord = ApiKeyRecord & { organization_name: string; created_by_email: string | null };
+
 export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'last_used_at' | 'created_at' | 'updated_at'> & { key_hash: string };
 
 // The hash never leaves this file: every read names the columns a response may show.
@@ -41,14 +44,16 @@ const COLUMNS = [
 export class ApiKeyRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
-  async list(organizationIds: string[]): Promise<ApiKeyRecord[]> {
-    return this.db('api_keys')
-      .whereIn('organization_id', organizationIds)
+  async list(organizationIds: string[]): Promise<ApiKeyListRecord[]> {
+    return this.db('api_keys as k')
+      .join('organizations as o', 'o.id', 'k.organization_id')
+      .leftJoin('users as u', 'u.id', 'k.created_by')
+      .whereIn('k.organization_id', organizationIds)
       .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
+        { column: 'k.created_at', order: 'desc' },
+        { column: 'k.id', order: 'desc' },
       ])
-      .select(COLUMNS);
+      .select([...COLUMNS.map((c) => `k.${c}`), 'o.name as organization_name', 'u.email as created_by_email']);
   }
 
   async find(id: string, organizationIds: string[]): Promise<ApiKeyRecord | undefined> {

@@ -74,6 +74,12 @@ export const ApiKeySchema = z
   })
   .openapi('ApiKey');
 
+export const ApiKeyListItemSchema = ApiKeySchema.extend({
+  organization_name: z.string().openapi({ description: 'Name of the home organization' }),
+  created_by_email: z.string().nullable().openapi({ description: "The creator's e-mail address" }),
+  is_own: z.boolean().openapi({ description: 'Created by the calling user' }),
+}).openapi('ApiKeyListItem');
+
 export const CreatedApiKeySchema = ApiKeySchema.extend({
   key: z.string().openapi({
     description: 'The raw key; returned only in this response',

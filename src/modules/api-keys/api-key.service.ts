@@ -3,7 +3,7 @@ import { generateApiKey } from '../../auth/api-key-format.js';
 import type { Clock } from '../../clock.js';
 import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { parse, parseBody } from '../../http/validate.js';
-import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import type { ApiKeyListRecord, ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { CreateApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
 
 /** API key management: dashboard token, developer_admin role, in the organizations where it is held. */
@@ -23,10 +23,12 @@ export class ApiKeyService {
     return orgs;
   }
 
-  async list(auth: AuthContext, query: unknown): Promise<{ data: ApiKeyRecord[] }> {
+  /** Keys of the caller's developer_admin organizations; `is_own` marks the ones the caller created. */
+  async list(auth: AuthContext, query: unknown): Promise<{ data: (ApiKeyListRecord & { is_own: boolean })[] }> {
     const orgs = this.adminOrganizations(auth);
     const { organization_id } = parse(ListApiKeysQuery, query, 'Invalid query parameters');
-    return { data: await this.keys.list(organization_id ? orgs.filter((o) => o === organization_id) : orgs) };
+    const keys = await this.keys.list(organization_id ? orgs.filter((o) => o === organization_id) : orgs);
+    return { data: keys.map((key) => ({ ...key, is_own: key.created_by === auth.userId })) };
   }
 
   async create(auth: AuthContext, body: unknown): Promise<ApiKeyRecord & { key: string }> {

@@ -21,6 +21,8 @@ export type CallRow = {
   disconnection_reason: string | null;
   call_summary: string | null;
   transcript: TranscriptEntry[] | null;
+  audio_file_url: string | null;
+  final_score: number | null;
   employee_id: string | null;
   /** The linked employee's name (joined on read). */
   employee_name?: string | null;
@@ -63,12 +65,14 @@ export function toCall(row: CallRow) {
     is_purged: row.is_purged,
     deleted_at: row.deleted_at,
     updated_at: row.updated_at,
+    audio_file_url: row.audio_file_url,
+    final_score: row.final_score,
   };
 }
 
-/** List items leave the transcript out; GET one call has it. */
+/** List items leave the transcript, recording and score out; GET one call has them. */
 export function toCallListItem(row: CallRow) {
-  const { transcript: _transcript, ...item } = toCall(row);
+  const { transcript: _transcript, audio_file_url: _audio, final_score: _score, ...item } = toCall(row);
   return item;
 }
 
@@ -192,7 +196,7 @@ export class CallRepository {
           FOR UPDATE OF c SKIP LOCKED
        )
        UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
-              call_summary = NULL, note = NULL, is_purged = true, purged_at = :now, updated_at = :now
+              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now
          FROM expired WHERE c.id = expired.id`,
       { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
     );

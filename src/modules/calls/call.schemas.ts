@@ -41,6 +41,13 @@ export const IntakeCallSchema = z
     disconnection_reason: optionalText(255),
     call_summary: optionalText(20_000),
     transcript: transcript.nullable().optional(),
+    audio_file_url: z
+      .url({ protocol: /^https?$/, message: 'Must be an http(s) URL' })
+      .max(4096)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Where the recording is stored; returned as given, never re-signed' }),
+    final_score: z.number().min(1).max(10).nullable().optional().openapi({ description: 'Call quality, 1 to 10' }),
     employee_id: uuidField().nullable().optional(),
     note: optionalText(10_000),
   })
@@ -107,5 +114,10 @@ export const CallSchema = z
   .object({
     ...callFields,
     transcript: z.string().nullable().openapi({ description: 'JSON array of {role, text}, serialized into a string' }),
+    audio_file_url: z.string().nullable().openapi({
+      description:
+        'The stored recording URL as the telephony layer reported it (not re-signed: it may have expired); null once purged',
+    }),
+    final_score: z.number().nullable().openapi({ description: 'Call quality score, 1 to 10' }),
   })
   .openapi('Call');

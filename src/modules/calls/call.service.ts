@@ -121,6 +121,8 @@ export class CallService {
       disconnection_reason: input.disconnection_reason ?? null,
       call_summary: input.call_summary ?? null,
       transcript: input.transcript ?? null,
+      audio_file_url: input.audio_file_url ?? null,
+      final_score: input.final_score ?? null,
       employee_id: input.employee_id ?? null,
       note: input.note ?? null,
       deleted_at: trash ? now : null,

@@ -12,10 +12,42 @@ const SALUTATIONS = new Map([
   ['frau', 'Frau'],
 ]);
 
-/** `first last`, or whichever part exists; null without either. */
-export function composeName(firstName: string | null, lastName: string | null): string | null {
-  const name = [firstName, lastName].filter((p): p is string => !!p).join(' ');
-  return name === '' ? null : name;
+/**
+ * `First Last`; without a first name the salutation leads (`Herr Fey`), as a German display name
+ * reads; null without first and last name.
+ */
+export function composeName(
+  firstName: string | null,
+  lastName: string | null,
+  salutation: string | null = null,
+): string | null {
+  if (!firstName && !lastName) return null;
+  const parts = firstName ? [firstName, lastName] : [salutation, lastName];
+  return parts.filter((p): p is string => !!p).join(' ');
+}
+
+/** How the name parts came about (TalkPilot's name_parsed); the agent greets by name unless unclear. */
+export type NameParsed = 'auto' | 'llm' | 'manual' | 'unclear';
+
+/**
+ * name_parsed after a change: parts sent explicitly are manual; a name sent alone is auto when it
+ * could be split, unclear when not (or cleared); nothing name-related sent keeps the current value.
+ */
+export function nameParsed(current: NameParsed | null, changes: Partial<NameParts>, result: NameParts): NameParsed {
+  const partsSent = changes.first_name !== undefined || changes.last_name !== undefined;
+  if (partsSent) return 'manual';
+  if (changes.customer_name !== undefined) {
+    return result.customer_name !== null && (result.first_name !== null || result.last_name !== null)
+      ? 'auto'
+      : 'unclear';
+  }
+  if (changes.salutation !== undefined && current === null) return 'manual';
+  return current ?? (result.first_name !== null || result.last_name !== null ? 'manual' : 'unclear');
+}
+
+/** Whether the request touches the name at all (then a person maintains it: name_source manual). */
+export function nameSent(changes: Partial<NameParts>): boolean {
+  return (['customer_name', 'salutation', 'first_name', 'last_name'] as const).some((k) => changes[k] !== undefined);
 }
 
 /**
@@ -52,12 +84,12 @@ export function splitName(name: string): {
 export function resolveNames(current: NameParts, changes: Partial<NameParts>): NameParts {
   const merged: NameParts = { ...current, ...changes };
   const partsSent = changes.first_name !== undefined || changes.last_name !== undefined;
-  const nameSent = changes.customer_name !== undefined;
-  if (partsSent && !nameSent) {
-    const composed = composeName(merged.first_name, merged.last_name);
+  const fullNameSent = changes.customer_name !== undefined;
+  if ((partsSent || changes.salutation !== undefined) && !fullNameSent) {
+    const composed = composeName(merged.first_name, merged.last_name, merged.salutation);
     return composed === null ? merged : { ...merged, customer_name: composed };
   }
-  if (nameSent && !partsSent) {
+  if (fullNameSent && !partsSent) {
     const split =
       merged.customer_name === null
         ? { salutation: null, first_name: null, last_name: null }

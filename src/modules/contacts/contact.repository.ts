@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { dateColumn } from '../../db/date-column.js';
 import type { Db } from '../../db/knex.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
 
@@ -17,10 +16,15 @@ export type ContactFields = {
   tags: string[];
   note: string | null;
   customer_number: string | null;
-  last_contact_date: string | null;
+  last_contact_date: Date | null;
+  name_parsed: 'auto' | 'llm' | 'manual' | 'unclear';
+  name_source: 'ai' | 'manual';
 };
 
-export type Contact = ContactFields & { id: string; agent_id: string; created_at: Date; updated_at: Date };
+type ContactRow = ContactFields & { id: string; agent_id: string; created_at: Date; updated_at: Date };
+
+/** As the API shows it: a customer number that is a number is shown as one (TalkPilot's type). */
+export type Contact = Omit<ContactRow, 'customer_number'> & { customer_number: number | string | null };
 
 export type ContactFilters = { phone_number?: string; tag?: string; search?: string };
 
@@ -43,6 +47,8 @@ const COLUMNS = [
   'note',
   'customer_number',
   'last_contact_date',
+  'name_parsed',
+  'name_source',
   'created_at',
   'updated_at',
 ];
@@ -59,8 +65,18 @@ const SEARCHED = [
   'landline_number',
 ];
 
-function toContact(row: Record<string, unknown>): Contact {
-  return { ...(row as Contact), last_contact_date: dateColumn(row.last_contact_date as Date | null) };
+const PLAIN_NUMBER = /^(0|[1-9]\d{0,15})$/;
+
+function toContact(row: ContactRow): Contact {
+  const number = row.customer_number;
+  const numeric = number !== null && PLAIN_NUMBER.test(number) && Number.isSafeInteger(Number(number));
+  return { ...row, customer_number: numeric ? Number(number) : number };
+}
+
+/** The stored fields of a contact as the API showed it (to apply a change to). */
+export function storedFields(contact: Contact): ContactFields {
+  const { id: _id, agent_id: _agent, created_at: _c, updated_at: _u, customer_number, ...fields } = contact;
+  return { ...fields, customer_number: customer_number === null ? null : String(customer_number) };
 }
 
 /** `%`, `_` and `\` taken literally in an ILIKE pattern (backslash is PostgreSQL's default escape). */
@@ -86,7 +102,7 @@ export class ContactRepository {
         for (const column of SEARCHED) q.orWhereRaw('?? ILIKE ?', [column, pattern]);
       });
     }
-    return paginate<Record<string, unknown>, Contact>(
+    return paginate<ContactRow, Contact>(
       query.select(COLUMNS),
       page,
       [

@@ -31,11 +31,36 @@ const fields = {
   tags: z
     .array(text({ max: 50 }))
     .max(50, 'At most 50 tags')
-    .transform(cleanTags)
-    .openapi({ description: 'Trimmed, empty ones dropped, de-duplicated case-insensitively', example: ['VIP'] }),
+    .nullable()
+    .transform((tags) => cleanTags(tags ?? []))
+    .openapi({
+      description: 'Trimmed, empty ones dropped, de-duplicated case-insensitively; null means none',
+      example: ['VIP'],
+    }),
   note: optionalText(5000),
-  customer_number: optionalText(100),
-  last_contact_date: z.iso.date({ message: 'Must be a date (YYYY-MM-DD)' }).nullable(),
+  // TalkPilot sends a number; a text customer number (e.g. "K-42") stays possible.
+  customer_number: z
+    .union(
+      [
+        z
+          .number()
+          .int('Must be an integer')
+          .min(0, 'Must not be negative')
+          .max(Number.MAX_SAFE_INTEGER)
+          .transform(String),
+        text({ max: 100 }),
+      ],
+      { message: 'Must be a number or a text of at most 100 characters' },
+    )
+    .nullable()
+    .openapi({ description: 'A number (TalkPilot) or a text such as K-42' }),
+  last_contact_date: z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+      message: 'Must be an ISO 8601 date-time (or a date, meaning its midnight UTC)',
+    })
+    .transform((v) => new Date(v.length === 10 ? `${v}T00:00:00Z` : v))
+    .nullable()
+    .openapi({ type: 'string', format: 'date-time', example: '2026-11-20T14:30:00Z' }),
 };
 
 export const CreateContactSchema = z
@@ -100,8 +125,18 @@ export const ContactSchema = z
     company: z.string().nullable(),
     tags: z.array(z.string()),
     note: z.string().nullable(),
-    customer_number: z.string().nullable(),
-    last_contact_date: z.iso.date().nullable(),
+    customer_number: z
+      .union([z.number().int(), z.string()])
+      .nullable()
+      .openapi({ description: 'A number when it is one (digits without a leading zero), else the text' }),
+    last_contact_date: z.iso.datetime().nullable(),
+    name_parsed: z.enum(['auto', 'llm', 'manual', 'unclear']).openapi({
+      description:
+        'Read-only. manual: parts sent; auto: split from customer_name; unclear: not split (the agent does not greet by name)',
+    }),
+    name_source: z.enum(['ai', 'manual']).openapi({
+      description: 'Read-only. manual: maintained by a person (API or dashboard); ai: captured from calls',
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })

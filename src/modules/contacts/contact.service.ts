@@ -5,9 +5,10 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors/inde
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { resolveNames } from './contact-rules.js';
+import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
 import {
   CONTACT_PHONE_UNIQUE,
+  storedFields,
   type Contact,
   type ContactFields,
   type ContactRepository,
@@ -29,14 +30,26 @@ const EMPTY: ContactFields = {
   note: null,
   customer_number: null,
   last_contact_date: null,
+  name_parsed: 'unclear',
+  name_source: 'manual',
 };
 
-/** The fields to store: the request applied to `current`, with the name rules. */
-function applyChanges(current: ContactFields, input: ContactInput): ContactFields {
+/**
+ * The fields to store: the request applied to `current`, with the name rules, and phone_number
+ * derived from the mobile number (preferred) or the landline whenever either is sent.
+ */
+function applyChanges(current: ContactFields, input: ContactInput, isNew: boolean): ContactFields {
   const changes = Object.fromEntries(
     Object.entries(input).filter(([, v]) => v !== undefined),
   ) as Partial<ContactFields>;
-  return { ...current, ...changes, ...resolveNames(current, changes) };
+  const names = resolveNames(current, changes);
+  const merged = { ...current, ...changes, ...names };
+  if (changes.mobile_number !== undefined || changes.landline_number !== undefined) {
+    merged.phone_number = merged.mobile_number ?? merged.landline_number ?? merged.phone_number;
+  }
+  merged.name_parsed = nameParsed(isNew ? null : current.name_parsed, changes, names);
+  if (nameSent(changes)) merged.name_source = 'manual';
+  return merged;
 }
 
 /** A contact must say who it is or how to reach it. */
@@ -75,7 +88,7 @@ export class ContactService {
 
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body));
+    const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body), true);
     assertIdentifiable(fields);
     await this.assertPhoneFree(agent.id, fields.phone_number);
     return this.guardPhone(fields.phone_number, () => this.contacts.insert(agent, fields, this.clock.now()));
@@ -83,14 +96,8 @@ export class ContactService {
 
   async update(auth: AuthContext, agentId: string, contactId: string, body: unknown): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    const {
-      id: _id,
-      agent_id: _agent,
-      created_at: _c,
-      updated_at: _u,
-      ...current
-    } = this.found(await this.contacts.find(agent.id, contactId));
-    const fields = applyChanges(current, parseBody(UpdateContactSchema, body));
+    const current = storedFields(this.found(await this.contacts.find(agent.id, contactId)));
+    const fields = applyChanges(current, parseBody(UpdateContactSchema, body), false);
     assertIdentifiable(fields);
     if (fields.phone_number !== current.phone_number)
       await this.assertPhoneFree(agent.id, fields.phone_number, contactId);

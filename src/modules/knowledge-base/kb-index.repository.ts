@@ -17,6 +17,7 @@ export type SearchHit = {
   document_title: string;
   scope: 'agent' | 'organization';
   position: number;
+  chunk_index: number;
   content: string;
   score: number;
 };
@@ -37,6 +38,8 @@ export class KnowledgeBaseIndexRepository {
   async claim(documentId: string, jobId: string, now: Date, staleBefore: Date): Promise<ClaimedDocument | undefined> {
     const [row] = await this.db('kb_documents as d')
       .where('d.id', documentId)
+      // Chunks brought by the client are never overwritten by the pipeline.
+      .andWhere('d.chunk_source', 'pipeline')
       .andWhere((state) =>
         state
           .where('d.status', 'pending')
@@ -119,8 +122,12 @@ export class KnowledgeBaseIndexRepository {
   /** Documents whose processing looks abandoned, or that waited in pending too long. */
   async findStale(staleBefore: Date, limit = 500): Promise<string[]> {
     const rows: { id: string }[] = await this.db('kb_documents')
-      .where((q) => q.where('status', 'processing').andWhere('processing_started_at', '<=', staleBefore))
-      .orWhere((q) => q.where('status', 'pending').andWhere('updated_at', '<=', staleBefore))
+      .where('chunk_source', 'pipeline')
+      .andWhere((stale) =>
+        stale
+          .where((q) => q.where('status', 'processing').andWhere('processing_started_at', '<=', staleBefore))
+          .orWhere((q) => q.where('status', 'pending').andWhere('updated_at', '<=', staleBefore)),
+      )
       .orderBy('updated_at')
       .limit(limit)
       .select('id');
@@ -136,7 +143,8 @@ export class KnowledgeBaseIndexRepository {
       `WITH q AS (
          SELECT cfg, to_tsquery(cfg::regconfig, :tsQuery) AS query FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
        )
-       SELECT c.id AS chunk_id, c.document_id, d.title AS document_title, d.scope, c.position, c.content,
+       SELECT c.id AS chunk_id, c.document_id, d.title AS document_title, d.scope, c.position,
+              c.position AS chunk_index, c.content,
               ts_rank(c.tsv, q.query, 1 | 32) AS score
          FROM kb_chunks c
          JOIN q ON q.cfg = c.ts_config AND c.tsv @@ q.query

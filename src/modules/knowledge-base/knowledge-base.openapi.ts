@@ -13,6 +13,8 @@ import {
 import { z } from '../../openapi/zod.js';
 import {
   ChunkSchema,
+  CreateChunksSchema,
+  CreatedChunksSchema,
   CreateDocumentSchema,
   CreateOrganizationDocumentSchema,
   DocumentSchema,
@@ -30,7 +32,10 @@ const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
 const OrgParams = z.object({ orgId: z.uuid() });
 const OrgDocumentParams = z.object({ orgId: z.uuid(), documentId: z.uuid() });
 const ListQuery = PaginationQuerySchema.extend({
-  status: z.enum(KB_STATUSES).optional().openapi({ description: 'Only documents in this processing status' }),
+  status: z
+    .enum([...KB_STATUSES, 'completed'])
+    .optional()
+    .openapi({ description: 'Only documents in this processing status; completed is another name for ready' }),
 });
 
 const base = '/v1/agents/{agentId}/knowledge-base';
@@ -94,6 +99,18 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     summary: 'List the chunks of a document in order (kb:read)',
     request: { params: DocumentParams, query: PaginationQuerySchema },
     responses: { 200: json(paginated(ChunkSchema), 'A page of chunks'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/{documentId}/chunks`,
+    summary:
+      'Add chunks the client made itself, 1 to 100 per request, with optional embeddings (stored, never returned) (kb:write). The document becomes ready and the pipeline no longer re-chunks it; 409 for a chunk_index it already has',
+    request: { params: DocumentParams, body: jsonBody(CreateChunksSchema) },
+    responses: {
+      201: json(CreatedChunksSchema, 'The stored chunks'),
+      ...agentErrors,
+      ...errorResponses(409),
+    },
   });
   agentRoute({
     method: 'delete',

@@ -2,6 +2,46 @@ import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import type { ChunkInput } from './knowledge-base.schemas.js';
+import type { TsConfig } from './text-search.js';
+
+type ChunkRow = {
+  id: string;
+  document_id: string;
+  agent_id: string | null;
+  position: number;
+  content: string;
+  token_count: number | null;
+  metadata: Record<string, unknown> | null;
+  created_at: Date;
+};
+
+/** A chunk as the API shows it: never the embedding. */
+function toChunk(row: ChunkRow) {
+  return {
+    id: row.id,
+    document_id: row.document_id,
+    agent_id: row.agent_id,
+    chunk_index: row.position,
+    position: row.position,
+    content: row.content,
+    token_count: row.token_count,
+    metadata: row.metadata,
+    created_at: row.created_at,
+  };
+}
+export type KnowledgeBaseChunk = ReturnType<typeof toChunk>;
+
+const CHUNK_COLUMNS = [
+  'c.id',
+  'c.document_id',
+  'd.agent_id',
+  'c.position',
+  'c.content',
+  'c.token_count',
+  'c.metadata',
+  'c.created_at',
+];
 
 export type DocumentRow = {
   id: string;
@@ -16,6 +56,8 @@ export type DocumentRow = {
   chunk_count: number;
   error_message: string | null;
   language: string | null;
+  /** `client` once the client posted its own chunks: the pipeline no longer touches the document. */
+  chunk_source: 'pipeline' | 'client';
   content_version: number;
   processing_started_at: Date | null;
   processing_job_id: string | null;
@@ -26,10 +68,11 @@ export type DocumentRow = {
 export type NewDocument = Pick<
   DocumentRow,
   'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'
-> & {
-  created_at: Date;
-  updated_at: Date;
-};
+> &
+  Partial<Pick<DocumentRow, 'chunk_source' | 'status'>> & {
+    created_at: Date;
+    updated_at: Date;
+  };
 
 export type DocumentChanges = Partial<Pick<DocumentRow, 'title' | 'content' | 'language'>>;
 
@@ -114,11 +157,23 @@ export class KnowledgeBaseRepository {
     trx: Knex.Transaction,
     current: DocumentRow,
     changes: DocumentChanges,
-    reprocess: boolean,
+    reprocess: boolean | 'await-client-chunks',
     now: Date,
   ): Promise<DocumentRow> {
     const values: Record<string, unknown> = { ...changes, updated_at: now };
-    if (reprocess) {
+    if (reprocess === 'await-client-chunks') {
+      // Emptied content: the document now waits for the client's chunks instead of the pipeline.
+      Object.assign(values, {
+        content_version: trx.raw('content_version + 1'),
+        chunk_source: 'client',
+        status: 'ready',
+        chunk_count: 0,
+        error_message: null,
+        processing_started_at: null,
+        processing_job_id: null,
+      });
+      await trx('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
+    } else if (reprocess) {
       Object.assign(values, {
         content_version: trx.raw('content_version + 1'),
         status: 'pending',
@@ -141,12 +196,73 @@ export class KnowledgeBaseRepository {
     await this.db('kb_documents').where({ id: documentId, organization_id: organizationId }).delete();
   }
 
-  async listChunks(organizationId: string, documentId: string, page: PageParams) {
-    const query = this.db('kb_chunks').where({ document_id: documentId, organization_id: organizationId });
-    return paginate(query.select('id', 'document_id', 'position', 'content', 'created_at'), page, [
-      { column: 'position', order: 'asc' },
-      { column: 'id', order: 'asc' },
-    ]);
+  async listChunks(organizationId: string, documentId: string, page: PageParams): Promise<Page<KnowledgeBaseChunk>> {
+    const query = this.db('kb_chunks as c')
+      .join('kb_documents as d', 'd.id', 'c.document_id')
+      .where({ 'c.document_id': documentId, 'c.organization_id': organizationId });
+    return paginate<ChunkRow, KnowledgeBaseChunk>(
+      query.select(CHUNK_COLUMNS),
+      page,
+      [
+        { column: 'c.position', order: 'asc' },
+        { column: 'c.id', order: 'asc' },
+      ],
+      toChunk,
+    );
+  }
+
+  /** The chunk_index values among `indexes` the document already has. */
+  async takenChunkIndexes(trx: Knex.Transaction, documentId: string, indexes: number[]): Promise<number[]> {
+    const rows: { position: number }[] = await trx('kb_chunks')
+      .where({ document_id: documentId })
+      .whereIn('position', indexes)
+      .select('position');
+    return rows.map((r) => r.position);
+  }
+
+  /**
+   * Stores chunks the client brought, indexed for search like the pipeline's, and makes the
+   * document a ready, client-chunked one (a running pipeline job then finds nothing to finish).
+   */
+  async insertClientChunks(
+    trx: Knex.Transaction,
+    document: DocumentRow,
+    chunks: ChunkInput[],
+    tsConfig: TsConfig,
+    now: Date,
+  ): Promise<KnowledgeBaseChunk[]> {
+    const rows: ChunkRow[] = await trx('kb_chunks')
+      .insert(
+        chunks.map((c) => ({
+          document_id: document.id,
+          organization_id: document.organization_id,
+          position: c.chunk_index,
+          content: c.content,
+          token_count: c.token_count ?? null,
+          metadata: c.metadata === undefined ? null : JSON.stringify(c.metadata),
+          embedding: c.embedding ?? null,
+          ts_config: tsConfig,
+          tsv: trx.raw('to_tsvector(?::regconfig, ?)', [tsConfig, c.content]),
+          created_at: now,
+        })),
+      )
+      .returning(['id', 'document_id', 'position', 'content', 'token_count', 'metadata', 'created_at']);
+    const [{ count }] = await trx('kb_chunks').where({ document_id: document.id }).count({ count: '*' });
+    await trx('kb_documents')
+      .where({ id: document.id, organization_id: document.organization_id })
+      .update({
+        chunk_source: 'client',
+        status: 'ready',
+        chunk_count: Number(count),
+        error_message: null,
+        content_version: trx.raw('content_version + 1'),
+        processing_started_at: null,
+        processing_job_id: null,
+        updated_at: now,
+      });
+    return rows
+      .map((row) => toChunk({ ...row, agent_id: document.agent_id }))
+      .sort((a, b) => a.chunk_index - b.chunk_index);
   }
 
   async deleteChunks(organizationId: string, documentId: string, now: Date): Promise<void> {

@@ -52,6 +52,11 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
     res.json(await kb.listChunks(authOf(req), agentId, documentId, req.query));
   });
 
+  router.post('/:documentId/chunks', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    res.status(201).json(await kb.createChunks(authOf(req), agentId, documentId, req.body));
+  });
+
   router.delete('/:documentId/chunks', async (req, res) => {
     const { agentId, documentId } = parse(documentParams, req.params);
     await kb.deleteChunks(authOf(req), agentId, documentId);

@@ -10,18 +10,70 @@ export const KB_SCOPES = ['agent', 'organization'] as const;
 
 const title = text({ min: 1, max: 500 });
 const content = text({ min: 1, max: 100_000 });
+/** Empty content is a placeholder for a document whose chunks the client brings (POST .../chunks). */
+const placeholderContent = text({ max: 100_000 }).openapi({
+  description: 'Empty: the document waits for chunks from the client (POST .../chunks) and is not processed',
+});
 
-export const CreateDocumentSchema = z.object({ title, content }).openapi('CreateKnowledgeBaseDocument');
+export const CreateDocumentSchema = z
+  .object({ title, content: placeholderContent })
+  .openapi('CreateKnowledgeBaseDocument');
 
 /** Only title and content are used; every other field (status, scope, ...) is ignored. */
 export const UpdateDocumentSchema = z
-  .object({ title: title.optional(), content: content.optional() })
+  .object({ title: title.optional(), content: placeholderContent.optional() })
   .openapi('UpdateKnowledgeBaseDocument');
+
+/** Older clients filter by `completed`, the former name of `ready`. */
+const statusFilter = z.preprocess(
+  (v) => (v === 'completed' ? 'ready' : v),
+  z.enum(KB_STATUSES, { message: `Must be one of ${KB_STATUSES.join(', ')} (or completed, meaning ready)` }),
+);
 
 export const ListDocumentsQuery = z.object({
   ...paginationShape,
-  status: z.enum(KB_STATUSES, { message: `Must be one of ${KB_STATUSES.join(', ')}` }).optional(),
+  status: statusFilter.optional().openapi({ description: 'completed is accepted as another name for ready' }),
 });
+
+export const EMBEDDING_DIMENSIONS = 1536;
+const MAX_METADATA_BYTES = 16_384;
+
+const ChunkInputSchema = z.strictObject({
+  content: text({ min: 1, max: 100_000 }),
+  chunk_index: z.number().int('Must be an integer').min(0, 'Must be at least 0').max(1_000_000),
+  token_count: z.number().int('Must be an integer').min(0, 'Must be at least 0').max(1_000_000).optional(),
+  metadata: z
+    .record(z.string(), z.unknown(), { message: 'Must be an object' })
+    .refine(
+      (m) => JSON.stringify(m).length <= MAX_METADATA_BYTES,
+      `Must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+    )
+    .optional(),
+  embedding: z
+    .array(z.number().refine(Number.isFinite, 'Must be a finite number'))
+    .length(EMBEDDING_DIMENSIONS, `Must have exactly ${EMBEDDING_DIMENSIONS} numbers (text-embedding-3-small)`)
+    .optional()
+    .openapi({ description: 'Stored, never returned', writeOnly: true }),
+});
+
+export const CreateChunksSchema = z
+  .object({
+    chunks: z
+      .array(ChunkInputSchema)
+      .min(1, 'Must have 1 to 100 chunks')
+      .max(100, 'Must have 1 to 100 chunks')
+      .superRefine((chunks, ctx) => {
+        const seen = new Set<number>();
+        chunks.forEach((c, i) => {
+          if (typeof c?.chunk_index !== 'number') return;
+          if (seen.has(c.chunk_index))
+            ctx.addIssue({ code: 'custom', path: [i, 'chunk_index'], message: 'Repeats an earlier chunk_index' });
+          seen.add(c.chunk_index);
+        });
+      }),
+  })
+  .openapi('CreateKnowledgeBaseChunks');
+export type ChunkInput = z.output<typeof ChunkInputSchema>;
 
 export const SearchSchema = z
   .object({
@@ -52,11 +104,19 @@ export const ChunkSchema = z
   .object({
     id: z.uuid(),
     document_id: z.uuid(),
-    position: z.number().int().openapi({ description: 'Order of the chunk in its document, from 0' }),
+    agent_id: z.uuid().nullable().openapi({ description: "The document's agent; null for organization documents" }),
+    chunk_index: z.number().int().openapi({ description: 'Order of the chunk in its document, from 0' }),
+    position: z.number().int().openapi({ description: 'Same as chunk_index (kept for existing clients)' }),
     content: z.string(),
+    token_count: z.number().int().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),
   })
   .openapi('KnowledgeBaseChunk');
+
+export const CreatedChunksSchema = z
+  .object({ data: z.array(ChunkSchema), inserted_count: z.number().int() })
+  .openapi('CreatedKnowledgeBaseChunks');
 
 export const SearchResultSchema = z
   .object({
@@ -67,6 +127,7 @@ export const SearchResultSchema = z
         document_title: z.string(),
         scope: z.enum(KB_SCOPES),
         position: z.number().int(),
+        chunk_index: z.number().int(),
         content: z.string(),
         score: z.number().openapi({ description: 'Relevance between 0 and 1; higher is better' }),
       }),

@@ -1,7 +1,7 @@
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
-import { ForbiddenError, NotFoundError } from '../../errors/index.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { paginationQuery, type Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { KnowledgeBaseJobs } from '../../jobs/kb-processor.js';
@@ -10,16 +10,18 @@ import type { KnowledgeBaseIndexRepository, SearchHit } from './kb-index.reposit
 import {
   toDocument,
   type DocumentRow,
+  type KnowledgeBaseChunk,
   type KnowledgeBaseDocument,
   type KnowledgeBaseRepository,
 } from './knowledge-base.repository.js';
 import {
+  CreateChunksSchema,
   CreateDocumentSchema,
   ListDocumentsQuery,
   SearchSchema,
   UpdateDocumentSchema,
 } from './knowledge-base.schemas.js';
-import { orQuery, searchTerms } from './text-search.js';
+import { orQuery, searchTerms, textSearchConfig } from './text-search.js';
 
 /** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */
 export class KnowledgeBaseService {
@@ -38,11 +40,15 @@ export class KnowledgeBaseService {
     return this.documents.listVisible(agent, status, page);
   }
 
-  /** 201 with the new document in `pending`; its processing job commits with it. */
+  /**
+   * 201 with the new document in `pending`; its processing job commits with it. Empty content is
+   * a placeholder: the document is `ready` with no chunks at once and waits for the client's chunks.
+   */
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<KnowledgeBaseDocument> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     const input = parseBody(CreateDocumentSchema, body);
     const now = this.clock.now();
+    const placeholder = input.content === '';
     const row = await this.db.transaction(async (trx) => {
       const created = await this.documents.insert(trx, {
         organization_id: agent.organization_id,
@@ -51,10 +57,11 @@ export class KnowledgeBaseService {
         title: input.title,
         content: input.content,
         language: null,
+        ...(placeholder ? { chunk_source: 'client' as const, status: 'ready' } : {}),
         created_at: now,
         updated_at: now,
       });
-      await this.jobs.enqueue(created.id, trx);
+      if (!placeholder) await this.jobs.enqueue(created.id, trx);
       return created;
     });
     return toDocument(row);
@@ -65,7 +72,11 @@ export class KnowledgeBaseService {
     return toDocument(await this.visible(agent, documentId));
   }
 
-  /** Title and/or content; only a changed content sends the document back to pending. */
+  /**
+   * Title and/or content; a changed content sends a pipeline document back to pending. A document
+   * with client chunks keeps them (the content is stored only); emptied content makes a pipeline
+   * document wait for client chunks.
+   */
   async update(auth: AuthContext, agentId: string, documentId: string, body: unknown): Promise<KnowledgeBaseDocument> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
@@ -76,8 +87,10 @@ export class KnowledgeBaseService {
       const contentChanged = input.content !== undefined && input.content !== current.content;
       const titleChanged = input.title !== undefined && input.title !== current.title;
       if (!contentChanged && !titleChanged) return current;
-      const updated = await this.documents.update(trx, current, input, contentChanged, this.clock.now());
-      if (contentChanged) await this.jobs.enqueue(current.id, trx);
+      const pipeline = current.chunk_source === 'pipeline';
+      const reprocess = contentChanged && pipeline && (input.content === '' ? 'await-client-chunks' : true);
+      const updated = await this.documents.update(trx, current, input, reprocess, this.clock.now());
+      if (reprocess === true) await this.jobs.enqueue(current.id, trx);
       return updated;
     });
     return toDocument(row);
@@ -100,6 +113,39 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     await this.documents.deleteChunks(agent.organization_id, documentId, this.clock.now());
+  }
+
+  /**
+   * Chunks the client brings (1 to 100 per request), with optional embeddings that are stored but
+   * never returned. The document becomes a client-chunked one: `ready`, never re-chunked by the
+   * pipeline, and searchable. A chunk_index the document already has is 409.
+   */
+  async createChunks(
+    auth: AuthContext,
+    agentId: string,
+    documentId: string,
+    body: unknown,
+  ): Promise<{ data: KnowledgeBaseChunk[]; inserted_count: number }> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    await this.writable(agent, documentId);
+    const { chunks } = parseBody(CreateChunksSchema, body);
+    const data = await this.db.transaction(async (trx) => {
+      const document = await this.documents.lock(trx, agent.organization_id, documentId);
+      if (!document || document.agent_id !== agent.id) throw new NotFoundError('Document');
+      const indexes = chunks.map((c) => c.chunk_index);
+      const taken = new Set(await this.documents.takenChunkIndexes(trx, document.id, indexes));
+      if (taken.size > 0) {
+        throw new ConflictError(
+          'The document already has chunks with these chunk_index values; delete its chunks first',
+          indexes.flatMap((index, i) =>
+            taken.has(index) ? [{ field: `chunks[${i}].chunk_index`, message: 'Already taken' }] : [],
+          ),
+        );
+      }
+      const tsConfig = textSearchConfig(document.language ?? (agent.language as string | null));
+      return this.documents.insertClientChunks(trx, document, chunks, tsConfig, this.clock.now());
+    });
+    return { data, inserted_count: data.length };
   }
 
   /** The best-matching chunks of the ready documents the agent sees, best first. */

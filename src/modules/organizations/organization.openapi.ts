@@ -19,9 +19,23 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: '/v1/organization/{orgId}',
     tags: ['Organization'],
-    summary: 'Update organization settings (organization:write): auto_delete_done_calls, notdienst_bereiche',
+    summary:
+      'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored',
     security: anyAuth,
     request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
+    responses: {
+      200: json(OrganizationSchema, 'The updated organization'),
+      ...errorResponses(400, 401, 403, 404, 413, 429),
+    },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: '/v1/organization',
+    tags: ['Organization'],
+    summary:
+      "Older form without an id (organization:write): changes the only organization the caller may change, or an API key's home organization; 400 when several are possible",
+    security: anyAuth,
+    request: { body: jsonBody(OrganizationPatchSchema) },
     responses: {
       200: json(OrganizationSchema, 'The updated organization'),
       ...errorResponses(400, 401, 403, 404, 413, 429),

@@ -1,37 +1,83 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 
-export type OrganizationRow = {
+export type OrganizationRecord = {
   id: string;
   name: string;
   auto_delete_done_calls: boolean;
+  cascade_done_same_number: boolean;
+  calendar_status_update: boolean;
+  forward_call_email: boolean;
+  transfer_popup_enabled: boolean;
   notdienst_bereiche: string[];
+  max_concurrent_calls: number | null;
+  concurrency_overflow_number: string | null;
   created_at: Date;
   updated_at: Date;
 };
 
-const COLUMNS = ['id', 'name', 'auto_delete_done_calls', 'notdienst_bereiche', 'created_at', 'updated_at'];
+/** As the API shows it: no emergency-duty areas is null (one emergency service for everything). */
+export type OrganizationRow = Omit<OrganizationRecord, 'notdienst_bereiche'> & { notdienst_bereiche: string[] | null };
+
+export type OrganizationChanges = Partial<
+  Pick<
+    OrganizationRecord,
+    | 'auto_delete_done_calls'
+    | 'cascade_done_same_number'
+    | 'calendar_status_update'
+    | 'forward_call_email'
+    | 'transfer_popup_enabled'
+    | 'notdienst_bereiche'
+    | 'updated_at'
+  >
+>;
+
+const COLUMNS = [
+  'id',
+  'name',
+  'auto_delete_done_calls',
+  'cascade_done_same_number',
+  'calendar_status_update',
+  'forward_call_email',
+  'transfer_popup_enabled',
+  'notdienst_bereiche',
+  'max_concurrent_calls',
+  'concurrency_overflow_number',
+  'created_at',
+  'updated_at',
+];
+
+function toOrganization(row: OrganizationRecord): OrganizationRow {
+  return { ...row, notdienst_bereiche: row.notdienst_bereiche.length > 0 ? row.notdienst_bereiche : null };
+}
 
 export class OrganizationRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
   async listByIds(ids: string[]): Promise<OrganizationRow[]> {
     if (ids.length === 0) return [];
-    return this.db('organizations')
+    const rows: OrganizationRecord[] = await this.db('organizations')
       .whereIn('id', ids)
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .select(COLUMNS);
+    return rows.map(toOrganization);
   }
 
   async findById(id: string): Promise<OrganizationRow | undefined> {
-    return this.db('organizations').where({ id }).first(COLUMNS);
+    const row: OrganizationRecord | undefined = await this.db('organizations').where({ id }).first(COLUMNS);
+    return row && toOrganization(row);
   }
 
-  async update(
-    id: string,
-    fields: Partial<Pick<OrganizationRow, 'auto_delete_done_calls' | 'notdienst_bereiche' | 'updated_at'>>,
-  ): Promise<OrganizationRow | undefined> {
-    const [row] = await this.db('organizations').where({ id }).update(fields).returning(COLUMNS);
-    return row;
+  /** The home organization of an API key (older clients PATCH /v1/organization without an id). */
+  async homeOfApiKey(keyId: string): Promise<string | undefined> {
+    const row: { organization_id: string } | undefined = await this.db('api_keys')
+      .where({ id: keyId })
+      .first('organization_id');
+    return row?.organization_id;
+  }
+
+  async update(id: string, fields: OrganizationChanges): Promise<OrganizationRow | undefined> {
+    const [row]: OrganizationRecord[] = await this.db('organizations').where({ id }).update(fields).returning(COLUMNS);
+    return row && toOrganization(row);
   }
 }

@@ -10,6 +10,9 @@ export function organizationRouter(organizations: OrganizationService): Router {
   router.get('/', async (req, res) => {
     res.json(await organizations.list(authOf(req)));
   });
+  router.patch('/', async (req, res) => {
+    res.json(await organizations.updateImplicit(authOf(req), req.body));
+  });
   router.patch('/:orgId', async (req, res) => {
     const { orgId } = parse(orgIdParams, req.params);
     res.json(await organizations.update(authOf(req), orgId, req.body));

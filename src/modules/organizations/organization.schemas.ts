@@ -6,7 +6,19 @@ export const OrganizationSchema = z
     id: z.uuid(),
     name: z.string(),
     auto_delete_done_calls: z.boolean(),
-    notdienst_bereiche: z.array(z.string()),
+    cascade_done_same_number: z.boolean(),
+    calendar_status_update: z.boolean(),
+    forward_call_email: z.boolean(),
+    transfer_popup_enabled: z.boolean(),
+    notdienst_bereiche: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'Emergency-duty areas; null = one emergency service for everything' }),
+    max_concurrent_calls: z.number().int().nullable().openapi({ description: 'Read-only; null = unlimited' }),
+    concurrency_overflow_number: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Read-only; where calls over the limit go (E.164); null = busy tone' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -16,11 +28,25 @@ export const OrganizationSchema = z
 export const OrganizationPatchSchema = z
   .object({
     auto_delete_done_calls: z.boolean().optional(),
+    cascade_done_same_number: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Marking a call done also marks the open calls from the same number' }),
+    calendar_status_update: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Employee status follows their connected calendars' }),
+    forward_call_email: z.boolean().optional().openapi({ description: 'Calls may be forwarded by e-mail' }),
+    transfer_popup_enabled: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Employees see a caller card with the transcript on transfer' }),
     notdienst_bereiche: z
       .array(text({ min: 1, max: 200, trim: true }))
       .max(100, 'Must have at most 100 items')
-      .transform((items) => [...new Set(items)])
+      .nullable()
+      .transform((items) => [...new Set(items ?? [])])
       .optional()
-      .openapi({ description: 'Emergency-duty areas; trimmed, duplicates removed' }),
+      .openapi({ description: 'Emergency-duty areas; trimmed, duplicates removed; [] or null = none' }),
   })
   .openapi('OrganizationPatch');

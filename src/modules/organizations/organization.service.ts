@@ -5,7 +5,7 @@ import {
   type AuthContext,
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { NotFoundError } from '../../errors/index.js';
+import { NotFoundError, ValidationError } from '../../errors/index.js';
 import { parseBody } from '../../http/validate.js';
 import type { OrganizationRepository, OrganizationRow } from './organization.repository.js';
 import { OrganizationPatchSchema } from './organization.schemas.js';
@@ -38,5 +38,22 @@ export class OrganizationService {
     const row = await this.organizations.update(id, { ...changes, updated_at: this.clock.now() });
     if (!row) throw new NotFoundError('Organization');
     return row;
+  }
+
+  /**
+   * `PATCH /v1/organization` without an id (older TalkPilot pages): the one organization the caller
+   * may change, or an API key's home organization; otherwise the id must be given.
+   */
+  async updateImplicit(auth: AuthContext, body: unknown): Promise<OrganizationRow> {
+    assertPermission(auth, 'organization:write');
+    const writable = organizationsWith(auth, 'organization:write');
+    const home = auth.apiKeyId ? await this.organizations.homeOfApiKey(auth.apiKeyId) : undefined;
+    const target = writable.length === 1 ? writable[0] : home && writable.includes(home) ? home : undefined;
+    if (!target) {
+      throw new ValidationError('Several organizations are reachable: use PATCH /v1/organization/{orgId}', [
+        { field: 'orgId', message: 'Required when the caller can change several organizations' },
+      ]);
+    }
+    return this.update(auth, target, body);
   }
 }

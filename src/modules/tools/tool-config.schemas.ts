@@ -24,20 +24,7 @@ export type ToolType = (typeof TOOL_TYPES)[number];
 /** Tool types that forward the call to a phone number, and so may be linked to an employee. */
 export const TRANSFER_TOOL_TYPES: readonly ToolType[] = ['transfer_call', 'monitored_transfer'];
 
-const variableName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'Must match ^[a-z][a-z0-9_]{0,63}$');
 const message = (max = 1000) => text({ min: 1, max, trim: true });
-const uniqueBy = <T>(key: (item: T) => string, what: string) =>
-  [(items: T[]) => new Set(items.map(key)).size === items.length, `${what} must be unique`] as const;
-
-function isTimeZone(value: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const timezone = z.string().refine(isTimeZone, 'Must be an IANA time zone').default('Europe/Berlin');
 
 // RFC 9110 token for header names; values without line breaks (no header injection).
 const nameValueList = (kind: 'header' | 'query') =>
@@ -54,6 +41,14 @@ const nameValueList = (kind: 'header' | 'query') =>
     .max(50)
     .default([]);
 
+// TalkPilot's form: a string of milliseconds ("5000"). The older number of seconds is refused.
+const timeoutMs = z
+  .string({ message: 'Must be a string of milliseconds, e.g. "5000"' })
+  .regex(/^\d{1,6}$/, 'Must be a string of milliseconds, e.g. "5000"')
+  .refine((v) => Number(v) >= 100 && Number(v) <= 30000, 'Must be between "100" and "30000" milliseconds')
+  .default('5000')
+  .openapi({ description: 'Milliseconds as a string, 100 to 30000', example: '5000' });
+
 const HttpRequestConfig = z
   .strictObject({
     url: text({ max: 2048 }).openapi({
@@ -63,8 +58,8 @@ const HttpRequestConfig = z
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
     headers: nameValueList('header'),
     query_params: nameValueList('query'),
-    body_template: text({ max: 10000 }).optional(),
-    timeout: z.number().int().min(100).max(30000).default(5000).openapi({ description: 'Milliseconds' }),
+    body_template: z.string().max(10000).optional(),
+    timeout: timeoutMs,
     speak_during_execution: z.boolean().default(false),
     speak_after_execution: z.boolean().default(true),
     execution_message: message(500)
@@ -92,44 +87,39 @@ const MonitoredTransferConfig = z
       .number()
       .int()
       .min(5)
-      .max(45)
+      .max(120)
       .optional()
-      .openapi({ description: "Default: the agent's transfer_timeout_seconds" }),
+      .openapi({ description: "Seconds to wait for an answer; default: the agent's transfer_timeout_seconds" }),
     fallback_message: message(500).optional().openapi({ description: 'Said when nobody answers' }),
   })
   .openapi('MonitoredTransferToolConfig');
 
-const EndCallConfig = z.strictObject({ farewell_message: message().optional() }).openapi('EndCallToolConfig');
+const EndCallConfig = z
+  .strictObject({ goodbye_message: message().optional().openapi({ description: 'Said before hanging up' }) })
+  .openapi('EndCallToolConfig');
 
 const ExtractVariableConfig = z
   .strictObject({
-    variables: z
-      .array(
-        z.strictObject({
-          name: variableName,
-          description: message(500),
-          type: z.enum(['string', 'number', 'boolean', 'date']).default('string'),
-          required: z.boolean().default(false),
-        }),
-      )
-      .min(1)
-      .max(50)
-      .refine(...uniqueBy((v: { name: string }) => v.name, 'Variable names')),
+    variable_name: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'Must match ^[A-Za-z][A-Za-z0-9_]{0,63}$')
+      .openapi({ example: 'email' }),
+    variable_type: z.enum(['email', 'phone', 'name', 'number', 'date', 'custom']).default('custom'),
+    prompt_text: message(2000).optional().openapi({ description: 'What the agent asks to get the value' }),
+    example_format: message(255).optional().openapi({ example: 'name@example.com' }),
+    confirmation_enabled: z.boolean().default(false),
   })
   .openapi('ExtractVariableToolConfig');
 
 const PlayToneConfig = z
   .strictObject({
-    tone: z.enum(['beep', 'chime', 'dtmf']).default('beep'),
-    dtmf_digits: z
+    tone_type: z.enum(['dtmf']).default('dtmf'),
+    dtmf_digit: z
       .string()
       .regex(/^[0-9*#A-D]{1,32}$/, 'Must be 1..32 of 0-9 * # A-D')
-      .optional(),
-    duration_ms: z.number().int().min(50).max(10000).default(500),
-  })
-  .refine((c) => c.tone !== 'dtmf' || c.dtmf_digits !== undefined, {
-    message: 'Required when tone is dtmf',
-    path: ['dtmf_digits'],
+      .openapi({ example: '1' }),
+    duration: z.number().int().min(50).max(10000).default(500).openapi({ description: 'Milliseconds' }),
+    volume: z.number().min(0).max(1).default(0.8),
   })
   .openapi('PlayToneToolConfig');
 
@@ -141,83 +131,108 @@ const KnowledgeBaseConfig = z
   })
   .openapi('KnowledgeBaseToolConfig');
 
-const CALL_RESULT_FIELDS = ['customer_name', 'customer_request', 'general_success', 'call_summary', 'done'] as const;
 const SetCallResultConfig = z
-  .strictObject({
-    fields: z
-      .array(z.enum(CALL_RESULT_FIELDS))
-      .min(1)
-      .refine(...uniqueBy((f: string) => f, 'Fields'))
-      .default([...CALL_RESULT_FIELDS]),
-  })
-  .openapi('SetCallResultToolConfig');
+  .strictObject({})
+  .openapi('SetCallResultToolConfig', { description: 'No configuration: send {}' });
 
+const digits = (max: number) => z.number().int().min(1).max(max);
 const IdentifyCallerConfig = z
   .strictObject({
-    match_fields: z
-      .array(z.enum(['phone_number', 'customer_number', 'name']))
-      .min(1)
-      .refine(...uniqueBy((f: string) => f, 'Match fields'))
-      .default(['phone_number']),
-    ask_for_name_if_unknown: z.boolean().default(false),
+    lookup_url: z.string().max(2048).openapi({ description: 'Looks the caller up; passes the outgoing-request guard' }),
+    fetch_case_url: z.string().max(2048).openapi({ description: 'Fetches a case by its Aktenzeichen' }),
+    verify_plz_url: z.string().max(2048).optional().openapi({ description: 'Checks a postcode (PLZ)' }),
+    aktenzeichen: z
+      .strictObject({ min_digits: digits(30).default(4), max_digits: digits(30).default(12) })
+      .refine((d) => d.min_digits <= d.max_digits, { message: 'min_digits must not exceed max_digits' })
+      .default({ min_digits: 4, max_digits: 12 }),
+    plz: z.strictObject({ digits: digits(10).default(5) }).default({ digits: 5 }),
   })
   .openapi('IdentifyCallerToolConfig');
 
 const SwitchAgentConfig = z
   .strictObject({
     target_agent_id: uuidField().openapi({ description: 'Another agent of the same organization' }),
-    handover_message: message().optional(),
-    carry_context: z.boolean().default(true),
+    ring_count: z.number().int().min(0).max(3).default(1),
+    intro_instructions: z.string().trim().max(2000).optional(),
   })
   .openapi('SwitchAgentToolConfig');
 
-const CONTACT_FIELDS = [
-  'customer_number',
-  'email',
-  'first_name',
-  'last_name',
-  'address',
-  'company',
-  'phone_number',
-] as const;
+const outcomeKey = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Must be 1..64 of letters, digits, _ and -');
 const VerifyValueConfig = z
   .strictObject({
-    value_name: variableName.openapi({ description: 'What the caller is asked for, e.g. customer_number' }),
-    contact_field: z.enum(CONTACT_FIELDS).openapi({ description: "The caller's contact field the answer must match" }),
-    max_attempts: z.number().int().min(1).max(10).default(3),
-    case_sensitive: z.boolean().default(false),
+    value: z.strictObject({
+      name: z.string().trim().min(1).max(100).openapi({ example: 'plz' }),
+      type: z.enum(['digits', 'text']).default('text'),
+    }),
+    rules: z
+      .array(
+        z.strictObject({
+          match: z.enum(['in']),
+          values: z.array(z.string().max(255)).min(1).max(1000),
+          outcome: outcomeKey,
+        }),
+      )
+      .max(100)
+      .default([]),
+    default_outcome: outcomeKey,
+    unresolved_outcome: outcomeKey.optional(),
+    outcomes: z.record(outcomeKey, z.strictObject({ say: message(2000) })),
+  })
+  .superRefine((c, ctx) => {
+    const known = new Set(Object.keys(c.outcomes));
+    const check = (name: string | undefined, path: (string | number)[]) => {
+      if (name !== undefined && !known.has(name))
+        ctx.addIssue({ code: 'custom', path, message: `Outcome "${name}" is not a key of outcomes` });
+    };
+    c.rules.forEach((rule, i) => check(rule.outcome, ['rules', i, 'outcome']));
+    check(c.default_outcome, ['default_outcome']);
+    check(c.unresolved_outcome, ['unresolved_outcome']);
   })
   .openapi('VerifyValueToolConfig');
 
-const calendarFields = {
-  calendar_id: text({ min: 1, max: 255, trim: true }),
-  duration_minutes: z.number().int().min(5).max(480).default(30),
-  timezone,
-};
-
-const ListAvailableSlotsConfig = z
+const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
+const hoursRange = z
+  .tuple([z.string().regex(HH_MM, 'Must be HH:MM'), z.string().regex(HH_MM, 'Must be HH:MM')])
+  .refine(([start, end]) => start < end, 'The start must be before the end');
+const dayHours = z.array(hoursRange).max(10);
+const BusinessHours = z
   .strictObject({
-    ...calendarFields,
-    days_ahead: z.number().int().min(1).max(90).default(14),
-    max_results: z.number().int().min(1).max(20).default(5),
+    mon: dayHours.optional(),
+    tue: dayHours.optional(),
+    wed: dayHours.optional(),
+    thu: dayHours.optional(),
+    fri: dayHours.optional(),
+    sat: dayHours.optional(),
+    sun: dayHours.optional(),
   })
-  .openapi('ListAvailableSlotsToolConfig');
+  .openapi('BusinessHours', {
+    description: 'Per day a list of [start, end] "HH:MM" (Europe/Berlin); a missing day is closed',
+    example: { mon: [['08:00', '12:00']] },
+  });
 
-const BookAppointmentConfig = z
-  .strictObject({
-    ...calendarFields,
-    require_email: z.boolean().default(false),
-    confirmation_message: message().optional(),
-  })
-  .openapi('BookAppointmentToolConfig');
+const CalendarConfig = z.strictObject({
+  business_hours: BusinessHours,
+  duration_minutes: z.number().int().min(15).max(480).default(60),
+  lead_time_hours: z.number().int().min(0).max(168).default(24),
+  search_window_days: z.number().int().min(1).max(60).default(14),
+  contact_mode: z.enum(['email', 'phone']).default('email'),
+  email_variable: z.string().trim().min(1).max(64).default('email'),
+});
+const ListAvailableSlotsConfig = CalendarConfig.openapi('ListAvailableSlotsToolConfig');
+const BookAppointmentConfig = CalendarConfig.openapi('BookAppointmentToolConfig');
 
+const sentence = z.string().trim().min(5).max(500);
 const ResolveContactConfig = z
   .strictObject({
-    create_if_missing: z.boolean().default(false),
-    update_fields: z
-      .array(z.enum(['salutation', ...CONTACT_FIELDS]))
-      .refine(...uniqueBy((f: string) => f, 'Update fields'))
-      .default([]),
+    employee_name: z.string().trim().min(1).max(100).optional().openapi({ description: 'Fills {mitarbeiter}' }),
+    confirm_calling_number: sentence,
+    ask_mobile: sentence,
+    ask_mobile_anonymous: sentence,
+    ask_other_number: sentence,
+    ask_email: sentence,
+    no_contact: sentence,
+    phone_variable: z.string().trim().min(1).max(64).default('caller_phone'),
+    email_variable: z.string().trim().min(1).max(64).default('email'),
   })
   .openapi('ResolveContactToolConfig');
 

@@ -14,7 +14,18 @@ export type ReferenceInput = {
    * null when the request sent a config its type's schema refused: nothing more to check in it.
    */
   config: { value: ToolConfig; changed: boolean } | null;
+  /** The request's config names a phone_number itself (a linked tool may only repeat the employee's). */
+  phoneSent?: boolean;
 };
+
+export type ReferenceResult = {
+  details: ErrorDetail[];
+  config: ToolConfig;
+  /** A sent phone_number that differs from the linked employee's: a 409, not a 400. */
+  conflict: ErrorDetail | null;
+};
+
+const IDENTIFY_CALLER_URLS = ['lookup_url', 'fetch_case_url', 'verify_plz_url'] as const;
 
 /**
  * The checks of a tool that need the database or the deployment's URL policy: the employee link,
@@ -28,15 +39,22 @@ export class ToolReferences {
     private readonly allowPrivateTargets: boolean,
   ) {}
 
-  async check(agent: AgentRef, input: ReferenceInput): Promise<{ details: ErrorDetail[]; config: ToolConfig }> {
+  async check(agent: AgentRef, input: ReferenceInput): Promise<ReferenceResult> {
     const details: ErrorDetail[] = [];
     let config = input.config?.value ?? {};
+    let conflict: ErrorDetail | null = null;
     const configChanged = input.config?.changed === true;
     if (input.employee.id !== null && (input.employee.changed || configChanged)) {
       const phone = await this.employeePhone(agent, input.toolType, input.employee.id, details);
+      if (phone && input.phoneSent && config.phone_number !== undefined && config.phone_number !== phone) {
+        conflict = {
+          field: 'config.phone_number',
+          message: `The tool is linked to an employee and takes the employee's number (${phone}); unlink it (employee_id: null) to set another`,
+        };
+      }
       if (phone) config = { ...config, phone_number: phone };
     }
-    if (input.config === null) return { details, config };
+    if (input.config === null) return { details, config, conflict };
     if (configChanged || input.employee.changed) {
       const isTransfer = TRANSFER_TOOL_TYPES.includes(input.toolType);
       if (isTransfer && input.employee.id === null && typeof config.phone_number !== 'string') {
@@ -52,8 +70,15 @@ export class ToolReferences {
         const problem = outgoingUrlProblem(String(config.url), { allowPrivate: this.allowPrivateTargets });
         if (problem) details.push({ field: 'config.url', message: problem });
       }
+      if (input.toolType === 'identify_caller') {
+        for (const name of IDENTIFY_CALLER_URLS) {
+          if (typeof config[name] !== 'string') continue;
+          const problem = outgoingUrlProblem(config[name], { allowPrivate: this.allowPrivateTargets });
+          if (problem) details.push({ field: `config.${name}`, message: problem });
+        }
+      }
     }
-    return { details, config };
+    return { details, config, conflict };
   }
 
   private async employeePhone(

@@ -13,7 +13,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: base,
     tags,
-    summary: 'List the tools of an agent (tools:read), not paginated, highest priority first',
+    summary: 'List the tools of an agent (tools:read), not paginated, highest priority (lowest number) first',
     security: anyAuth,
     request: { params: AgentParams },
     responses: {

@@ -44,12 +44,12 @@ export class ToolRepository {
     return new ToolRepository(trx);
   }
 
-  /** Highest priority first, then by name. */
+  /** Highest priority first (as TalkPilot: a lower number is a higher priority), then by name. */
   async list(agentId: string): Promise<Tool[]> {
     return this.db('tools')
       .where({ agent_id: agentId })
       .orderBy([
-        { column: 'priority', order: 'desc' },
+        { column: 'priority', order: 'asc' },
         { column: 'name', order: 'asc' },
       ])
       .select(COLUMNS);

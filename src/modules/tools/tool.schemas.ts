@@ -9,21 +9,31 @@ const fields = {
     .regex(/^[a-z][a-z0-9_]{0,99}$/, 'Must match ^[a-z][a-z0-9_]{0,99}$ (lowercase letters, digits, underscores)')
     .openapi({ example: 'transfer_to_office' }),
   display_name: text({ min: 1, max: 255, trim: true }).nullable(),
-  description: text({ max: 5000, trim: true })
-    .nullable()
-    .openapi({ description: 'What the tool does, for the language model' }),
+  description: text({
+    min: 1,
+    max: 2000,
+    trim: true,
+    error: 'Required: what the tool does, for the language model',
+  }).openapi({
+    description: 'What the tool does, for the language model (1 to 2000 characters)',
+  }),
   tool_type: z.enum(TOOL_TYPES, { message: `Must be one of: ${TOOL_TYPES.join(', ')}` }),
   // Checked against the schema of the tool's type by the service (so every problem is reported at once).
   config: z.record(z.string(), z.unknown(), { message: 'Must be an object' }),
   is_enabled: z.boolean(),
-  priority: z.number().int().min(0).max(1000).openapi({ description: 'Higher first in the tool list' }),
+  priority: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .openapi({ description: 'A lower number is a higher priority (listed first)' }),
   employee_id: uuidField().nullable().openapi({ description: 'Transfer tools only: forward to this employee' }),
 };
 
 export const CreateToolSchema = z.object({
   name: fields.name,
   display_name: fields.display_name.default(null),
-  description: fields.description.default(null),
+  description: fields.description,
   tool_type: fields.tool_type,
   config: fields.config.default({}),
   is_enabled: fields.is_enabled.default(true),
@@ -31,7 +41,10 @@ export const CreateToolSchema = z.object({
   employee_id: fields.employee_id.default(null),
 });
 
-/** Unknown fields are ignored; `tool_type` may be sent only with the tool's current type. */
+/**
+ * Unknown fields are ignored; `tool_type` may be sent only with the tool's current type. `config`
+ * is merged into the stored one (a field set to null is removed), then validated as a whole.
+ */
 export const UpdateToolSchema = z.object({
   name: fields.name.optional(),
   display_name: fields.display_name.optional(),
@@ -51,7 +64,10 @@ const ConfigDoc = z
 
 export const CreateToolDoc = CreateToolSchema.extend({ config: ConfigDoc.optional() }).openapi('CreateTool');
 export const UpdateToolDoc = UpdateToolSchema.extend({
-  config: ConfigDoc.optional().openapi({ description: 'Replaces the whole config; validated against the tool type' }),
+  config: z.record(z.string(), z.unknown()).optional().openapi({
+    description:
+      "Merged into the stored config (JSON merge patch: a field set to null is removed, objects merge, lists replace); the result is validated against the tool type's schema",
+  }),
 }).openapi('UpdateTool');
 
 export const ToolSchema = z

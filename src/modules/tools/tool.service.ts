@@ -18,6 +18,7 @@ import {
   type ToolRepository,
 } from './tool.repository.js';
 import { CreateToolSchema, UpdateToolSchema } from './tool.schemas.js';
+import { mergePatch } from './merge-patch.js';
 import { stepsNamingTool } from './workflow-tools.js';
 
 type AgentRef = { id: string; organization_id: string };
@@ -35,6 +36,18 @@ function parseConfig(toolType: ToolType, raw: unknown): { value?: ToolConfig; de
 
 function field(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether the request's own config names a phone number (not one taken over from the stored config). */
+function sendsPhone(config: unknown): boolean {
+  return isPlainObject(config) && config.phone_number !== undefined && config.phone_number !== null;
+}
+
+function conflictError(conflict: ErrorDetail): ConflictError {
+  return new ConflictError("The tool's phone number comes from its linked employee", [conflict]);
 }
 
 function toolTypeOf(body: unknown): ToolType | undefined {
@@ -79,13 +92,15 @@ export class ToolService {
           toolType,
           employee: { id: employeeId.success ? employeeId.data : null, changed: true },
           config: config.value ? { value: config.value, changed: true } : null,
+          phoneSent: sendsPhone(field(body, 'config')),
         })
-      : { details: [], config: {} };
+      : { details: [], config: {}, conflict: null };
     const details = merge(
       [...(base.success ? [] : zodIssuesToDetails(base.error.issues)), ...config.details],
       refs.details,
     );
     if (details.length > 0 || !base.success) throw new ValidationError('Request body is invalid', details);
+    if (refs.conflict) throw conflictError(refs.conflict);
     if (await this.tools.nameTaken(agent.id, base.data.name)) throw this.nameConflict(base.data.name);
     const fields = { ...base.data, config: refs.config };
     return inTransaction(this.db, async (trx) => {
@@ -95,14 +110,20 @@ export class ToolService {
     });
   }
 
-  /** `config` replaces the stored one; a rename is refused while the workflow names the tool. */
+  /**
+   * `config` is merged into the stored one (null removes a field) and the result validated as a
+   * whole; a rename is refused while the workflow names the tool.
+   */
   async update(auth: AuthContext, agentId: string, toolId: string, body: unknown): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const tool = await this.getTool(this.tools, agent.id, toolId);
     const base = UpdateToolSchema.safeParse(body ?? {});
     const input = base.success ? base.data : {};
-    const configSent = field(body, 'config') !== undefined;
-    const config = configSent ? parseConfig(tool.tool_type, field(body, 'config')) : { details: [] };
+    const sentConfig = field(body, 'config');
+    const configSent = sentConfig !== undefined;
+    const config = configSent
+      ? parseConfig(tool.tool_type, isPlainObject(sentConfig) ? mergePatch(tool.config, sentConfig) : sentConfig)
+      : { details: [] };
     const employeeChanged = input.employee_id !== undefined;
     const refs = await this.references.check(agent, {
       toolType: tool.tool_type,
@@ -112,6 +133,7 @@ export class ToolService {
         : config.value
           ? { value: config.value, changed: true }
           : null,
+      phoneSent: sendsPhone(sentConfig),
     });
     const typeChange: ErrorDetail[] =
       input.tool_type !== undefined && input.tool_type !== tool.tool_type
@@ -122,6 +144,7 @@ export class ToolService {
       refs.details,
     );
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
+    if (refs.conflict) throw conflictError(refs.conflict);
     const { tool_type: _type, config: _config, ...changes } = input;
     const fields: Partial<ToolFields> = {
       ...changes,
