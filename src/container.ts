@@ -103,6 +103,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     deps.logger,
     config.READ_CACHE_ENABLED,
+    { maxDelayMs: config.READ_CACHE_RECONNECT_MAX_MS },
   );
   const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);

@@ -83,8 +83,9 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** The database cannot be reached right now; the code stays INTERNAL_ERROR as the contract lists it. */
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'The service is temporarily unavailable') {
-    super('INTERNAL_ERROR', 503, message);
+    super('INTERNAL_ERROR', 503, message, undefined, { 'Retry-After': '1' });
   }
 }

@@ -1,19 +1,9 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../db/pg-errors.js';
 import { AppError, PayloadTooLargeError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
 
 type HttpParserError = Error & { type?: string; status?: number };
-
-const DB_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  '57P01',
-  '57P03',
-  '08006',
-  '08001',
-  '53300',
-]);
 
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
@@ -23,7 +13,7 @@ function toAppError(error: unknown): AppError | undefined {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return new ValidationError('Unsupported request body encoding');
   }
-  if (e?.name === 'KnexTimeoutError' || (e?.code && DB_UNAVAILABLE.has(e.code))) return new ServiceUnavailableError();
+  if (isDatabaseUnavailable(error)) return new ServiceUnavailableError();
   return undefined;
 }
 
@@ -32,7 +22,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const appError = toAppError(error);
     const requestId = req.requestId;
-    if (!appError || appError.status >= 500) {
+    if (appError instanceof ServiceUnavailableError) {
+      // An outage makes every request fail the same way: one short line each, no stack.
+      (req.log ?? logger).warn({ error: (error as Error).message, request_id: requestId }, 'database unavailable');
+    } else if (!appError || appError.status >= 500) {
       (req.log ?? logger).error({ err: error, request_id: requestId }, 'request failed');
     }
     const rendered = appError ?? new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred');
