@@ -45,6 +45,8 @@ import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repos
 import { webhookSecretRouter } from './modules/webhooks/webhook-secret.router.js';
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
+import { WebhookSweepRepository } from './modules/webhooks/webhook-sweep.repository.js';
+import { WebhookSweeper, WebhookSweepWorker } from './modules/webhooks/webhook-sweeper.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
 import { registerContactPaths } from './modules/contacts/contact.openapi.js';
 import { ContactRepository } from './modules/contacts/contact.repository.js';
@@ -119,6 +121,7 @@ export function buildContainer(deps: AppDeps) {
     deps.logger,
   );
   const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
+  const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);
   const toolReferences = new ToolReferences(employeeRepository, agentRepository, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
@@ -197,6 +200,7 @@ export function buildContainer(deps: AppDeps) {
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
   const backgroundWorkers: BackgroundWorker[] = [
     webhookWorker,
+    new WebhookSweepWorker(deps.queue, webhookSweeper),
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
   ];
@@ -205,6 +209,7 @@ export function buildContainer(deps: AppDeps) {
     cache,
     events,
     webhookWorker,
+    webhookSweeper,
     services,
     routes,
     apiKeyRouter: apiKeyRouter(services.apiKeys),
