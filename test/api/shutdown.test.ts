@@ -136,6 +136,7 @@ describe('SIGTERM', () => {
     const tookMs = performance.now() - signalled;
     await load.stop();
 
+    console.info(`shutdown under load: exited ${Math.round(tookMs)} ms after SIGTERM`);
     expect(answer).toMatch(/^HTTP\/1\.1 201 /);
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(code).toBe(0);
@@ -164,6 +165,7 @@ describe('SIGTERM', () => {
     const tookMs = performance.now() - signalled;
     await load.stop();
     stuck.destroy();
+    console.info(`shutdown with a stuck request: exited ${Math.round(tookMs)} ms after SIGTERM`);
 
     expect(code).toBe(0);
     expect(tookMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + EXIT_SLACK_MS);
