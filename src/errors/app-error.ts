@@ -9,7 +9,8 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
   | 'RATE_LIMITED'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  | 'SERVICE_UNAVAILABLE';
 
 /** An error meant for the client: rendered into the spec's envelope by the error handler. */
 export class AppError extends Error {
@@ -83,9 +84,9 @@ export class RateLimitedError extends AppError {
   }
 }
 
-/** The database cannot be reached right now; the code stays INTERNAL_ERROR as the contract lists it. */
+/** The database cannot be reached right now: a client should retry, not report a bug. */
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'The service is temporarily unavailable') {
-    super('INTERNAL_ERROR', 503, message, undefined, { 'Retry-After': '1' });
+    super('SERVICE_UNAVAILABLE', 503, message, undefined, { 'Retry-After': '1' });
   }
 }

@@ -113,7 +113,7 @@ async function outage(refusedAttempts: number): Promise<void> {
     expect(res.status, `request ${i}`).toBe(503);
     expect(res.body).toEqual({
       error: {
-        code: 'INTERNAL_ERROR',
+        code: 'SERVICE_UNAVAILABLE',
         message: 'The service is temporarily unavailable',
         request_id: res.headers['x-request-id'],
       },
