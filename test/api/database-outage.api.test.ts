@@ -33,6 +33,7 @@ let queue: JobQueue;
 let container: Container;
 let http: ReturnType<typeof supertest>;
 const applicationName = `vam-outage-${randomBytes(3).toString('hex')}`;
+let phoneSequence = 1_000_000;
 const recoveries: { refusedAttempts: number; recoveredMs: number }[] = [];
 
 beforeAll(async () => {
@@ -93,7 +94,7 @@ function databaseRequests() {
     http
       .post(`/v1/agents/${w.agentId}/contacts`)
       .set('X-API-Key', w.key)
-      .send({ phone_number: `+4930${Date.now() % 1_000_000_000}`, customer_name: 'Erika' }),
+      .send({ phone_number: `+4930${String(++phoneSequence).padStart(7, '0')}`, customer_name: 'Erika' }),
     http.patch(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).send({ name: 'During outage' }),
     http.get('/v1/api-keys').set('Authorization', `Bearer ${w.token}`),
     http.get('/v1/me').set('Authorization', `Bearer ${w.token}`),
@@ -109,6 +110,8 @@ async function outage(refusedAttempts: number): Promise<void> {
   const refusedBefore = proxy.refused;
   // The first request after the cut may still find a connection that has not noticed yet.
   await expect.poll(async () => (await listCalls()).status, { timeout: RECOVERY_BOUND_MS, interval: 10 }).toBe(503);
+  // Once the listener has noticed too, nothing may be answered from memory any more.
+  await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS, interval: 5 }).toBe(false);
   for (const [i, res] of (await Promise.all(databaseRequests())).entries()) {
     expect(res.status, `request ${i}`).toBe(503);
     expect(res.body).toEqual({
@@ -122,7 +125,6 @@ async function outage(refusedAttempts: number): Promise<void> {
   }
   const health = await http.get('/v1/health').expect(503);
   expect(health.body.checks).toEqual({ database: 'unavailable' });
-  expect(container.cache.isListening).toBe(false);
 
   // Let the outage last: the listener, the pool and pg-boss keep trying and being refused.
   await expect
@@ -162,6 +164,22 @@ describe('a PostgreSQL outage', () => {
     },
     60_000,
   );
+
+  it('survives PostgreSQL terminating every connection (as on a restart): no 500, back within 5 s', async () => {
+    await listCalls().expect(200);
+    proxy.resetPeak();
+    await ctx.db.raw(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name IN (?, ?)`, [
+      applicationName,
+      `${applicationName}/cache-listener`,
+    ]);
+    const terminatedAt = performance.now();
+    const statuses = (await Promise.all(databaseRequests())).map((r) => r.status);
+    expect(statuses.filter((s) => s >= 500 && s !== 503)).toEqual([]);
+    await expect.poll(async () => (await listCalls()).status, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(200);
+    await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(true);
+    expect(performance.now() - terminatedAt).toBeLessThan(RECOVERY_BOUND_MS);
+    expect(proxy.peakUpstream).toBeLessThanOrEqual(POOL_MAX + FIXED_EXTRA);
+  });
 
   it('holds exactly one listening connection after repeated cuts', async () => {
     const { rows } = await ctx.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ?`, [
