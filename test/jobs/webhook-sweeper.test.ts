@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_DISPATCH_QUEUE } from '../../src/events/event.repository.js';
+import { EVENT_DISPATCH_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -23,7 +23,7 @@ async function recordCallEvent(): Promise<{ eventId: string; url: string }> {
   const url = receiver.url('ok');
   const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: url });
   const eventId = await ctx.db.transaction((trx) =>
-    ctx.container.events.record(trx, {
+    ctx.internals.events.record(trx, {
       organization_id: w.orgId,
       agent_id: agent.id,
       type: 'call.completed',
@@ -49,15 +49,15 @@ describe('webhook sweeper', () => {
   it('re-dispatches an event whose dispatch job gave up, once the minimum age has passed', async () => {
     const { eventId, url } = await recordCallEvent();
     await exhaustDispatchJob(eventId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(0);
 
     // Too young: it may still be on its way.
-    expect(await ctx.container.webhookSweeper.run()).toBe(0);
+    expect(await ctx.internals.webhookSweeper.run()).toBe(0);
 
     ctx.clock.advance(2 * 60_000);
-    expect(await ctx.container.webhookSweeper.run()).toBe(1);
-    await ctx.container.webhookWorker.drain();
+    expect(await ctx.internals.webhookSweeper.run()).toBe(1);
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect(receiver.requestsTo(url)[0]!.headers['webhook-id']).toBe(eventId);
     expect(await dispatchedAt(eventId)).not.toBeNull();
@@ -68,14 +68,14 @@ describe('webhook sweeper', () => {
     await exhaustDispatchJob(eventId);
     ctx.clock.advance(2 * 60_000);
 
-    expect(await ctx.container.webhookSweeper.run()).toBe(1);
+    expect(await ctx.internals.webhookSweeper.run()).toBe(1);
     // A second sweep (another instance, the next minute) sees the live job and leaves it.
-    expect(await ctx.container.webhookSweeper.run()).toBe(0);
+    expect(await ctx.internals.webhookSweeper.run()).toBe(0);
     // Even a duplicate dispatch job does nothing once the event is dispatched.
     await ctx.queue.send(EVENT_DISPATCH_QUEUE, { eventId });
-    await ctx.container.webhookWorker.drain();
-    expect(await ctx.container.webhookSweeper.run()).toBe(0);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
+    expect(await ctx.internals.webhookSweeper.run()).toBe(0);
+    await ctx.internals.webhookWorker.drain();
 
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).count({ n: '*' })).toEqual([{ n: 1 }]);
@@ -88,16 +88,16 @@ describe('webhook sweeper', () => {
       eventId,
     ]);
     ctx.clock.advance(2 * 60_000);
-    expect(await ctx.container.webhookSweeper.run()).toBe(0);
-    await ctx.container.webhookWorker.drain();
+    expect(await ctx.internals.webhookSweeper.run()).toBe(0);
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(1);
   });
 
   it('ignores events that were dispatched already', async () => {
     const { eventId } = await recordCallEvent();
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(await dispatchedAt(eventId)).not.toBeNull();
     ctx.clock.advance(2 * 60_000);
-    expect(await ctx.container.webhookSweeper.run()).toBe(0);
+    expect(await ctx.internals.webhookSweeper.run()).toBe(0);
   });
 });

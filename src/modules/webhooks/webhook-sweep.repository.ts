@@ -1,5 +1,5 @@
 import type { Db } from '../../db/knex.js';
-import { EVENT_DISPATCH_QUEUE } from '../../events/event.repository.js';
+import { EVENT_DISPATCH_QUEUE } from '../../jobs/queue-definitions.js';
 
 /** Job states in which pg-boss will still run a job (it may be waiting for a retry). */
 const LIVE_JOB_STATES = ['created', 'retry', 'active'];

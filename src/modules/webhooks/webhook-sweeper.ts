@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import { EVENT_DISPATCH_QUEUE } from '../../events/event.repository.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { WEBHOOK_SWEEP_QUEUE } from '../../jobs/queue-definitions.js';
+import { EVENT_DISPATCH_QUEUE, WEBHOOK_SWEEP_QUEUE } from '../../jobs/queue-definitions.js';
 import type { BackgroundWorker } from '../../jobs/workers.js';
 import type { WebhookSweepRepository } from './webhook-sweep.repository.js';
 
