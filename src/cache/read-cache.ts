@@ -16,6 +16,12 @@ export type ReconnectOptions = {
   minDelayMs?: number;
   /** Cap of the wait between attempts (READ_CACHE_RECONNECT_MAX_MS). */
   maxDelayMs?: number;
+  /**
+   * How often the listening connection is probed with `SELECT 1`; no answer within the same time
+   * counts as lost. Catches a connection that died silently (a NAT or firewall dropping an idle
+   * connection), which would otherwise look alive while missing every announcement.
+   */
+  heartbeatMs?: number;
 };
 
 type Entry<T> = { value: T; at: number };
@@ -52,6 +58,7 @@ export class ReadCache {
   private readonly syncWaiters = new Map<string, () => void>();
   private readonly minDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly heartbeatMs: number;
 
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -64,6 +71,7 @@ export class ReadCache {
   ) {
     this.maxDelayMs = reconnect.maxDelayMs ?? 2000;
     this.minDelayMs = Math.min(reconnect.minDelayMs ?? 100, this.maxDelayMs);
+    this.heartbeatMs = reconnect.heartbeatMs ?? 10_000;
   }
 
   /**
@@ -174,10 +182,13 @@ export class ReadCache {
     while (!this.stopped) {
       const client = this.newClient();
       this.current = client;
+      let lose!: (reason: unknown) => void;
       const closed = new Promise<unknown>((resolve) => {
+        lose = resolve;
         client.once('end', () => resolve(undefined));
         client.on('error', (error) => resolve(error));
       });
+      let heartbeat: NodeJS.Timeout | undefined;
       let outcome: unknown;
       try {
         await client.connect();
@@ -190,15 +201,18 @@ export class ReadCache {
           failures = 0;
         }
         attempted();
+        heartbeat = this.probe(client, lose);
         if (!this.stopped) outcome = await closed;
       } catch (error) {
         attempted();
         outcome = error;
       }
+      clearInterval(heartbeat);
       this.listening = false;
       this.listener = undefined;
       this.clear();
-      // Always close the old client before anything else opens a new one.
+      // Always close the old client before anything else opens a new one (a client with a query
+      // still waiting, such as an unanswered probe, is cut at once rather than waited for).
       await client.end().catch(() => {});
       this.current = undefined;
       if (this.stopped) break;
@@ -211,6 +225,21 @@ export class ReadCache {
       }
       await this.pause(Math.min(this.minDelayMs * 2 ** (failures - 1), this.maxDelayMs));
     }
+  }
+
+  /** Probes the connection every `heartbeatMs`; calls `lose` when a probe fails or gets no answer in time. */
+  private probe(client: pg.Client, lose: (reason: unknown) => void): NodeJS.Timeout {
+    let pending = false;
+    const timer = setInterval(() => {
+      if (pending) return lose(new Error('cache listener heartbeat got no answer'));
+      pending = true;
+      client.query('SELECT 1').then(
+        () => (pending = false),
+        (error: unknown) => lose(error),
+      );
+    }, this.heartbeatMs);
+    timer.unref();
+    return timer;
   }
 
   private newClient(): pg.Client {

@@ -62,6 +62,19 @@ export class TcpProxy {
     upstream.pipe(client);
   }
 
+  /**
+   * Open connections go silent: nothing more is passed in either direction and nothing is closed,
+   * as when a NAT or firewall drops a connection without telling either end. New connections work.
+   */
+  freeze(): void {
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
   /** Drops every connection and refuses new ones until `restore()`. */
   cut(): void {
     this.cutOff = true;
