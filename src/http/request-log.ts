@@ -44,7 +44,11 @@ export function requestLog(logger: Logger, document: OpenApiDocument): HttpLogge
     logger,
     genReqId: (req) => (req as Request).requestId,
     wrapSerializers: false,
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    // 503 is the database being away (expected during an outage, logged once more by the error handler).
+    customLogLevel: (_req, res, error) => {
+      if (res.statusCode === 503) return 'warn';
+      return error || res.statusCode >= 500 ? 'error' : 'info';
+    },
     // Called again when the response has finished: by then authentication has run.
     customProps: (req: IncomingMessage, res: ServerResponse) => {
       if (!res.headersSent) return {};
