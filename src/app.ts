@@ -1,5 +1,4 @@
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import { buildContainer, type AppDeps, type Container } from './container.js';
 import { createAuthentication } from './http/authenticate.js';
 import { requireDashboardToken } from './http/dashboard-token.js';
@@ -9,6 +8,8 @@ import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { requestLog } from './http/request-log.js';
+import { securityHeaders } from './http/security-headers.js';
 import './http/types.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 
@@ -35,18 +36,8 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as express.Request).requestId,
-      wrapSerializers: false,
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(securityHeaders);
+  app.use(requestLog(logger, document));
 
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {

@@ -28,6 +28,10 @@ const configSchema = z.object({
    * (LISTEN/NOTIFY). Turn off where LISTEN is unavailable (e.g. PgBouncer in transaction mode).
    */
   READ_CACHE_ENABLED: bool.default(true),
+  /** Longest wait between two attempts to re-open the cache's listening connection after a loss. */
+  READ_CACHE_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(60_000).default(2000),
+  /** On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut and the process exits. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Shared rate-limit counters for several instances. */
   REDIS_URL: z.string().url().optional(),
   BODY_LIMIT: z.string().default('1mb'),

@@ -30,6 +30,8 @@ import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
+import { WebhookSweepRepository } from './modules/webhooks/webhook-sweep.repository.js';
+import { WebhookSweeper, WebhookSweepWorker } from './modules/webhooks/webhook-sweeper.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
 import { ContactRepository } from './modules/contacts/contact.repository.js';
 import { ContactService } from './modules/contacts/contact.service.js';
@@ -88,6 +90,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     deps.logger,
     config.READ_CACHE_ENABLED,
+    { maxDelayMs: config.READ_CACHE_RECONNECT_MAX_MS },
   );
   const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);
@@ -103,6 +106,7 @@ export function buildContainer(deps: AppDeps) {
     deps.logger,
   );
   const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
+  const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);
   const toolReferences = new ToolReferences(employeeRepository, agentRepository, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
@@ -165,6 +169,7 @@ export function buildContainer(deps: AppDeps) {
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
   const backgroundWorkers: BackgroundWorker[] = [
     webhookWorker,
+    new WebhookSweepWorker(deps.queue, webhookSweeper),
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
   ];

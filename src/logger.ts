@@ -21,10 +21,15 @@ export const REDACT_PATHS = [
   'password',
 ];
 
-/** JSON lines on stdout, written asynchronously so that a request never waits for the terminal. */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
+/**
+ * JSON lines on stdout (or `destination`, a file descriptor or path). Written asynchronously so a
+ * request never waits for the terminal, but with no minimum buffer: each line is handed to the
+ * operating system as soon as the previous write finished (within milliseconds), so a quiet instance
+ * shows its lines at once and a crash loses at most the line being written.
+ */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination: number | string = 1): Logger {
   return pino(
     { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+    pino.destination({ dest: destination, sync: false, minLength: 0 }),
   );
 }

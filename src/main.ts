@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { answerParserErrors } from './http/client-error.js';
 import { createTokenVerifier } from './auth/token.js';
@@ -6,6 +7,7 @@ import { systemClock } from './clock.js';
 import { parseConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
+import { GracefulShutdown } from './http/graceful-shutdown.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
@@ -70,27 +72,49 @@ async function main(): Promise<void> {
   if (database.embedded) await printDemoOnFirstStart(database, config);
 
   const server: Server = app.listen(config.PORT, config.HOST, () => {
-    logger.info({ port: config.PORT, embedded_database: database.embedded }, 'Voice Agent Management API listening');
+    const { port } = server.address() as AddressInfo;
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    logger.info(
+      { host: config.HOST, port, embedded_database: database.embedded },
+      `listening on http://${host}:${port}`,
+    );
   });
   answerParserErrors(server);
+  const graceful = new GracefulShutdown(server);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining requests');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const started = Date.now();
+    const remaining = () => Math.max(0, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - started));
+    // Last resort: whatever hangs, the process is gone by the deadline.
+    setTimeout(() => {
+      logger.error({ signal }, 'shutdown deadline passed; exiting');
+      logger.flush();
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS).unref();
+    logger.info({ signal, timeout_ms: config.SHUTDOWN_TIMEOUT_MS }, 'shutting down: draining requests');
+    // Requests get most of the time; the rest is kept for stopping workers and the database.
+    const reserve = Math.min(3000, Math.floor(config.SHUTDOWN_TIMEOUT_MS / 3));
+    const { forced } = await graceful.drain(Math.max(0, config.SHUTDOWN_TIMEOUT_MS - reserve));
+    if (forced) logger.warn('shutdown: connections still open at the deadline were closed');
     await workers.stop();
     await container.cache.stop();
-    await queue.stop();
+    await queue.stop(remaining() - 500);
     await rateLimitStore.close();
+    // The embedded PostgreSQL (if any) is stopped last, after every connection to it is closed.
     await database.close();
-    logger.info('stopped');
+    logger.info({ duration_ms: Date.now() - started }, 'stopped');
     logger.flush();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A stray rejection (a driver callback during an outage) is logged; it must not take the service down.
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason }, 'unhandled promise rejection');
+  });
 }
 
 main().catch((error) => {

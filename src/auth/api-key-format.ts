@@ -3,6 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{32}$/;
 const PREFIX_LENGTH = 13;
 
+/** The first characters of a key: stored and shown in key lists, safe to log. */
+export function apiKeyPrefix(raw: string): string {
+  return raw.slice(0, PREFIX_LENGTH);
+}
+
 export function hashApiKey(raw: string): string {
   return createHash('sha256').update(raw).digest('hex');
 }

@@ -8,6 +8,21 @@ import type { AgentRow } from '../modules/agents/agent.repository.js';
 export const CACHE_CHANNEL = 'vam_cache';
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
+/** How long the listener waits for PostgreSQL to accept a connection before it tries again. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export type ReconnectOptions = {
+  /** First wait after a lost or failed connection; doubles per failure up to `maxDelayMs`. */
+  minDelayMs?: number;
+  /** Cap of the wait between attempts (READ_CACHE_RECONNECT_MAX_MS). */
+  maxDelayMs?: number;
+  /**
+   * How often the listening connection is probed with `SELECT 1`; no answer within the same time
+   * counts as lost. Catches a connection that died silently (a NAT or firewall dropping an idle
+   * connection), which would otherwise look alive while missing every announcement.
+   */
+  heartbeatMs?: number;
+};
 
 type Entry<T> = { value: T; at: number };
 type AgentLoader = { findAnyById(id: string): Promise<AgentRow | undefined> };
@@ -21,6 +36,11 @@ type AgentLoader = { findAnyById(id: string): Promise<AgentRow | undefined> };
  * the cache is bypassed (and emptied when it comes back), so a missed announcement can never leave a
  * revoked key usable. A read that was already under way when the cache was dropped does not store
  * its result (generation check), so it cannot put back a row from before the change.
+ *
+ * The listening connection is owned by one loop (`run`): connect, LISTEN, wait until the connection
+ * ends or fails, close it, wait (capped exponential backoff), repeat until stopped. At any moment
+ * the instance holds at most one listening connection, and a lost one is always closed before the
+ * next is opened.
  */
 export class ReadCache {
   private readonly keys = new Map<string, Entry<ApiKeyCredential>>();
@@ -28,9 +48,17 @@ export class ReadCache {
   private readonly agents = new Map<string, Entry<AgentRow>>();
   private generation = 0;
   private listener: pg.Client | undefined;
+  /** The loop's client, from before it connects until it is closed. */
+  private current: pg.Client | undefined;
   private listening = false;
-  private stopped = false;
+  private stopped = true;
+  private loop: Promise<void> | undefined;
+  /** Wakes the loop early: from its backoff wait when stopping, from its "connected" wait on loss. */
+  private wake: (() => void) | undefined;
   private readonly syncWaiters = new Map<string, () => void>();
+  private readonly minDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly heartbeatMs: number;
 
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -39,20 +67,41 @@ export class ReadCache {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly enabled = true,
-  ) {}
-
-  /** Starts listening; until then, and always when disabled, every read goes to the database. */
-  async start(): Promise<void> {
-    if (!this.enabled) return;
-    this.stopped = false;
-    await this.connect();
+    reconnect: ReconnectOptions = {},
+  ) {
+    this.maxDelayMs = reconnect.maxDelayMs ?? 2000;
+    this.minDelayMs = Math.min(reconnect.minDelayMs ?? 100, this.maxDelayMs);
+    this.heartbeatMs = reconnect.heartbeatMs ?? 10_000;
   }
 
+  /**
+   * Starts the listening loop and waits for its first attempt; until it listens, and always when
+   * disabled, every read goes to the database. Never throws: a database that is down now is
+   * retried in the background.
+   */
+  async start(): Promise<void> {
+    if (!this.enabled || this.loop) return;
+    this.stopped = false;
+    const firstAttempt = new Promise<void>((resolve) => {
+      this.loop = this.run(resolve);
+    });
+    await firstAttempt;
+  }
+
+  /** Stops the loop and closes the listening connection; resolves when both are done. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.listening = false;
     this.clear();
-    await this.listener?.end().catch(() => {});
+    this.wake?.();
+    await this.current?.end().catch(() => {});
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /** True while changes are being received (the cache is in use). */
+  get isListening(): boolean {
+    return this.listening;
   }
 
   findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined> {
@@ -86,15 +135,24 @@ export class ReadCache {
    * Resolves once this instance has received every announcement committed before the call
    * (notifications arrive in commit order). Writes through the API await it before they answer, so
    * the very next request on this instance sees the change; tests await it after plain SQL.
+   * While not listening there is nothing to wait for: the cache is bypassed.
    */
   async sync(): Promise<void> {
     this.clear();
-    if (!this.listening || !this.listener) return;
+    const listener = this.listener;
+    if (!this.listening || !listener) return;
     const nonce = `sync:${randomUUID()}`;
     const received = new Promise<void>((resolve) => this.syncWaiters.set(nonce, resolve));
-    await this.listener.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, nonce]);
-    await Promise.race([received, new Promise((r) => setTimeout(r, 2000))]);
-    this.syncWaiters.delete(nonce);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await listener.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, nonce]);
+      await Promise.race([received, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    } catch {
+      // The connection was lost meanwhile: the loop clears the cache and bypasses it until it is back.
+    } finally {
+      clearTimeout(timer);
+      this.syncWaiters.delete(nonce);
+    }
   }
 
   private async read<T>(
@@ -118,37 +176,101 @@ export class ReadCache {
     return value;
   }
 
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'vam-cache-listener' });
+  /** The one reconnect loop. `attempted` is called after the first attempt, whatever its outcome. */
+  private async run(attempted: () => void): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      const client = this.newClient();
+      this.current = client;
+      let lose!: (reason: unknown) => void;
+      const closed = new Promise<unknown>((resolve) => {
+        lose = resolve;
+        client.once('end', () => resolve(undefined));
+        client.on('error', (error) => resolve(error));
+      });
+      let heartbeat: NodeJS.Timeout | undefined;
+      let outcome: unknown;
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${CACHE_CHANNEL}`);
+        if (!this.stopped) {
+          this.listener = client;
+          this.clear();
+          this.listening = true;
+          if (failures > 0) this.logger.info({ attempts: failures }, 'cache listener reconnected');
+          failures = 0;
+        }
+        attempted();
+        heartbeat = this.probe(client, lose);
+        if (!this.stopped) outcome = await closed;
+      } catch (error) {
+        attempted();
+        outcome = error;
+      }
+      clearInterval(heartbeat);
+      this.listening = false;
+      this.listener = undefined;
+      this.clear();
+      // Always close the old client before anything else opens a new one (a client with a query
+      // still waiting, such as an unanswered probe, is cut at once rather than waited for).
+      await client.end().catch(() => {});
+      this.current = undefined;
+      if (this.stopped) break;
+      failures += 1;
+      if (failures === 1) {
+        this.logger.warn(
+          { error: outcome instanceof Error ? outcome.message : undefined },
+          'cache listener lost; cache bypassed until it reconnects',
+        );
+      }
+      await this.pause(Math.min(this.minDelayMs * 2 ** (failures - 1), this.maxDelayMs));
+    }
+  }
+
+  /** Probes the connection every `heartbeatMs`; calls `lose` when a probe fails or gets no answer in time. */
+  private probe(client: pg.Client, lose: (reason: unknown) => void): NodeJS.Timeout {
+    let pending = false;
+    const timer = setInterval(() => {
+      if (pending) return lose(new Error('cache listener heartbeat got no answer'));
+      pending = true;
+      client.query('SELECT 1').then(
+        () => (pending = false),
+        (error: unknown) => lose(error),
+      );
+    }, this.heartbeatMs);
+    timer.unref();
+    return timer;
+  }
+
+  private newClient(): pg.Client {
+    // Named so that operators (and the outage test) can tell it apart in pg_stat_activity; an
+    // application_name in the URL would otherwise win over the option.
+    const url = new URL(this.databaseUrl);
+    const base = url.searchParams.get('application_name');
+    url.searchParams.set('application_name', base ? `${base}/cache-listener` : 'vam-cache-listener');
+    const client = new pg.Client({
+      connectionString: url.toString(),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
     client.on('notification', (message) => {
       const waiter = message.payload ? this.syncWaiters.get(message.payload) : undefined;
       if (waiter) waiter();
       else this.clear();
     });
-    client.on('error', (error) => this.lost(client, error));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CACHE_CHANNEL}`);
-      this.listener = client;
-      this.clear();
-      this.listening = true;
-    } catch (error) {
-      this.lost(client, error);
-    }
+    return client;
   }
 
-  private lost(client: pg.Client, error?: unknown): void {
-    if (this.listener && this.listener !== client) return;
-    this.listening = false;
-    this.listener = undefined;
-    this.clear();
-    if (this.stopped) return;
-    this.logger.warn(
-      { error: error instanceof Error ? error.message : undefined },
-      'cache listener lost; cache bypassed until it reconnects',
-    );
-    client.end().catch(() => {});
-    setTimeout(() => void this.connect(), 1000).unref();
+  /** Waits `ms`, or less when stop() wakes it. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
   }
 }

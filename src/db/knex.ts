@@ -21,7 +21,10 @@ export const migrationConfig: Knex.MigratorConfig = {
 export function createDb(url: string, poolMax = 10, logger?: Logger): Db {
   return knexFactory({
     client: 'pg',
-    connection: url,
+    // A connection attempt that gets no answer (a network cut, not a refusal) fails after 5 s, and a
+    // request waits at most 10 s for a pool slot; both end as 503 instead of hanging.
+    connection: { connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true },
+    acquireConnectionTimeout: 10_000,
     pool: { min: 0, max: poolMax },
     migrations: migrationConfig,
     // knex's own warnings go to our structured log, not to the console.

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   'CONFLICT',
   'RATE_LIMITED',
   'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -87,8 +88,9 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** The database cannot be reached right now: a client should retry, not report a bug. */
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'The service is temporarily unavailable') {
-    super('INTERNAL_ERROR', 503, message);
+    super('SERVICE_UNAVAILABLE', 503, message, undefined, { 'Retry-After': '1' });
   }
 }

@@ -1,27 +1,14 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../db/pg-errors.js';
 import { AppError, ServiceUnavailableError } from '../errors/index.js';
 import { isDatabaseError, requestErrorOf } from './request-errors.js';
 
-type HttpParserError = Error & { type?: string; status?: number };
-
-const DB_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  '57P01',
-  '57P03',
-  '08006',
-  '08001',
-  '53300',
-]);
-
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
-  const e = error as HttpParserError & { code?: string };
   const requestError = requestErrorOf(error);
   if (requestError) return requestError;
-  if (e?.name === 'KnexTimeoutError' || (e?.code && DB_UNAVAILABLE.has(e.code))) return new ServiceUnavailableError();
+  if (isDatabaseUnavailable(error)) return new ServiceUnavailableError();
   return undefined;
 }
 
@@ -30,7 +17,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const appError = toAppError(error);
     const requestId = req.requestId;
-    if (!appError || appError.status >= 500) {
+    if (appError instanceof ServiceUnavailableError) {
+      // An outage makes every request fail the same way: one short line each, no stack.
+      (req.log ?? logger).warn({ error: (error as Error).message, request_id: requestId }, 'database unavailable');
+    } else if (!appError || appError.status >= 500) {
       (req.log ?? logger).error({ err: error, request_id: requestId }, 'request failed');
     } else if (isDatabaseError(error)) {
       // Answered 4xx, but a check before the query should have caught it: worth a look.

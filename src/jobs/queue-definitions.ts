@@ -10,6 +10,8 @@ export const WEBHOOK_SEND_QUEUE = 'webhooks.send';
 export const KB_PROCESS_QUEUE = 'kb.process';
 /** Re-enqueue documents whose worker died (scheduled). */
 export const KB_SWEEP_QUEUE = 'kb.sweep';
+/** Re-dispatch webhook events whose dispatch job gave up (scheduled). */
+export const WEBHOOK_SWEEP_QUEUE = 'webhooks.sweep';
 /** Purge personal data of calls past their retention (scheduled). */
 export const RETENTION_QUEUE = 'calls.retention';
 
@@ -37,5 +39,7 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   // `short`: while a job for a document still waits, no second one is queued (singletonKey = document id).
   { name: KB_PROCESS_QUEUE, options: { policy: 'short', ...KB_JOB_OPTIONS } },
   { name: KB_SWEEP_QUEUE, options: {} },
+  // `short`: a sweep that is still waiting is not queued twice.
+  { name: WEBHOOK_SWEEP_QUEUE, options: { policy: 'short' } },
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
 ];

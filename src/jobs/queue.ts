@@ -112,8 +112,9 @@ export class JobQueue {
     return ran;
   }
 
-  async stop(): Promise<void> {
+  /** Stops fetching, lets running jobs finish for at most `timeoutMs`, closes the connections. */
+  async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
-    await this.boss.stop({ graceful: true, timeout: 10_000, wait: true, close: true });
+    await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
   }
 }

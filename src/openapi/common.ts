@@ -34,7 +34,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'CONFLICT',
   413: 'VALIDATION_ERROR: request body larger than the limit',
   429: 'RATE_LIMITED: see Retry-After',
-  503: 'INTERNAL_ERROR: the database is unavailable',
+  503: 'SERVICE_UNAVAILABLE: the database is unavailable; retry after Retry-After seconds',
 };
 
 /** The error responses of a route, all in the one envelope. */

@@ -3,7 +3,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { isBlockedAddress, outgoingUrlProblem } from './url-policy.js';
+import { classifyAddress, isIpv4Mapped, normalizeHost, outgoingUrlProblem } from './url-policy.js';
 
 /**
  * The one outgoing-request guard, shared by webhooks and http_request tools. The address a name
@@ -58,13 +58,14 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
 const systemResolver: Resolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
-const IPV4_IN_IPV6 = /^::(ffff:)?(\d+\.\d+\.\d+\.\d+|[0-9a-f]{1,4}:[0-9a-f]{1,4})$/i;
-
-/** Why a connection to `address` is refused, or null. IPv4-mapped/-compatible IPv6 forms are always refused. */
+/**
+ * Why a connection to `address` is refused, or null. Only public unicast addresses pass (see
+ * url-policy.ts); IPv4-mapped IPv6 forms are always refused.
+ */
 export function addressProblem(address: string): string | null {
-  if (isIP(address) === 6 && IPV4_IN_IPV6.test(address)) return `IPv4-mapped IPv6 address ${address} is not allowed`;
-  if (isBlockedAddress(address)) return `Address ${address} is loopback, private, link-local, multicast or reserved`;
-  return null;
+  if (isIpv4Mapped(address)) return `IPv4-mapped IPv6 address ${address} is not allowed`;
+  const verdict = classifyAddress(address);
+  return verdict.allowed ? null : `Address ${verdict.reason}`;
 }
 
 /** The socket's lookup: resolve, refuse the whole answer if any address is refused, else hand it on. */
@@ -94,7 +95,7 @@ function checkTarget(raw: string, allowPrivate: boolean): URL {
   const problem = outgoingUrlProblem(raw, { allowPrivate });
   if (problem) throw new OutgoingRequestError('refused', `Refused: ${problem}`);
   const url = new URL(raw);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = normalizeHost(url.hostname);
   // The socket skips `lookup` for an address literal, so a literal is checked here.
   const literalProblem = !allowPrivate && isIP(host) ? addressProblem(host) : null;
   if (literalProblem) throw new OutgoingRequestError('refused', `Refused: ${literalProblem}`);

@@ -1,61 +1,90 @@
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Which addresses outgoing requests (webhooks, http_request tools) may reach. The same list is
- * checked on a URL when it is saved and on every resolved address when a request connects.
+ * Which addresses outgoing requests (webhooks, http_request tools) may reach. The same rule is
+ * applied to a URL when it is saved and to every resolved address when a request connects.
+ *
+ * Built on ipaddr.js's range classification (the IANA special-purpose registries): only an address
+ * in the `unicast` range passes. Loopback, private, link-local, carrier-grade NAT, multicast,
+ * broadcast, unspecified, the documentation ranges (TEST-NET-1/2/3, 2001:db8::/32, 3fff::/20), the
+ * discard prefix 100::/64, ORCHIDv2, benchmarking and every other special range are refused.
+ *
+ * IPv6 forms that carry an IPv4 address are unwrapped and the IPv4 address must pass too:
+ * - 64:ff9b::/96 (NAT64 well-known prefix; DNS64 resolvers synthesise it for every IPv4 host),
+ * - 2002::/16 (6to4: the IPv4 address sits in bits 16-47),
+ * - 2001::/32 (Teredo: the server address and the obfuscated client address both must pass).
+ * The local-use NAT64 prefix 64:ff9b:1::/48 places the IPv4 address where the operator chose, so it
+ * cannot be checked and is refused; IPv4-mapped addresses are checked here and refused outright at
+ * connect time (no resolver answers with one legitimately).
  */
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
+
+export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
+
+const WELL_KNOWN_NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+function ipv4FromWords(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
 }
 
-/** IPv4-mapped and -compatible IPv6 forms (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as their IPv4 address. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const high = Number.parseInt(hex[1]!, 16);
-    const low = Number.parseInt(hex[2]!, 16);
-    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+/** The IPv4 addresses an IPv6 address carries, or undefined when it carries none. */
+function embeddedIpv4(address: ipaddr.IPv6): { kind: string; inner: ipaddr.IPv4[] } | undefined {
+  const p = address.parts;
+  switch (address.range()) {
+    case 'ipv4Mapped':
+      return { kind: 'IPv4-mapped', inner: [address.toIPv4Address()] };
+    case '6to4':
+      return { kind: '6to4', inner: [ipv4FromWords(p[1]!, p[2]!)] };
+    case 'teredo':
+      return { kind: 'Teredo', inner: [ipv4FromWords(p[2]!, p[3]!), ipv4FromWords(p[6]! ^ 0xffff, p[7]! ^ 0xffff)] };
+    case 'rfc6052':
+      // Only the well-known /96 says where the IPv4 address is; an empty list refuses the rest.
+      return { kind: 'NAT64', inner: address.match(WELL_KNOWN_NAT64) ? [ipv4FromWords(p[6]!, p[7]!)] : [] };
+    default:
+      return undefined;
   }
-  return undefined;
 }
 
-/** Loopback, private, link-local, multicast, reserved, and IPv4-mapped forms of them. */
+/** The classification of one address literal (IPv4 or IPv6, no brackets). */
+export function classifyAddress(literal: string): AddressVerdict {
+  if (!ipaddr.isValid(literal)) return { allowed: false, reason: `${literal} is not an IP address` };
+  const address = ipaddr.parse(literal);
+  if (address.kind() === 'ipv6') {
+    const wrapped = embeddedIpv4(address as ipaddr.IPv6);
+    if (wrapped) {
+      if (wrapped.inner.length === 0) return { allowed: false, reason: `${literal} is a local-use NAT64 address` };
+      const bad = wrapped.inner.find((v4) => v4.range() !== 'unicast');
+      if (bad)
+        return { allowed: false, reason: `${literal} (${wrapped.kind}) carries ${bad.toString()} (${bad.range()})` };
+      return { allowed: true };
+    }
+  }
+  const range = address.range();
+  if (range !== 'unicast') return { allowed: false, reason: `${literal} is in a special-purpose range (${range})` };
+  return { allowed: true };
+}
+
+/** True for anything but a public unicast address (see classifyAddress). */
 export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4) return blocked.check(v4, 'ipv4');
-    return blocked.check(address, 'ipv6');
-  }
-  return true;
+  return !classifyAddress(address).allowed;
 }
+
+/** True for an IPv4-mapped IPv6 literal (`::ffff:127.0.0.1`, `::ffff:7f00:1`). */
+export function isIpv4Mapped(address: string): boolean {
+  return ipaddr.IPv6.isValid(address) && ipaddr.IPv6.parse(address).isIPv4MappedAddress();
+}
+
+/**
+ * A host name as the resolver sees it: lower case, brackets and trailing dots removed
+ * (`LOCALHOST.` and `localhost` are the same name).
+ */
+export function normalizeHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
+}
+
+const LOCAL_NAME = /(^|\.)(localhost|local|internal|localdomain|home\.arpa)$/;
 
 /**
  * The save-time check of an outgoing URL: http(s), no credentials, and not a blocked address
@@ -71,12 +100,16 @@ export function outgoingUrlProblem(value: string, options: { allowPrivate: boole
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'Only http and https URLs are allowed';
   if (url.username || url.password) return 'Credentials in the URL are not allowed';
   if (options.allowPrivate) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
-    return 'Local and private addresses are not allowed';
+  const host = normalizeHost(url.hostname);
+  if (host === '' || LOCAL_NAME.test(host)) return 'Local and private addresses are not allowed';
+  if (ipaddr.isValid(host)) {
+    if (!ipaddr.IPv4.isValidFourPartDecimal(host) && !ipaddr.IPv6.isValid(host)) {
+      // Non-canonical IPv4 forms (decimal, octal, hex) that URL parsing left unresolved.
+      return 'Must be a valid host name or address';
+    }
+    if (isBlockedAddress(host)) return 'Local and private addresses are not allowed';
+  } else if (/^[0-9.]+$|^0x/i.test(host)) {
+    return 'Must be a valid host name or address';
   }
-  if (isIP(host) && isBlockedAddress(host)) return 'Local and private addresses are not allowed';
-  // Non-canonical IPv4 forms (decimal, octal, hex) that URL parsing left unresolved.
-  if (/^[0-9.]+$|^0x/i.test(host) && !isIP(host)) return 'Must be a valid host name or address';
   return null;
 }

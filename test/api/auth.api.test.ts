@@ -206,12 +206,12 @@ describe('Errors and request ids', () => {
     expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'name' })]);
   });
 
-  it('answers 503 INTERNAL_ERROR without internals when the database is unreachable', async () => {
+  it('answers 503 SERVICE_UNAVAILABLE without internals when the database is unreachable', async () => {
     const brokenApp = appWithUnreachableDatabase(ctx);
     const failed = await brokenApp.get(agentPath()).set('Authorization', `Bearer ${w.token}`);
     expect(failed.status).toBe(503);
     expect(failed.body.error).toMatchObject({
-      code: 'INTERNAL_ERROR',
+      code: 'SERVICE_UNAVAILABLE',
       message: 'The service is temporarily unavailable',
     });
     expect(JSON.stringify(failed.body)).not.toMatch(/ECONNREFUSED|knex|stack/i);

@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import supertest from 'supertest';
@@ -5,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
-import { REDACT_PATHS } from '../../src/logger.js';
+import { createLogger, REDACT_PATHS } from '../../src/logger.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -77,5 +81,87 @@ describe('request logs', () => {
       'oops',
     );
     expect(lines.join('')).not.toMatch(/svc_live_x|eyJ\.x|whsec_x|eyJ\.y/);
+  });
+
+  it('show method, route template, status, duration and the caller, and no query-string values', async () => {
+    lines.length = 0;
+    await http
+      .get(`/v1/agents/${w.agentId}/calls?phone_number=%2B4930999888&search=Erika&page=1`)
+      .set('X-API-Key', w.key)
+      .set('X-Request-Id', 'trace-route-1')
+      .expect(200);
+    await http
+      .get('/v1/me?include=secret-value')
+      .set('Authorization', `Bearer ${w.token}`)
+      .set('X-Request-Id', 'trace-route-2');
+    const parsed = lines.map((l) => JSON.parse(l));
+    const byKey = parsed.find((l) => l.req?.id === 'trace-route-1');
+    expect(byKey).toMatchObject({
+      msg: 'request completed',
+      req: {
+        method: 'GET',
+        path: `/v1/agents/${w.agentId}/calls`,
+        query_keys: ['phone_number', 'search', 'page'],
+      },
+      res: { statusCode: 200 },
+      route: '/v1/agents/{agentId}/calls',
+      auth_kind: 'api_key',
+      api_key_id: w.keyId,
+      key_prefix: w.key.slice(0, 13),
+      organization_ids: [w.orgId],
+    });
+    expect(typeof byKey.responseTime).toBe('number');
+    const byToken = parsed.find((l) => l.req?.id === 'trace-route-2');
+    expect(byToken).toMatchObject({ route: '/v1/me', auth_kind: 'token', organization_ids: [w.orgId] });
+    expect(typeof byToken.user_id).toBe('string');
+    const all = lines.join('\n');
+    for (const value of ['4930999888', 'Erika', 'secret-value', w.key]) expect(all).not.toContain(value);
+  });
+
+  it('write a line within one second on an otherwise quiet logger', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vam-log-'));
+    const file = path.join(dir, 'out.log');
+    try {
+      const logger = createLogger({ LOG_LEVEL: 'info' }, file);
+      const started = performance.now();
+      logger.info({ probe: 1 }, 'listening on http://127.0.0.1:1');
+      await expect
+        .poll(() => readFileSync(file, 'utf8').includes('listening on http://127.0.0.1:1'), {
+          timeout: 1000,
+          interval: 5,
+        })
+        .toBe(true);
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('response headers', () => {
+  it('carry nosniff on every response and no-store on every API response', async () => {
+    const responses = [
+      await http.get('/v1/health'),
+      await http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key),
+      await http.get('/v1/nowhere').set('X-API-Key', w.key),
+      await http.get('/v1/agents').set('X-API-Key', 'bad'),
+      await http.get('/elsewhere'),
+    ];
+    for (const res of responses) expect(res.headers['x-content-type-options']).toBe('nosniff');
+    for (const res of responses.slice(0, 4)) expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('keep a newly created key and the webhook secret out of caches', async () => {
+    const created = await http
+      .post('/v1/api-keys')
+      .set('Authorization', `Bearer ${w.token}`)
+      .send({ name: 'no-store', permissions: ['agents:read'] })
+      .expect(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const secret = await http
+      .get(`/v1/organization/${w.orgId}/webhook-secret`)
+      .set('Authorization', `Bearer ${w.token}`)
+      .expect(200);
+    expect(secret.headers['cache-control']).toBe('no-store');
   });
 });

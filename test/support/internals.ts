@@ -12,6 +12,8 @@ import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-de
 import { WebhookDispatcher } from '../../src/modules/webhooks/webhook-dispatcher.js';
 import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
 import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
+import { WebhookSweepRepository } from '../../src/modules/webhooks/webhook-sweep.repository.js';
+import { WebhookSweeper } from '../../src/modules/webhooks/webhook-sweeper.js';
 import { guardOptionsFromConfig } from '../../src/outgoing/guarded-request.js';
 
 export type Internals = ReturnType<typeof buildInternals>;
@@ -37,6 +39,7 @@ export function buildInternals(deps: { db: Db; queue: JobQueue; clock: Clock; co
   return {
     events: new EventRecorder(queue),
     webhookWorker: new WebhookWorker(queue, dispatcher),
+    webhookSweeper: new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger),
     kbJobs,
     kbProcessor: new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger),
     callRepository,

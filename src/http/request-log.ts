@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp, type HttpLogger } from 'pino-http';
+import { apiKeyPrefix } from '../auth/api-key-format.js';
+import type { OpenApiDocument } from '../openapi/document.js';
+import { routeMatcher } from './route-match.js';
+
+/** Organization ids written per line; a key reaching more is cut here (the count stays). */
+const MAX_LOGGED_ORGANIZATIONS = 10;
+
+/** The path without its query string, and the query's parameter names (never their values). */
+function pathAndQueryKeys(url: string): { path: string; query_keys?: string[] } {
+  const at = url.indexOf('?');
+  if (at === -1) return { path: url };
+  const keys = [...new Set(new URLSearchParams(url.slice(at + 1)).keys())].slice(0, 20);
+  return { path: url.slice(0, at), query_keys: keys };
+}
+
+/** Who made the request, as far as authentication found out: key prefix or user, and organizations. */
+function caller(req: Request): Record<string, unknown> {
+  const auth = req.auth;
+  if (!auth) return {};
+  const organizations = [...auth.organizations.keys()];
+  const raw = req.headers['x-api-key'];
+  return {
+    auth_kind: auth.kind,
+    user_id: auth.userId,
+    ...(auth.apiKeyId ? { api_key_id: auth.apiKeyId } : {}),
+    ...(auth.kind === 'api_key' && typeof raw === 'string' ? { key_prefix: apiKeyPrefix(raw) } : {}),
+    organization_ids: organizations.slice(0, MAX_LOGGED_ORGANIZATIONS),
+    ...(organizations.length > MAX_LOGGED_ORGANIZATIONS ? { organization_count: organizations.length } : {}),
+  };
+}
+
+/**
+ * One line per request when it finishes: method, path (no query values), route template, status,
+ * duration (`responseTime`, ms), request id, and the caller (key prefix or user id, organization
+ * ids). No headers and no bodies.
+ */
+export function requestLog(logger: Logger, document: OpenApiDocument): HttpLogger {
+  const match = routeMatcher(document);
+  return pinoHttp({
+    logger,
+    genReqId: (req) => (req as Request).requestId,
+    wrapSerializers: false,
+    // 503 is the database being away (expected during an outage, logged once more by the error handler).
+    customLogLevel: (_req, res, error) => {
+      if (res.statusCode === 503) return 'warn';
+      return error || res.statusCode >= 500 ? 'error' : 'info';
+    },
+    // Called again when the response has finished: by then authentication has run.
+    customProps: (req: IncomingMessage, res: ServerResponse) => {
+      if (!res.headersSent) return {};
+      const request = req as Request;
+      const path = pathAndQueryKeys(request.originalUrl ?? req.url ?? '').path;
+      return { route: match(path)?.path ?? null, ...caller(request) };
+    },
+    serializers: {
+      req: (req: { id: string; method: string; originalUrl?: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        ...pathAndQueryKeys(req.originalUrl ?? req.url),
+      }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  });
+}

@@ -1,0 +1,108 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy in front of the real PostgreSQL that a test can cut and restore, to play a database
+ * outage (or a network cut) without touching the server other tests use.
+ *
+ * `cut()` destroys every open connection on both sides and, until `restore()`, accepts new
+ * connections only to destroy them at once (the client sees "Connection terminated unexpectedly").
+ * It counts the connections it holds to PostgreSQL at every moment, and the highest count seen.
+ */
+export class TcpProxy {
+  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  private cutOff = false;
+  /** Connections to PostgreSQL open right now. */
+  upstreamOpen = 0;
+  /** The highest `upstreamOpen` since the last `resetPeak()`. */
+  peakUpstream = 0;
+  /** Connection attempts refused while cut. */
+  refused = 0;
+
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
+
+  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const proxy = new TcpProxy(server, (server.address() as net.AddressInfo).port);
+    server.on('connection', (client) => proxy.accept(client, targetHost, targetPort));
+    return proxy;
+  }
+
+  private accept(client: net.Socket, host: string, port: number): void {
+    client.on('error', () => {});
+    if (this.cutOff) {
+      this.refused += 1;
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect({ host, port });
+    upstream.on('error', () => {});
+    const pair = { client, upstream };
+    this.pairs.add(pair);
+    this.upstreamOpen += 1;
+    this.peakUpstream = Math.max(this.peakUpstream, this.upstreamOpen);
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.pairs.delete(pair);
+      this.upstreamOpen -= 1;
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', close);
+    upstream.on('close', close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+
+  /**
+   * Open connections go silent: nothing more is passed in either direction and nothing is closed,
+   * as when a NAT or firewall drops a connection without telling either end. New connections work.
+   */
+  freeze(): void {
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** Drops every connection and refuses new ones until `restore()`. */
+  cut(): void {
+    this.cutOff = true;
+    for (const { client, upstream } of [...this.pairs]) {
+      client.destroy();
+      upstream.destroy();
+    }
+  }
+
+  restore(): void {
+    this.cutOff = false;
+  }
+
+  resetPeak(): void {
+    this.peakUpstream = this.upstreamOpen;
+  }
+
+  /** `url` with its host and port replaced by this proxy's. */
+  urlFor(url: string, applicationName?: string): string {
+    const proxied = new URL(url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(this.port);
+    if (applicationName) proxied.searchParams.set('application_name', applicationName);
+    return proxied.toString();
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
