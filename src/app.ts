@@ -6,6 +6,7 @@ import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
+import { auditContext } from './http/audit-context.js';
 import { requestId } from './http/request-id.js';
 import './http/types.js';
 import { healthRouter } from './modules/health/health.router.js';
@@ -48,9 +49,16 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
 
-  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
+  const audit = auditContext(container.auditRecorder);
+  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), audit, container.apiKeyRouter);
 
-  app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
+  app.use(
+    '/v1',
+    authentication.any,
+    ...apiKeyRateLimit(deps.rateLimitStore, clock),
+    jsonBody(config.BODY_LIMIT),
+    audit,
+  );
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

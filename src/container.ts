@@ -1,5 +1,8 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
+import { AuditLogRepository } from './audit/audit-log.repository.js';
+import { AuditRecorder } from './audit/audit-recorder.js';
+import { withTransactionHook } from './audit/audited-db.js';
 import { ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { EventRecorder } from './events/event.repository.js';
@@ -65,6 +68,10 @@ import { toolRouter } from './modules/tools/tool.router.js';
 import { ToolService } from './modules/tools/tool.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
+import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
+import { registerAuditLogPaths } from './modules/audit-log/audit-log.openapi.js';
+import { auditLogRouter } from './modules/audit-log/audit-log.router.js';
+import { AuditLogService } from './modules/audit-log/audit-log.service.js';
 import { registerCallPaths } from './modules/calls/call.openapi.js';
 import { CallRepository } from './modules/calls/call.repository.js';
 import { callRouter } from './modules/calls/call.router.js';
@@ -93,7 +100,11 @@ export type Container = ReturnType<typeof buildContainer>;
 
 /** Hand wiring: repositories(db) -> services -> routers. */
 export function buildContainer(deps: AppDeps) {
-  const { db, clock, config } = deps;
+  const { clock, config } = deps;
+  const auditLog = new AuditLogRepository(deps.db);
+  const auditRecorder = new AuditRecorder(deps.db, auditLog, clock, deps.logger);
+  // Every transaction a service opens during a write request also writes that request's audit row.
+  const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
   const agentRepository = new AgentRepository(db);
   const cache = new ReadCache(
@@ -155,7 +166,9 @@ export function buildContainer(deps: AppDeps) {
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
+    auditLog: new AuditLogService(auditLog),
   };
+  const auditRetention = new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger);
 
   /** Routers under /v1 behind authentication and rate limiting. */
   const routes: { path: string; router: Router }[] = [
@@ -175,6 +188,7 @@ export function buildContainer(deps: AppDeps) {
       router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase),
     },
     { path: '/agents/:agentId/calls', router: callRouter(services.calls) },
+    { path: '/organization/:orgId/audit-log', router: auditLogRouter(services.auditLog) },
   ];
 
   const openapi: OpenApiRegistration[] = [
@@ -191,6 +205,7 @@ export function buildContainer(deps: AppDeps) {
     registerContactPaths,
     registerKnowledgeBasePaths,
     registerCallPaths,
+    registerAuditLogPaths,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
@@ -198,9 +213,11 @@ export function buildContainer(deps: AppDeps) {
     webhookWorker,
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
+    new AuditRetentionWorker(deps.queue, auditRetention),
   ];
 
   return {
+    auditRecorder,
     cache,
     events,
     webhookWorker,
@@ -213,5 +230,6 @@ export function buildContainer(deps: AppDeps) {
     kbProcessor,
     callRepository,
     callRetention,
+    auditRetention,
   };
 }
