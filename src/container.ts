@@ -69,6 +69,11 @@ import { ToolService } from './modules/tools/tool.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
 import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
+import { registerAgentVersionPaths } from './modules/agent-versions/agent-version.openapi.js';
+import { AgentVersionRecorder } from './modules/agent-versions/agent-version.recorder.js';
+import { AgentVersionRepository } from './modules/agent-versions/agent-version.repository.js';
+import { agentVersionRouter } from './modules/agent-versions/agent-version.router.js';
+import { AgentVersionService } from './modules/agent-versions/agent-version.service.js';
 import { registerAuditLogPaths } from './modules/audit-log/audit-log.openapi.js';
 import { auditLogRouter } from './modules/audit-log/audit-log.router.js';
 import { AuditLogService } from './modules/audit-log/audit-log.service.js';
@@ -146,14 +151,17 @@ export function buildContainer(deps: AppDeps) {
       q.until,
     );
 
+  const agentVersions = new AgentVersionRepository(db);
+  const versionRecorder = new AgentVersionRecorder(agentVersions, events, clock);
+
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
-    agents: new AgentService(agentRepository, agentAccess, clock, {
+    agents: new AgentService(db, agentRepository, versionRecorder, agentAccess, clock, {
       allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
-    workflows: new WorkflowService(db, agentAccess, clock),
+    workflows: new WorkflowService(db, agentAccess, versionRecorder, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
@@ -161,13 +169,23 @@ export function buildContainer(deps: AppDeps) {
     me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
     employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock),
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
-    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, clock),
+    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock),
     contacts: new ContactService(new ContactRepository(db), agentAccess, clock),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
   };
+  const agentVersionService = new AgentVersionService(
+    db,
+    agentVersions,
+    versionRecorder,
+    toolRepository,
+    services.agents,
+    services.tools,
+    agentAccess,
+    clock,
+  );
   const auditRetention = new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger);
 
   /** Routers under /v1 behind authentication and rate limiting. */
@@ -188,6 +206,7 @@ export function buildContainer(deps: AppDeps) {
       router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase),
     },
     { path: '/agents/:agentId/calls', router: callRouter(services.calls) },
+    { path: '/agents/:agentId/versions', router: agentVersionRouter(agentVersionService) },
     { path: '/organization/:orgId/audit-log', router: auditLogRouter(services.auditLog) },
   ];
 
@@ -206,6 +225,7 @@ export function buildContainer(deps: AppDeps) {
     registerKnowledgeBasePaths,
     registerCallPaths,
     registerAuditLogPaths,
+    registerAgentVersionPaths,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

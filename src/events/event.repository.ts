@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import type { JobQueue } from '../jobs/queue.js';
 
-export const EVENT_TYPES = ['call.completed', 'employee.forwarding_created'] as const;
+export const EVENT_TYPES = [
+  'call.completed',
+  'employee.forwarding_created',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The queue the webhook worker takes events from. */

@@ -64,15 +64,22 @@ export class ToolRepository {
     return (await query.first('id')) !== undefined;
   }
 
-  async insert(agent: { id: string; organization_id: string }, fields: ToolFields, at: Date): Promise<Tool> {
+  /** `keep` (restoring a version): the id and creation time the tool had before. */
+  async insert(
+    agent: { id: string; organization_id: string },
+    fields: ToolFields,
+    at: Date,
+    keep?: { id: string; created_at: Date },
+  ): Promise<Tool> {
     const [row] = await this.db('tools')
       .insert({
         ...fields,
         config: JSON.stringify(fields.config),
         agent_id: agent.id,
         organization_id: agent.organization_id,
-        created_at: at,
+        created_at: keep?.created_at ?? at,
         updated_at: at,
+        ...(keep ? { id: keep.id } : {}),
       })
       .returning(COLUMNS);
     return row;
