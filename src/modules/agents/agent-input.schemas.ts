@@ -12,6 +12,7 @@ import {
   TTS_PROVIDERS,
 } from './agent.schemas.js';
 import { parseTime } from './schedule.js';
+import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { text } from './text.js';
 import { isValidTimeZone } from './zoned-time.js';
 
@@ -92,6 +93,39 @@ const scheduleDays = z
     });
   });
 
+const localDate = z.string().refine(isRealDate, 'Must be a real date YYYY-MM-DD');
+
+/** One dated exception: `date` or `from`+`to`, and `closed: true` or its own `rules` (hours of those days). */
+export const ScheduleExceptionInputSchema = z
+  .strictObject({
+    date: localDate.optional(),
+    from: localDate.optional(),
+    to: localDate.optional(),
+    closed: z.literal(true, { message: 'Must be true (leave it out and give rules for special hours)' }).optional(),
+    rules: z
+      .array(z.strictObject({ start_time: startTime, end_time: endTime }))
+      .min(1, 'Must have at least 1 rule')
+      .max(SCHEDULE_RULES_MAX, `Must have at most ${SCHEDULE_RULES_MAX} rules`)
+      .optional(),
+    note: text({ max: 200 }).optional(),
+  })
+  .superRefine((e, ctx) => {
+    const ranged = e.from !== undefined || e.to !== undefined;
+    if (e.date !== undefined && ranged)
+      ctx.addIssue({ code: 'custom', path: ['date'], message: 'Give either date, or from and to' });
+    else if (e.date === undefined && !ranged)
+      ctx.addIssue({ code: 'custom', path: ['date'], message: 'Required (or from and to)' });
+    else if (ranged && (e.from === undefined || e.to === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [e.from === undefined ? 'from' : 'to'],
+        message: 'from and to go together',
+      });
+    if ((e.closed === true) === (e.rules !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['rules'], message: 'Give either closed: true or rules' });
+  })
+  .openapi('ScheduleExceptionInput');
+
 /** DECISIONS section 5: a real IANA zone, days 0..6 unique, real times; end <= start runs past midnight. */
 export const AgentScheduleInputSchema = z
   .strictObject({
@@ -99,6 +133,18 @@ export const AgentScheduleInputSchema = z
     rules: z
       .array(z.strictObject({ days: scheduleDays, start_time: startTime, end_time: endTime }))
       .max(SCHEDULE_RULES_MAX, `Must have at most ${SCHEDULE_RULES_MAX} rules`),
+    exceptions: z
+      .array(ScheduleExceptionInputSchema)
+      .max(SCHEDULE_EXCEPTIONS_MAX, `Must have at most ${SCHEDULE_EXCEPTIONS_MAX} exceptions`)
+      .superRefine((exceptions, ctx) => {
+        for (const p of exceptionProblems(exceptions))
+          ctx.addIssue({ code: 'custom', path: [p.index], message: p.message });
+      })
+      .optional()
+      .openapi({
+        description:
+          'Dated exceptions (closures, special hours), checked before public holidays and weekly rules; at most 366, no two covering the same day',
+      }),
   })
   .openapi('AgentScheduleInput');
 

@@ -1,5 +1,6 @@
 import { holidayLookup } from './holidays.js';
-import { isWithinSchedule, nextScheduleChange, type Holiday, type Schedule } from './schedule.js';
+import type { ScheduleException } from './schedule-exceptions.js';
+import { nextScheduleChange, scheduleDecision, type Holiday, type Schedule, type ScheduleReason } from './schedule.js';
 import { zonedParts } from './zoned-time.js';
 
 /** The zone of an agent without a schedule (holidays are still reported for its day). */
@@ -20,6 +21,10 @@ export type AgentStatus = {
   schedule: Schedule | null;
   timezone: string;
   is_within_schedule: boolean;
+  /** Which layer decided `is_within_schedule`: a dated exception, a public holiday, or the weekly rules. */
+  reason: ScheduleReason;
+  /** The exception that applies now, when `reason` is `exception`. */
+  exception: ScheduleException | null;
   is_holiday: boolean;
   holiday: Holiday | null;
   accepting_calls: boolean;
@@ -40,7 +45,10 @@ export function agentStatus(
   const timezone = agent.schedule?.timezone ?? DEFAULT_TIME_ZONE;
   const holidayOn = holidayLookup(agent.bundesland);
   const holiday = holidayOn(zonedParts(timezone, now).date);
-  const within = agent.schedule ? isWithinSchedule(agent.schedule, holidayOn, now) : true;
+  const decision = agent.schedule
+    ? scheduleDecision(agent.schedule, holidayOn, now)
+    : { open: true, reason: 'schedule' as const, exception: null };
+  const within = decision.open;
   const accepting = agent.is_active && within;
   const next = agent.schedule ? nextScheduleChange(agent.schedule, holidayOn, now) : null;
   return {
@@ -50,6 +58,8 @@ export function agentStatus(
     schedule: agent.schedule,
     timezone,
     is_within_schedule: within,
+    reason: decision.reason,
+    exception: decision.exception,
     is_holiday: holiday !== null,
     holiday,
     accepting_calls: accepting,
