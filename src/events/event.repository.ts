@@ -10,6 +10,21 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** What an agent's post_call_webhook_url can receive; `post_call_webhook_events` picks among them. */
+export const AGENT_URL_EVENT_TYPES = [
+  'call.completed',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
+/** What a member's webhook_url (/v1/me) can receive; `webhook_events` picks among them. */
+export const MEMBER_URL_EVENT_TYPES = [
+  'employee.forwarding_created',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
+
 /** The queue the webhook worker takes events from. */
 export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
 

@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../../errors/index.js';
+import { AGENT_URL_EVENT_TYPES } from '../../events/event.repository.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import { z } from '../../openapi/zod.js';
@@ -158,6 +159,18 @@ function webhookUrl(allowPrivate: boolean) {
     });
 }
 
+/** A set of event types, each at most once (an empty list turns the URL's events off). */
+function eventSelection<T extends readonly [string, ...string[]]>(types: T) {
+  return z
+    .array(z.enum(types, { message: `Must be one of: ${types.join(', ')}` }))
+    .max(types.length)
+    .superRefine((list, ctx) => {
+      list.forEach((type, i) => {
+        if (list.indexOf(type) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `${type} is listed twice` });
+      });
+    });
+}
+
 const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values).nullable();
 const between = (min: number, max: number) =>
   z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
@@ -185,6 +198,10 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     greeting: text({ max: GREETING_MAX_CHARS }).nullable(),
     greeting_variants: z.array(GreetingVariantInputSchema).nullable(),
     post_call_webhook_url: webhookUrl(options.allowPrivateWebhookTargets).nullable(),
+    post_call_webhook_events: eventSelection(AGENT_URL_EVENT_TYPES).openapi({
+      description: 'Event types sent to post_call_webhook_url (default: call.completed)',
+      example: ['call.completed', 'agent.updated'],
+    }),
     schedule: AgentScheduleInputSchema.nullable(),
     backup_agent_id: z.uuid({ message: 'Must be a UUID' }).nullable(),
     bundesland: z.enum(BUNDESLAENDER),

@@ -95,6 +95,7 @@ export const AgentSchema = z
     greeting: z.string().nullable(),
     greeting_variants: z.array(GreetingVariantSchema).nullable(),
     post_call_webhook_url: z.string().nullable(),
+    post_call_webhook_events: z.array(z.string()).openapi({ description: 'Event types sent to post_call_webhook_url' }),
     schedule: AgentScheduleSchema.nullable(),
     backup_agent_id: z.uuid().nullable(),
     allow_greeting_interruption: z.boolean().nullable(),
