@@ -96,6 +96,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       .set('X-Request-Id', 'audit-agent-patch')
       .send({ prompt: 'Be brief.' });
     expect(patched.status).toBe(200);
+    ctx.clock.advance(1000);
     const removed = await ctx.http
       .delete(`/v1/agents/${agent.id}`)
       .set('X-API-Key', w.key)
