@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { EventRecorder } from '../events/event.repository.js';
+import type { EventRecorder } from '../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-base/chunking.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
 import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
-
 import {
   KB_JOB_OPTIONS,
   KB_PROCESS_QUEUE,
@@ -14,7 +13,6 @@ import {
   KB_SWEEP_QUEUE,
 } from './queue-definitions.js';
 
-export { KB_PROCESS_QUEUE, KB_SWEEP_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS } from './queue-definitions.js';
 export type KbProcessJob = { documentId: string };
 
 /**

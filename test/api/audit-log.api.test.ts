@@ -175,7 +175,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       request_id: 'audit-old-entry',
       created_at: old,
     });
-    expect(await ctx.container.auditRetention.run()).toBeGreaterThanOrEqual(1);
+    expect(await ctx.internals.auditRetention.run()).toBeGreaterThanOrEqual(1);
     expect(await ctx.db('audit_log').where({ request_id: 'audit-old-entry' })).toHaveLength(0);
     expect(await ctx.db('audit_log').where({ request_id: 'audit-tool-create-1' })).toHaveLength(1);
   });

@@ -26,7 +26,7 @@ const asKey = (req: ReturnType<typeof ctx.http.get>) => req.set('X-API-Key', w.k
 
 async function deliver(): Promise<void> {
   await runKnowledgeBaseJobs(ctx);
-  await ctx.container.webhookWorker.drain();
+  await ctx.internals.webhookWorker.drain();
 }
 
 function bodies(url: string): Record<string, unknown>[] {

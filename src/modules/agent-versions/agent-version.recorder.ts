@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import { currentRequestContext } from '../../audit/request-context.js';
 import type { Clock } from '../../clock.js';
-import type { EventRecorder } from '../../events/event.repository.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRepository } from './agent-version.repository.js';
 
 /** What changed the configuration; stored with the version and sent in `agent.updated`. */

@@ -96,7 +96,7 @@ export class AgentVersionService {
    * problem (say, an employee deleted since) is a 409 listing them all, and nothing changes.
    */
   async restore(auth: AuthContext, agentId: string, version: number): Promise<VersionResponse> {
-    const agent = await this.access.resolveRow(auth, agentId, 'agents:write');
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const target = (await this.find(agent, version)).configuration;
     const current = await this.tools.list(agent.id);
     const targetTools = target.tools ?? [];

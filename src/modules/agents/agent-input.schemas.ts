@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../../errors/index.js';
-import { AGENT_URL_EVENT_TYPES } from '../../events/event.repository.js';
+import { AGENT_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import { z } from '../../openapi/zod.js';
@@ -17,7 +17,7 @@ import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedu
 import { text } from './text.js';
 import { isValidTimeZone } from './zoned-time.js';
 
-/** Fields a client may see but never write through PATCH (DECISIONS section 3). */
+/** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
   'id',
   'organization_id',
@@ -127,7 +127,7 @@ export const ScheduleExceptionInputSchema = z
   })
   .openapi('ScheduleExceptionInput');
 
-/** DECISIONS section 5: a real IANA zone, days 0..6 unique, real times; end <= start runs past midnight. */
+/** A real IANA zone, days 0..6 unique, real times; end <= start runs past midnight (docs/decisions.md). */
 export const AgentScheduleInputSchema = z
   .strictObject({
     timezone: z.string().refine(isValidTimeZone, 'Must be an IANA time zone such as Europe/Berlin'),
@@ -175,7 +175,7 @@ const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.
 const between = (min: number, max: number) =>
   z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
 
-/** Every field PATCH may write (DECISIONS section 5), with the spec's constraints. */
+/** Every field PATCH may write, with the spec's constraints (the writable set: docs/decisions.md). */
 export function agentWritableShape(options: { allowPrivateWebhookTargets: boolean }) {
   return {
     name: text({ min: 1, max: 255, trim: true }),

@@ -67,7 +67,7 @@ export class AgentService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<Record<string, unknown>> {
-    return toAgent(await this.access.resolveRow(auth, agentId, 'agents:read'));
+    return toAgent(await this.access.resolve(auth, agentId, 'agents:read'));
   }
 
   /**
@@ -108,7 +108,7 @@ export class AgentService {
 
   /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
   async update(auth: AuthContext, agentId: string, body: unknown): Promise<Record<string, unknown>> {
-    const agent = await this.access.resolveRow(auth, agentId, 'agents:write');
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const data = await this.validatePatch(auth, agent, body);
     if (Object.keys(data).length === 0) return toAgent(agent);
     const row = await this.db.transaction(async (trx) => {

@@ -1,5 +1,5 @@
 import { ROLES } from '../../auth/permissions.js';
-import { MEMBER_URL_EVENT_TYPES } from '../../events/event.repository.js';
+import { MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 
@@ -21,7 +21,7 @@ export const MeSchema = z
   })
   .openapi('Me');
 
-/** Unknown fields are ignored (DECISIONS section 3); the URL passes the outgoing-request guard's save-time check. */
+/** Unknown fields are ignored (docs/decisions.md); the URL passes the outgoing-request guard's save-time check. */
 export function updateMeSchema(allowPrivate: boolean) {
   return z
     .object({

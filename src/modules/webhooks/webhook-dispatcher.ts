@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
-import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event.repository.js';
+import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
 import {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
 
 export const EVENT_TYPES = [
@@ -24,9 +25,6 @@ export const MEMBER_URL_EVENT_TYPES = [
   'kb.document.ready',
   'kb.document.failed',
 ] as const;
-
-/** The queue the webhook worker takes events from. */
-export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
 
 export type NewEvent = {
   organization_id: string;
