@@ -162,6 +162,32 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
     expect(res.body.data).toEqual([]);
   });
 
+  it('writes the entry in the transaction of the change: no entry for a rolled-back write, no change without its entry', async () => {
+    const agent = await ctx.build.agent(w.orgId, { name: 'Tx' });
+    // A conflict found inside the transaction rolls the whole request back, entry included.
+    await ctx.http
+      .put(`/v1/agents/${agent.id}/workflow`)
+      .set('X-API-Key', w.key)
+      .send({ name: 'W', steps: [{ id: 'a', name: 'a', description: 'd', completion: 'c', tools: ['nope'] }] })
+      .set('X-Request-Id', 'audit-rolled-back')
+      .expect(400);
+    expect(await ctx.db('audit_log').where({ request_id: 'audit-rolled-back' })).toHaveLength(0);
+
+    // An audit entry that cannot be written takes the change down with it.
+    await ctx.db.raw('ALTER TABLE audit_log ADD CONSTRAINT test_refuse_entries CHECK (false) NOT VALID');
+    try {
+      const res = await ctx.http
+        .post(`/v1/agents/${agent.id}/tools`)
+        .set('X-API-Key', w.key)
+        .send({ name: 'never_stored', tool_type: 'end_call' });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(await ctx.db('tools').where({ agent_id: agent.id, name: 'never_stored' })).toHaveLength(0);
+      expect(await ctx.db('agent_versions').where({ agent_id: agent.id })).toHaveLength(0);
+    } finally {
+      await ctx.db.raw('ALTER TABLE audit_log DROP CONSTRAINT test_refuse_entries');
+    }
+  });
+
   it('deletes entries older than AUDIT_RETENTION_DAYS', async () => {
     const old = new Date(ctx.clock.now().getTime() - 400 * 86_400_000);
     await ctx.db('audit_log').insert({
