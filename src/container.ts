@@ -150,7 +150,7 @@ export function buildContainer(deps: AppDeps) {
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
-    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock),
+    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock, versionRecorder),
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
     tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock),
     contacts: new ContactService(new ContactRepository(db), agentAccess, clock),

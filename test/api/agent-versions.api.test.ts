@@ -98,6 +98,32 @@ describe('agent configuration versions', () => {
     });
   });
 
+  it("records a version when an employee's new number flows into a linked transfer tool", async () => {
+    const agentId = await newAgent();
+    const employee = await send('post', `/v1/agents/${agentId}/employees`, {
+      name: 'Erika',
+      phone_number: '+4930777',
+    }).expect(201);
+    await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'to_erika',
+      tool_type: 'transfer_call',
+      employee_id: employee.body.id,
+    }).expect(201);
+    await send('patch', `/v1/agents/${agentId}/employees/${employee.body.id}`, { phone_number: '+4930888' }).expect(
+      200,
+    );
+    const [latest] = await list(agentId);
+    expect(latest).toMatchObject({ version: 3, change: 'tool.updated' });
+    const v3 = await ctx.http
+      .get(`${versions(agentId)}/3`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(v3.body.configuration.tools[0].config.phone_number).toBe('+4930888');
+    // A change of the employee alone (no linked tool affected) is not a configuration change.
+    await send('patch', `/v1/agents/${agentId}/employees/${employee.body.id}`, { name: 'Erika M.' }).expect(200);
+    expect((await list(agentId)).length).toBe(3);
+  });
+
   it('records nothing for a rejected change or an empty PATCH', async () => {
     const agentId = await newAgent();
     await send('patch', `/v1/agents/${agentId}`, { prompt: 5 }).expect(400);

@@ -104,9 +104,9 @@ export class ToolRepository {
     return rows.map((r) => r.name);
   }
 
-  /** Linked transfer tools take the employee's phone number: copy a changed number into them. */
-  async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<void> {
-    await this.db('tools')
+  /** Linked transfer tools take the employee's phone number: copy a changed number into them. Returns how many. */
+  async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<number> {
+    return this.db('tools')
       .where({ agent_id: agentId, employee_id: employeeId })
       .update({
         config: this.db.raw(`jsonb_set(config, '{phone_number}', to_jsonb(?::text))`, [phoneNumber]),
