@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/knex.js';
 import { describeRoute, openApiRoute } from './audit-entry.js';
 import type { AuditLogRepository } from './audit-log.repository.js';
-import { currentRequestContext, isWriteMethod, type RequestContext } from './request-context.js';
+import { currentRequestContext, isWriteMethod, requestKeyPrefix, type RequestContext } from './request-context.js';
 
 /** POST routes that read (search, preview): nothing to audit. */
 const READING_POSTS = /\/(search|preview)$/;
@@ -68,6 +68,7 @@ export class AuditRecorder {
     // A user-level write (their own profile) with several organizations belongs to none of them.
     if (!organizationId || !auth.organizations.has(organizationId)) return;
     const isKey = auth.kind === 'api_key';
+    const apiKeyId = auth.apiKeyId;
     await this.entries.insert(trx, {
       organization_id: organizationId,
       agent_id: agentId,
@@ -78,7 +79,7 @@ export class AuditRecorder {
       resource_id: context.note.resourceId ?? described.resourceId,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
-      actor_key_prefix: isKey && auth.apiKeyId ? await this.entries.keyPrefix(trx, auth.apiKeyId) : null,
+      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => this.entries.keyPrefix(trx, apiKeyId)) : null,
       request_id: context.requestId,
       created_at: this.clock.now(),
     });

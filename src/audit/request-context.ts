@@ -16,6 +16,8 @@ export type RequestContext = {
   params: () => Record<string, string>;
   /** Set by a service when the request's resource is not in the path (a created agent). */
   note: { organizationId?: string; agentId?: string; resourceId?: string };
+  /** The caller's API key prefix once looked up (versions and the audit entry both need it). */
+  keyPrefix?: string | null;
   /** The audit row of this request is written (inside one of its transactions). */
   audited: boolean;
   /** The response went out: later work (timers started by the request) is not the request's. */
@@ -44,4 +46,13 @@ export function isWriteMethod(method: string): boolean {
 export function noteAuditResource(note: RequestContext['note']): void {
   const context = currentRequestContext();
   if (context) Object.assign(context.note, note);
+}
+
+/** The API key prefix, looked up at most once per request. */
+export async function requestKeyPrefix(lookup: () => Promise<string | null>): Promise<string | null> {
+  const context = currentRequestContext();
+  if (context?.keyPrefix !== undefined) return context.keyPrefix;
+  const prefix = await lookup();
+  if (context) context.keyPrefix = prefix;
+  return prefix;
 }

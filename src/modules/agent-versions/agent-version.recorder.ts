@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
-import { currentRequestContext } from '../../audit/request-context.js';
+import { currentRequestContext, requestKeyPrefix } from '../../audit/request-context.js';
 import type { Clock } from '../../clock.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRepository } from './agent-version.repository.js';
@@ -38,6 +38,7 @@ export class AgentVersionRecorder {
     const configuration = await this.versions.loadConfiguration(trx, agent.id, agent.organization_id);
     if (!configuration) return undefined;
     const isKey = auth.kind === 'api_key';
+    const apiKeyId = auth.apiKeyId;
     const at = this.clock.now();
     await this.versions.insert(trx, {
       version,
@@ -48,7 +49,7 @@ export class AgentVersionRecorder {
       restored_from: restoredFrom,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
-      actor_key_prefix: isKey && auth.apiKeyId ? await this.versions.keyPrefix(trx, auth.apiKeyId) : null,
+      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => this.versions.keyPrefix(trx, apiKeyId)) : null,
       request_id: currentRequestContext()?.requestId ?? null,
       created_at: at,
     });
