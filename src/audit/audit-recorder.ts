@@ -6,6 +6,13 @@ import { describeRoute, openApiRoute } from './audit-entry.js';
 import type { AuditLogRepository } from './audit-log.repository.js';
 import { currentRequestContext, isWriteMethod, requestKeyPrefix, type RequestContext } from './request-context.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path values go into uuid columns: anything else (never reached by a successful write) is left out. */
+function uuidOrNull(value: string | undefined): string | null {
+  return value !== undefined && UUID.test(value) ? value.toLowerCase() : null;
+}
+
 /** POST routes that read (search, preview): nothing to audit. */
 const READING_POSTS = /\/(search|preview)$/;
 
@@ -59,10 +66,10 @@ export class AuditRecorder {
     if (!auth || !pattern) return;
     const params = context.params();
     const described = describeRoute(context.method, pattern, params);
-    const agentId = context.note.agentId ?? params.agentId ?? null;
+    const agentId = uuidOrNull(context.note.agentId ?? params.agentId);
     const organizationId =
       context.note.organizationId ??
-      params.orgId ??
+      uuidOrNull(params.orgId) ??
       (agentId ? await this.entries.agentOrganization(trx, agentId) : undefined) ??
       (auth.organizations.size === 1 ? [...auth.organizations.keys()][0] : undefined);
     // A user-level write (their own profile) with several organizations belongs to none of them.
