@@ -7,6 +7,7 @@ import { errorHandler } from './http/error-handler.js';
 import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
+import { auditContext } from './http/audit-context.js';
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     ...apiKeyRateLimit(deps.rateLimitStore, clock),
     jsonBody(config.BODY_LIMIT),
     inputGuard,
+    auditContext(container.auditRecorder),
   );
   for (const { path, access = 'any', router } of mounts) {
     if (access === 'any') app.use(`/v1${path}`, router);

@@ -41,6 +41,8 @@ const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
+  /** Days an audit-log entry is kept; a daily job deletes older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   APP_VERSION: z.string().default('1.0.0'),
   APP_COMMIT: z.string().default('unknown'),
 });

@@ -1,4 +1,7 @@
 import type { Logger } from 'pino';
+import { AuditLogRepository } from './audit/audit-log.repository.js';
+import { AuditRecorder } from './audit/audit-recorder.js';
+import { withTransactionHook } from './audit/audited-db.js';
 import { ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { EventRecorder } from './events/event-recorder.js';
@@ -44,6 +47,13 @@ import { ToolRepository } from './modules/tools/tool.repository.js';
 import { ToolService } from './modules/tools/tool.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
+import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
+import { agentVersionModule } from './modules/agent-versions/agent-version.module.js';
+import { AgentVersionRecorder } from './modules/agent-versions/agent-version.recorder.js';
+import { AgentVersionRepository } from './modules/agent-versions/agent-version.repository.js';
+import { AgentVersionService } from './modules/agent-versions/agent-version.service.js';
+import { auditLogModule } from './modules/audit-log/audit-log.module.js';
+import { AuditLogService } from './modules/audit-log/audit-log.service.js';
 import { CallRepository } from './modules/calls/call.repository.js';
 import { CallService } from './modules/calls/call.service.js';
 import { KnowledgeBaseIndexRepository } from './modules/knowledge-base/kb-index.repository.js';
@@ -80,7 +90,11 @@ export type Container = ReturnType<typeof buildContainer>;
 
 /** Hand wiring: repositories(db) -> services -> routers. */
 export function buildContainer(deps: AppDeps) {
-  const { db, clock, config } = deps;
+  const { clock, config } = deps;
+  const auditLog = new AuditLogRepository(deps.db);
+  const auditRecorder = new AuditRecorder(deps.db, auditLog, clock, deps.logger);
+  // Every transaction a service opens during a write request also writes that request's audit row.
+  const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
   const agentRepository = new AgentRepository(db);
   const cache = new ReadCache(
@@ -113,7 +127,7 @@ export function buildContainer(deps: AppDeps) {
   const kbDocuments = new KnowledgeBaseRepository(db);
   const kbIndex = new KnowledgeBaseIndexRepository(db);
   const kbJobs = new KnowledgeBaseJobs(deps.queue);
-  const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger);
+  const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger, { events });
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>
@@ -124,27 +138,41 @@ export function buildContainer(deps: AppDeps) {
       q.until,
     );
 
+  const agentVersions = new AgentVersionRepository(db);
+  const versionRecorder = new AgentVersionRecorder(agentVersions, events, clock);
+
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
-    agents: new AgentService(agentRepository, agentAccess, clock, {
+    agents: new AgentService(db, agentRepository, versionRecorder, agentAccess, clock, {
       allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
-    workflows: new WorkflowService(db, agentAccess, clock),
+    workflows: new WorkflowService(db, agentAccess, versionRecorder, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
-    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock),
+    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock, versionRecorder),
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
-    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, clock),
+    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock),
     contacts: new ContactService(new ContactRepository(db), agentAccess, clock),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
+    auditLog: new AuditLogService(auditLog),
   };
+  const agentVersionService = new AgentVersionService(
+    db,
+    agentVersions,
+    versionRecorder,
+    toolRepository,
+    services.agents,
+    services.tools,
+    agentAccess,
+    clock,
+  );
 
   /**
    * Every module once, in the order of the OpenAPI document: its mounts (path, access, router) and
@@ -164,6 +192,8 @@ export function buildContainer(deps: AppDeps) {
     mountModule(contactModule, services.contacts),
     mountModule(knowledgeBaseModule, services.knowledgeBase, services.organizationKnowledgeBase),
     mountModule(callModule, services.calls),
+    mountModule(agentVersionModule, agentVersionService),
+    mountModule(auditLogModule, services.auditLog),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
@@ -172,7 +202,8 @@ export function buildContainer(deps: AppDeps) {
     new WebhookSweepWorker(deps.queue, webhookSweeper),
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
+    new AuditRetentionWorker(deps.queue, new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger)),
   ];
 
-  return { cache, modules, workers: new Workers(backgroundWorkers) };
+  return { cache, modules, auditRecorder, workers: new Workers(backgroundWorkers) };
 }

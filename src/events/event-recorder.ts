@@ -2,8 +2,29 @@ import type { Knex } from 'knex';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
 
-export const EVENT_TYPES = ['call.completed', 'employee.forwarding_created'] as const;
+export const EVENT_TYPES = [
+  'call.completed',
+  'employee.forwarding_created',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What an agent's post_call_webhook_url can receive; `post_call_webhook_events` picks among them. */
+export const AGENT_URL_EVENT_TYPES = [
+  'call.completed',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
+/** What a member's webhook_url (/v1/me) can receive; `webhook_events` picks among them. */
+export const MEMBER_URL_EVENT_TYPES = [
+  'employee.forwarding_created',
+  'agent.updated',
+  'kb.document.ready',
+  'kb.document.failed',
+] as const;
 
 export type NewEvent = {
   organization_id: string;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { EventRecorder } from '../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-base/chunking.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
 import type { JobQueue } from './queue.js';
@@ -34,7 +35,12 @@ export class KnowledgeBaseJobs {
 export type ProcessOutcome = 'ready' | 'error' | 'failed' | 'superseded' | 'skipped';
 
 export type Splitter = (text: string, maxChars: number) => string[] | Promise<string[]>;
-export type ProcessorOptions = { maxChunkChars?: number; split?: Splitter };
+export type ProcessorOptions = {
+  maxChunkChars?: number;
+  split?: Splitter;
+  /** Records kb.document.ready / kb.document.failed in the transaction that ends processing. */
+  events?: EventRecorder;
+};
 
 /**
  * The knowledge-base pipeline: pending -> processing -> ready (with chunk_count) or error (no text
@@ -44,6 +50,7 @@ export type ProcessorOptions = { maxChunkChars?: number; split?: Splitter };
 export class KnowledgeBaseProcessor {
   private readonly maxChunkChars: number;
   private readonly split: Splitter;
+  private readonly events: EventRecorder | undefined;
 
   constructor(
     private readonly index: KnowledgeBaseIndexRepository,
@@ -54,6 +61,7 @@ export class KnowledgeBaseProcessor {
   ) {
     this.maxChunkChars = options.maxChunkChars ?? DEFAULT_MAX_CHUNK_CHARS;
     this.split = options.split ?? splitIntoChunks;
+    this.events = options.events;
   }
 
   private staleBefore(now: Date): Date {
@@ -67,7 +75,27 @@ export class KnowledgeBaseProcessor {
     if (!claimed) return 'skipped';
     const outcome = await this.outcomeFor(claimed);
     const status = 'chunks' in outcome ? 'ready' : outcome.status;
-    const committed = await this.index.finish(claimed, outcome, this.clock.now());
+    const finishedAt = this.clock.now();
+    const committed = await this.index.finish(claimed, outcome, finishedAt, async (trx) => {
+      if (!this.events) return;
+      await this.events.record(trx, {
+        organization_id: claimed.organization_id,
+        agent_id: claimed.agent_id,
+        type: status === 'ready' ? 'kb.document.ready' : 'kb.document.failed',
+        payload: {
+          document: {
+            id: claimed.id,
+            title: claimed.title,
+            scope: claimed.scope,
+            agent_id: claimed.agent_id,
+            status,
+            chunk_count: 'chunks' in outcome ? outcome.chunks.length : 0,
+            error_message: 'chunks' in outcome ? null : outcome.message,
+            updated_at: finishedAt.toISOString(),
+          },
+        },
+      });
+    });
     this.logger.info(
       { document_id: documentId, job_id: jobId, status, committed },
       'knowledge base document processed',

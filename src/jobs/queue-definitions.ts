@@ -14,6 +14,8 @@ export const KB_SWEEP_QUEUE = 'kb.sweep';
 export const WEBHOOK_SWEEP_QUEUE = 'webhooks.sweep';
 /** Purge personal data of calls past their retention (scheduled). */
 export const RETENTION_QUEUE = 'calls.retention';
+/** Delete audit entries past AUDIT_RETENTION_DAYS (scheduled). */
+export const AUDIT_RETENTION_QUEUE = 'audit.retention';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -42,4 +44,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   // `short`: a sweep that is still waiting is not queued twice.
   { name: WEBHOOK_SWEEP_QUEUE, options: { policy: 'short' } },
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
+  { name: AUDIT_RETENTION_QUEUE, options: { policy: 'short' } },
 ];

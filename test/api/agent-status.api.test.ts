@@ -34,6 +34,8 @@ describe('GET /v1/agents/{agentId}/status', () => {
       schedule: null,
       timezone: 'Europe/Berlin',
       is_within_schedule: true,
+      reason: 'schedule',
+      exception: null,
       is_holiday: false,
       holiday: null,
       accepting_calls: true,

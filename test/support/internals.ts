@@ -6,6 +6,8 @@ import { EventRecorder } from '../../src/events/event-recorder.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor } from '../../src/jobs/kb-processor.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
 import { CallRetention } from '../../src/jobs/retention.js';
+import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
+import { AuditRetention } from '../../src/jobs/audit-retention.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
 import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
@@ -36,13 +38,15 @@ export function buildInternals(deps: { db: Db; queue: JobQueue; clock: Clock; co
   );
   const kbJobs = new KnowledgeBaseJobs(queue);
   const callRepository = new CallRepository(db);
+  const events = new EventRecorder(queue);
   return {
-    events: new EventRecorder(queue),
+    events,
     webhookWorker: new WebhookWorker(queue, dispatcher),
     webhookSweeper: new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger),
     kbJobs,
-    kbProcessor: new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger),
+    kbProcessor: new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, { events }),
     callRepository,
     callRetention: new CallRetention(callRepository, clock, logger),
+    auditRetention: new AuditRetention(new AuditLogRepository(db), config.AUDIT_RETENTION_DAYS, clock, logger),
   };
 }

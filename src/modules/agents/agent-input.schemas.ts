@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../../errors/index.js';
+import { AGENT_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import { z } from '../../openapi/zod.js';
@@ -13,6 +14,7 @@ import {
 } from './agent.schemas.js';
 import { parseTime } from './schedule.js';
 import { text } from '../../validation/text.js';
+import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
 
@@ -93,6 +95,39 @@ const scheduleDays = z
     });
   });
 
+const localDate = z.string().refine(isRealDate, 'Must be a real date YYYY-MM-DD');
+
+/** One dated exception: `date` or `from`+`to`, and `closed: true` or its own `rules` (hours of those days). */
+export const ScheduleExceptionInputSchema = z
+  .strictObject({
+    date: localDate.optional(),
+    from: localDate.optional(),
+    to: localDate.optional(),
+    closed: z.literal(true, { message: 'Must be true (leave it out and give rules for special hours)' }).optional(),
+    rules: z
+      .array(z.strictObject({ start_time: startTime, end_time: endTime }))
+      .min(1, 'Must have at least 1 rule')
+      .max(SCHEDULE_RULES_MAX, `Must have at most ${SCHEDULE_RULES_MAX} rules`)
+      .optional(),
+    note: text({ max: 200 }).optional(),
+  })
+  .superRefine((e, ctx) => {
+    const ranged = e.from !== undefined || e.to !== undefined;
+    if (e.date !== undefined && ranged)
+      ctx.addIssue({ code: 'custom', path: ['date'], message: 'Give either date, or from and to' });
+    else if (e.date === undefined && !ranged)
+      ctx.addIssue({ code: 'custom', path: ['date'], message: 'Required (or from and to)' });
+    else if (ranged && (e.from === undefined || e.to === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [e.from === undefined ? 'from' : 'to'],
+        message: 'from and to go together',
+      });
+    if ((e.closed === true) === (e.rules !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['rules'], message: 'Give either closed: true or rules' });
+  })
+  .openapi('ScheduleExceptionInput');
+
 /** A real IANA zone, days 0..6 unique, real times; end <= start runs past midnight (docs/decisions.md). */
 export const AgentScheduleInputSchema = z
   .strictObject({
@@ -100,6 +135,18 @@ export const AgentScheduleInputSchema = z
     rules: z
       .array(z.strictObject({ days: scheduleDays, start_time: startTime, end_time: endTime }))
       .max(SCHEDULE_RULES_MAX, `Must have at most ${SCHEDULE_RULES_MAX} rules`),
+    exceptions: z
+      .array(ScheduleExceptionInputSchema)
+      .max(SCHEDULE_EXCEPTIONS_MAX, `Must have at most ${SCHEDULE_EXCEPTIONS_MAX} exceptions`)
+      .superRefine((exceptions, ctx) => {
+        for (const p of exceptionProblems(exceptions))
+          ctx.addIssue({ code: 'custom', path: [p.index], message: p.message });
+      })
+      .optional()
+      .openapi({
+        description:
+          'Dated exceptions (closures, special hours), checked before public holidays and weekly rules; at most 366, no two covering the same day',
+      }),
   })
   .openapi('AgentScheduleInput');
 
@@ -108,6 +155,18 @@ function webhookUrl(allowPrivate: boolean) {
     const problem = outgoingUrlProblem(value, { allowPrivate });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
+}
+
+/** A set of event types, each at most once (an empty list turns the URL's events off). */
+function eventSelection<T extends readonly [string, ...string[]]>(types: T) {
+  return z
+    .array(z.enum(types, { message: `Must be one of: ${types.join(', ')}` }))
+    .max(types.length)
+    .superRefine((list, ctx) => {
+      list.forEach((type, i) => {
+        if (list.indexOf(type) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `${type} is listed twice` });
+      });
+    });
 }
 
 const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values).nullable();
@@ -137,6 +196,10 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     greeting: text({ max: GREETING_MAX_CHARS }).nullable(),
     greeting_variants: z.array(GreetingVariantInputSchema).nullable(),
     post_call_webhook_url: webhookUrl(options.allowPrivateWebhookTargets).nullable(),
+    post_call_webhook_events: eventSelection(AGENT_URL_EVENT_TYPES).openapi({
+      description: 'Event types sent to post_call_webhook_url (default: call.completed)',
+      example: ['call.completed', 'agent.updated'],
+    }),
     schedule: AgentScheduleInputSchema.nullable(),
     backup_agent_id: uuidField().nullable(),
     bundesland: z.enum(BUNDESLAENDER),

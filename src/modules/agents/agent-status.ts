@@ -1,5 +1,6 @@
 import { holidayLookup } from './holidays.js';
-import { isWithinSchedule, nextScheduleChange, type Holiday, type Schedule } from './schedule.js';
+import { nextScheduleChange, scheduleDecision, type Holiday, type Schedule, type ScheduleReason } from './schedule.js';
+import type { ScheduleException } from './schedule-exceptions.js';
 import { vacationStatus, type VacationFields, type VacationStatus } from './vacation.js';
 import { zonedParts } from './zoned-time.js';
 
@@ -21,6 +22,10 @@ export type AgentStatus = {
   schedule: Schedule | null;
   timezone: string;
   is_within_schedule: boolean;
+  /** Which layer decided `is_within_schedule`: a dated exception, a public holiday, or the weekly rules. */
+  reason: ScheduleReason;
+  /** The exception that applies now, when `reason` is `exception`. */
+  exception: ScheduleException | null;
   is_holiday: boolean;
   holiday: Holiday | null;
   accepting_calls: boolean;
@@ -41,7 +46,10 @@ export function agentStatus(
   const timezone = agent.schedule?.timezone ?? DEFAULT_TIME_ZONE;
   const holidayOn = holidayLookup(agent.bundesland);
   const holiday = holidayOn(zonedParts(timezone, now).date);
-  const within = agent.schedule ? isWithinSchedule(agent.schedule, holidayOn, now) : true;
+  const decision = agent.schedule
+    ? scheduleDecision(agent.schedule, holidayOn, now)
+    : { open: true, reason: 'schedule' as const, exception: null };
+  const within = decision.open;
   const scheduled = agent.is_active && within;
   const vacation = vacationStatus(agent, scheduled, now);
   // On vacation the agent takes no regular calls: they go to the backup.
@@ -54,6 +62,8 @@ export function agentStatus(
     schedule: agent.schedule,
     timezone,
     is_within_schedule: within,
+    reason: decision.reason,
+    exception: decision.exception,
     is_holiday: holiday !== null,
     holiday,
     accepting_calls: accepting,

@@ -11,7 +11,7 @@ import {
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
-import { AgentScheduleSchema, AgentSchema } from './agent.schemas.js';
+import { AgentScheduleSchema, AgentSchema, ScheduleExceptionSchema } from './agent.schemas.js';
 import { GreetingPreviewRequestSchema, GreetingPreviewSchema } from './greeting-preview.schemas.js';
 
 export const AgentIdParams = z.object({ agentId: z.uuid() });
@@ -23,7 +23,13 @@ export const AgentStatusSchema = z
     is_active: z.boolean(),
     schedule: AgentScheduleSchema.nullable(),
     timezone: z.string().openapi({ description: 'The schedule zone, or Europe/Berlin without a schedule' }),
-    is_within_schedule: z.boolean().openapi({ description: 'true without a schedule; false on a public holiday' }),
+    is_within_schedule: z.boolean().openapi({
+      description: 'true without a schedule; a dated exception decides first, then a public holiday closes the day',
+    }),
+    reason: z.enum(['exception', 'holiday', 'schedule']).openapi({
+      description: 'What decided is_within_schedule: a dated exception, a public holiday, or the weekly rules',
+    }),
+    exception: ScheduleExceptionSchema.nullable().openapi({ description: 'The exception applying now, if any' }),
     is_holiday: z.boolean(),
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
     accepting_calls: z.boolean().openapi({

@@ -47,6 +47,17 @@ export const GreetingVariantSchema = z
   })
   .openapi('GreetingVariant');
 
+export const ScheduleExceptionSchema = z
+  .object({
+    date: z.string().optional().openapi({ example: '2026-12-24' }),
+    from: z.string().optional().openapi({ example: '2026-12-27' }),
+    to: z.string().optional().openapi({ example: '2026-12-30' }),
+    closed: z.boolean().optional(),
+    rules: z.array(z.object({ start_time: z.string(), end_time: z.string() })).optional(),
+    note: z.string().optional(),
+  })
+  .openapi('ScheduleException');
+
 export const AgentScheduleSchema = z
   .object({
     timezone: z.string().openapi({ example: 'Europe/Berlin' }),
@@ -57,6 +68,7 @@ export const AgentScheduleSchema = z
         end_time: z.string().openapi({ example: '17:00' }),
       }),
     ),
+    exceptions: z.array(ScheduleExceptionSchema).optional(),
   })
   .openapi('AgentSchedule');
 
@@ -83,6 +95,7 @@ export const AgentSchema = z
     greeting: z.string().nullable(),
     greeting_variants: z.array(GreetingVariantSchema).nullable(),
     post_call_webhook_url: z.string().nullable(),
+    post_call_webhook_events: z.array(z.string()).openapi({ description: 'Event types sent to post_call_webhook_url' }),
     schedule: AgentScheduleSchema.nullable(),
     backup_agent_id: z.uuid().nullable(),
     allow_greeting_interruption: z.boolean().nullable(),

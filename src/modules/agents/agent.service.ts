@@ -17,7 +17,10 @@ import {
   parseStrict,
   READ_ONLY_AGENT_FIELDS,
 } from './agent-input.schemas.js';
-import { toAgent, type Agent, type AgentRepository } from './agent.repository.js';
+import { noteAuditResource } from '../../audit/request-context.js';
+import type { Db } from '../../db/knex.js';
+import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
+import { AgentRepository, toAgent, type Agent, type AgentRow } from './agent.repository.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
 export type AgentServiceOptions = {
@@ -45,7 +48,9 @@ export class AgentService {
   private readonly createSchema;
 
   constructor(
+    private readonly db: Db,
     private readonly agents: AgentRepository,
+    private readonly versions: AgentVersionRecorder,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
     options: AgentServiceOptions,
@@ -86,12 +91,17 @@ export class AgentService {
     if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
-    const row = await this.agents.create({
-      ...NEW_AGENT_DEFAULTS,
-      ...fields,
-      organization_id: organizationId,
-      created_at: now,
-      updated_at: now,
+    const row = await this.db.transaction(async (trx) => {
+      const created = await new AgentRepository(trx).create({
+        ...NEW_AGENT_DEFAULTS,
+        ...fields,
+        organization_id: organizationId,
+        created_at: now,
+        updated_at: now,
+      });
+      noteAuditResource({ organizationId, agentId: created.id, resourceId: created.id });
+      await this.versions.record(trx, created, auth, 'agent.created');
+      return created;
     });
     return toAgent(row);
   }
@@ -99,19 +109,36 @@ export class AgentService {
   /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
   async update(auth: AuthContext, agentId: string, body: unknown): Promise<Agent> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const data = await this.validatePatch(auth, agent, body);
+    if (Object.keys(data).length === 0) return toAgent(agent);
+    const row = await this.db.transaction(async (trx) => {
+      const updated = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
+        ...data,
+        updated_at: this.clock.now(),
+      });
+      if (!updated) throw new NotFoundError('Agent');
+      await this.versions.record(trx, updated, auth, 'agent.updated');
+      return updated;
+    });
+    await this.access.changed();
+    return toAgent(row);
+  }
+
+  /**
+   * The PATCH rules (unknown, read-only and invalid fields, the backup agent) over `body`; the
+   * fields to write, or a 400 listing every problem. Restoring a version uses the same rules.
+   */
+  async validatePatch(auth: AuthContext, agent: AgentRow, body: unknown): Promise<Record<string, unknown>> {
     const { data, details } = parseStrict(this.patchSchema, body, READ_ONLY_AGENT_FIELDS);
     details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), agent)));
     if (details.length > 0 || !data) throw new ValidationError('Request body is invalid', details);
-    if (Object.keys(data).length === 0) return toAgent(agent);
-    const row = await this.agents.update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() });
-    if (!row) throw new NotFoundError('Agent');
-    await this.access.changed();
-    return toAgent(row);
+    return data;
   }
 
   /** 409 while another agent names this one as its backup. */
   async remove(auth: AuthContext, agentId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    noteAuditResource({ organizationId: agent.organization_id });
     const referrers = await this.agents.backupReferrers(agent.id, agent.organization_id);
     if (referrers.length > 0) {
       throw new ConflictError(

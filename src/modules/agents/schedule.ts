@@ -1,7 +1,8 @@
+import { exceptionBoundaryMinutes, exceptionDecision, type ScheduleException } from './schedule-exceptions.js';
 import { addDays, instantsAt, offsetChangesOn, zonedParts } from './zoned-time.js';
 
 export type ScheduleRule = { days: number[]; start_time: string; end_time: string };
-export type Schedule = { timezone: string; rules: ScheduleRule[] };
+export type Schedule = { timezone: string; rules: ScheduleRule[]; exceptions?: ScheduleException[] };
 export type Holiday = { date: string; name: string };
 /** The public holiday on a local date (`YYYY-MM-DD`), or null. */
 export type HolidayLookup = (date: string) => Holiday | null;
@@ -34,14 +35,31 @@ export function ruleCovers(rule: ScheduleRule, weekday: number, minute: number):
   return (rule.days.includes(weekday) && minute >= start) || (rule.days.includes(previous) && minute < end);
 }
 
+/** Which layer decided: a dated exception, a public holiday, or the weekly rules. */
+export type ScheduleReason = 'exception' | 'holiday' | 'schedule';
+
+export type ScheduleDecision = {
+  open: boolean;
+  reason: ScheduleReason;
+  exception: ScheduleException | null;
+};
+
 /**
- * Inside the schedule at `at`: some rule covers the local time and the local date is not a public
- * holiday (a holiday closes its whole local day, including the part of an overnight rule).
+ * Open or closed at `at`, and why. Exceptions come first (see exceptionDecision), then a public
+ * holiday closes its whole local day (including the part of an overnight rule), then the weekly rules.
  */
-export function isWithinSchedule(schedule: Schedule, holidayOn: HolidayLookup, at: Date | number): boolean {
+export function scheduleDecision(schedule: Schedule, holidayOn: HolidayLookup, at: Date | number): ScheduleDecision {
   const local = zonedParts(schedule.timezone, at);
-  if (holidayOn(local.date)) return false;
-  return schedule.rules.some((rule) => ruleCovers(rule, local.weekday, local.minute));
+  const exception = exceptionDecision(schedule.exceptions, local.date, addDays(local.date, -1), local.minute);
+  if (exception) return { open: exception.open, reason: 'exception', exception: exception.exception };
+  if (holidayOn(local.date)) return { open: false, reason: 'holiday', exception: null };
+  const open = schedule.rules.some((rule) => ruleCovers(rule, local.weekday, local.minute));
+  return { open, reason: 'schedule', exception: null };
+}
+
+/** Inside the schedule at `at` (exceptions, holidays and weekly rules applied). */
+export function isWithinSchedule(schedule: Schedule, holidayOn: HolidayLookup, at: Date | number): boolean {
+  return scheduleDecision(schedule, holidayOn, at).open;
 }
 
 /** Local times at which the answer can change: rule starts and ends, and midnight (day and holiday changes). */
@@ -51,6 +69,7 @@ function boundaryMinutes(schedule: Schedule): number[] {
     minutes.add(parseTime(rule.start_time) ?? 0);
     minutes.add((parseTime(rule.end_time, true) ?? 0) % 1440);
   }
+  for (const minute of exceptionBoundaryMinutes(schedule.exceptions)) minutes.add(minute);
   return [...minutes];
 }
 

@@ -5,6 +5,7 @@ import { inTransaction, type Db } from '../../db/knex.js';
 import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
+import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -29,6 +30,7 @@ export class EmployeeService {
     private readonly access: AgentAccess,
     private readonly events: EventRecorder,
     private readonly clock: Clock,
+    private readonly versions: AgentVersionRecorder,
   ) {}
 
   /** Alphabetical by name; filters `status` and `active`. */
@@ -66,7 +68,11 @@ export class EmployeeService {
       const changes = await this.changesFor(trx, agent, current, input);
       const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
       if (updated.phone_number && updated.phone_number !== current.phone_number) {
-        await this.tools.with(trx).syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+        const synced = await this.tools
+          .with(trx)
+          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+        // The number is part of the linked tools' configuration: a new configuration version.
+        if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
       }
       if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
       return updated;

@@ -6,6 +6,9 @@ import { TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
 export type ClaimedDocument = {
   id: string;
   organization_id: string;
+  agent_id: string | null;
+  title: string;
+  scope: 'agent' | 'organization';
   content: string | null;
   content_version: number;
   ts_config: TsConfig;
@@ -55,6 +58,9 @@ export class KnowledgeBaseIndexRepository {
       .returning([
         'd.id',
         'd.organization_id',
+        'd.agent_id',
+        'd.title',
+        'd.scope',
         'd.content',
         'd.content_version',
         'd.language',
@@ -74,6 +80,8 @@ export class KnowledgeBaseIndexRepository {
     claimed: ClaimedDocument,
     outcome: { chunks: string[] } | { status: 'error' | 'failed'; message: string },
     now: Date,
+    /** Runs in the same transaction once the outcome is written (the webhook event). */
+    alsoInTransaction?: (trx: Knex.Transaction) => Promise<void>,
   ): Promise<boolean> {
     return this.db.transaction(async (trx) => {
       const current = await trx('kb_documents')
@@ -94,6 +102,7 @@ export class KnowledgeBaseIndexRepository {
           .where({ id: claimed.id })
           .update({ ...done, status: outcome.status, chunk_count: 0, error_message: outcome.message });
       }
+      if (alsoInTransaction) await alsoInTransaction(trx);
       return true;
     });
   }

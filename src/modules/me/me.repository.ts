@@ -7,11 +7,12 @@ export type MeRow = {
   email: string;
   name: string;
   webhook_url: string | null;
+  webhook_events: string[];
   created_at: Date;
   updated_at: Date;
 };
 
-const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'created_at', 'updated_at'];
+const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'webhook_events', 'created_at', 'updated_at'];
 
 /** The signed-in user's own profile; every query is scoped to that user's id. */
 export class MeRepository {
@@ -30,7 +31,7 @@ export class MeRepository {
 
   async update(
     userId: string,
-    changes: { name?: string; webhook_url?: string | null },
+    changes: { name?: string; webhook_url?: string | null; webhook_events?: string[] },
     at: Date,
   ): Promise<MeRow | undefined> {
     const [row] = await this.db('users')

@@ -1,4 +1,5 @@
 import { ROLES } from '../../auth/permissions.js';
+import { MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import { text } from '../../validation/text.js';
@@ -9,7 +10,11 @@ export const MeSchema = z
     email: z.string(),
     name: z.string(),
     webhook_url: z.string().nullable().openapi({
-      description: 'Receives employee.forwarding_created events of every organization the user belongs to; null = none',
+      description:
+        'Receives the events listed in webhook_events of every organization the user belongs to; null = none',
+    }),
+    webhook_events: z.array(z.enum(MEMBER_URL_EVENT_TYPES)).openapi({
+      description: 'Event types sent to webhook_url (default: employee.forwarding_created)',
     }),
     organizations: z.array(z.object({ organization_id: z.uuid(), role: z.enum(ROLES) })),
     created_at: z.iso.datetime(),
@@ -32,6 +37,15 @@ export function updateMeSchema(allowPrivate: boolean) {
         .openapi({
           description: 'http(s) URL for employee webhooks, or null to stop them',
           example: 'https://hooks.example.com/employees',
+        }),
+      webhook_events: z
+        .array(z.enum(MEMBER_URL_EVENT_TYPES, { message: `Must be one of: ${MEMBER_URL_EVENT_TYPES.join(', ')}` }))
+        .max(MEMBER_URL_EVENT_TYPES.length)
+        .refine((list) => new Set(list).size === list.length, 'An event type is listed twice')
+        .optional()
+        .openapi({
+          description: 'Event types sent to webhook_url; an empty list stops them without removing the URL',
+          example: ['employee.forwarding_created', 'kb.document.failed'],
         }),
     })
     .openapi('UpdateMe');

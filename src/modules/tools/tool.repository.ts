@@ -65,15 +65,22 @@ export class ToolRepository {
     return (await query.first('id')) !== undefined;
   }
 
-  async insert(agent: { id: string; organization_id: string }, fields: ToolFields, at: Date): Promise<Tool> {
+  /** `keep` (restoring a version): the id and creation time the tool had before. */
+  async insert(
+    agent: { id: string; organization_id: string },
+    fields: ToolFields,
+    at: Date,
+    keep?: { id: string; created_at: Date },
+  ): Promise<Tool> {
     const [row] = await this.db('tools')
       .insert({
         ...fields,
         config: JSON.stringify(fields.config),
         agent_id: agent.id,
         organization_id: agent.organization_id,
-        created_at: at,
+        created_at: keep?.created_at ?? at,
         updated_at: at,
+        ...(keep ? { id: keep.id } : {}),
       })
       .returning(COLUMNS);
     return row;
@@ -98,9 +105,9 @@ export class ToolRepository {
     return rows.map((r) => r.name);
   }
 
-  /** Linked transfer tools take the employee's phone number: copy a changed number into them. */
-  async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<void> {
-    await this.db('tools')
+  /** Linked transfer tools take the employee's phone number: copy a changed number into them. Returns how many. */
+  async syncEmployeePhone(agentId: string, employeeId: string, phoneNumber: string, at: Date): Promise<number> {
+    return this.db('tools')
       .where({ agent_id: agentId, employee_id: employeeId })
       .update({
         config: this.db.raw(`jsonb_set(config, '{phone_number}', to_jsonb(?::text))`, [phoneNumber]),

@@ -7,6 +7,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js'
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { uuidField } from '../../http/validate.js';
+import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
@@ -67,6 +68,7 @@ export class ToolService {
     private readonly tools: ToolRepository,
     private readonly references: ToolReferences,
     private readonly access: AgentAccess,
+    private readonly versions: AgentVersionRecorder,
     private readonly clock: Clock,
   ) {}
 
@@ -83,6 +85,24 @@ export class ToolService {
   /** Every problem of the body (fields, config of its type, employee, target agent, URL) in one 400. */
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
+    const fields = await this.validateNew(agent, body);
+    if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
+    return inTransaction(this.db, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the new tool row.
+      await lockAgent(trx, agent);
+      const tool = await this.guardName(fields.name, () =>
+        this.tools.with(trx).insert(agent, fields, this.clock.now()),
+      );
+      await this.versions.record(trx, agent, auth, 'tool.created');
+      return tool;
+    });
+  }
+
+  /**
+   * The create rules over `body` (fields, config of its type, employee, target agent, URL): the
+   * tool's fields, or a 400 listing every problem. Restoring a version checks its tools the same way.
+   */
+  async validateNew(agent: AgentRef, body: unknown): Promise<ToolFields> {
     const base = CreateToolSchema.safeParse(body ?? {});
     const toolType = toolTypeOf(body);
     const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
@@ -101,13 +121,7 @@ export class ToolService {
     );
     if (details.length > 0 || !base.success) throw new ValidationError('Request body is invalid', details);
     if (refs.conflict) throw conflictError(refs.conflict);
-    if (await this.tools.nameTaken(agent.id, base.data.name)) throw this.nameConflict(base.data.name);
-    const fields = { ...base.data, config: refs.config };
-    return inTransaction(this.db, async (trx) => {
-      // Lock order (src/db/locks.ts): the agent row, then the new tool row.
-      await lockAgent(trx, agent);
-      return this.guardName(base.data.name, () => this.tools.with(trx).insert(agent, fields, this.clock.now()));
-    });
+    return { ...base.data, config: refs.config } as ToolFields;
   }
 
   /**
@@ -159,6 +173,7 @@ export class ToolService {
         this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
       );
       if (!updated) throw new NotFoundError('Tool');
+      await this.versions.record(trx, agent, auth, 'tool.updated');
       return updated;
     });
   }
@@ -173,6 +188,7 @@ export class ToolService {
       const tool = await this.getTool(tools, agent.id, toolId);
       this.assertNotInWorkflow(workflow, tool.name, 'deleted');
       await tools.delete(agent.id, tool.id);
+      await this.versions.record(trx, agent, auth, 'tool.deleted');
     });
   }
 

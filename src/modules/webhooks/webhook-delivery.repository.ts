@@ -73,19 +73,27 @@ export class WebhookDeliveryRepository {
     await trx('events').where({ id: eventId }).update({ dispatched_at: at });
   }
 
-  async agentWebhookUrl(trx: Knex.Transaction, organizationId: string, agentId: string): Promise<string | null> {
+  /** The agent's URL, when it chose to receive `eventType`. */
+  async agentWebhookUrl(
+    trx: Knex.Transaction,
+    organizationId: string,
+    agentId: string,
+    eventType: string,
+  ): Promise<string | null> {
     const row = await trx('agents')
       .where({ id: agentId, organization_id: organizationId })
+      .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
       .first('post_call_webhook_url');
     return (row?.post_call_webhook_url as string | null | undefined) ?? null;
   }
 
-  /** Distinct webhook URLs of the organization's members, in a stable order. */
-  async memberWebhookUrls(trx: Knex.Transaction, organizationId: string): Promise<string[]> {
+  /** Distinct webhook URLs of the organization's members who chose `eventType`, in a stable order. */
+  async memberWebhookUrls(trx: Knex.Transaction, organizationId: string, eventType: string): Promise<string[]> {
     const rows: { webhook_url: string }[] = await trx('memberships as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.organization_id', organizationId)
       .whereNotNull('u.webhook_url')
+      .whereRaw('? = ANY(u.webhook_events)', [eventType])
       .distinct('u.webhook_url')
       .orderBy('u.webhook_url');
     return rows.map((r) => r.webhook_url);

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
+import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
 import {
@@ -90,18 +91,22 @@ export class WebhookDispatcher {
     );
   }
 
+  /**
+   * The agent's URL (for an event of an agent) and the members' URLs, each only when its owner
+   * chose the event's type. One URL appearing twice is one delivery.
+   */
   private async targetsOf(trx: Knex.Transaction, event: EventRow): Promise<{ kind: TargetKind; url: string }[]> {
-    if (event.type === 'call.completed' && event.agent_id) {
-      const url = await this.deliveries.agentWebhookUrl(trx, event.organization_id, event.agent_id);
-      return url ? [{ kind: 'agent', url }] : [];
+    const targets: { kind: TargetKind; url: string }[] = [];
+    if (event.agent_id && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
+      const url = await this.deliveries.agentWebhookUrl(trx, event.organization_id, event.agent_id, event.type);
+      if (url) targets.push({ kind: 'agent', url });
     }
-    if (event.type === 'employee.forwarding_created') {
-      return (await this.deliveries.memberWebhookUrls(trx, event.organization_id)).map((url) => ({
-        kind: 'member',
-        url,
-      }));
+    if ((MEMBER_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
+      for (const url of await this.deliveries.memberWebhookUrls(trx, event.organization_id, event.type)) {
+        if (!targets.some((t) => t.url === url)) targets.push({ kind: 'member', url });
+      }
     }
-    return [];
+    return targets;
   }
 
   /** One POST through the guard; any 2xx is a success, everything else (3xx included) a failure. */

@@ -40,11 +40,56 @@ export const EmployeeForwardingCreatedPayloadSchema = z
   })
   .openapi('EmployeeForwardingCreatedWebhook');
 
+export const AgentUpdatedPayloadSchema = z
+  .object({
+    event: z.literal('agent.updated'),
+    agent_id: z.uuid(),
+    version: z
+      .number()
+      .int()
+      .openapi({ description: 'The new configuration version (GET /v1/agents/{agentId}/versions/{version})' }),
+    change: z.string().openapi({
+      description:
+        'agent.created, agent.updated, workflow.replaced, tool.created, tool.updated, tool.deleted or version.restored',
+    }),
+    changed_at: z.iso.datetime(),
+  })
+  .openapi('AgentUpdatedWebhook');
+
+export const WebhookKbDocumentSchema = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    scope: z.enum(['agent', 'organization']),
+    agent_id: z.uuid().nullable().openapi({ description: 'null for an organization document' }),
+    status: z.enum(['ready', 'error', 'failed']).openapi({
+      description: 'ready; error = no text to index; failed = processing broke (a content edit retries)',
+    }),
+    chunk_count: z.number().int(),
+    error_message: z.string().nullable(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('WebhookKbDocument');
+
+export const KbDocumentReadyPayloadSchema = z
+  .object({ event: z.literal('kb.document.ready'), document: WebhookKbDocumentSchema })
+  .openapi('KbDocumentReadyWebhook');
+
+export const KbDocumentFailedPayloadSchema = z
+  .object({ event: z.literal('kb.document.failed'), document: WebhookKbDocumentSchema })
+  .openapi('KbDocumentFailedWebhook');
+
 const FIELD_ORDER: Record<string, string[]> = {
   'call.completed': Object.keys(CallCompletedPayloadSchema.shape),
   'employee.forwarding_created': Object.keys(EmployeeForwardingCreatedPayloadSchema.shape),
+  'agent.updated': Object.keys(AgentUpdatedPayloadSchema.shape),
+  'kb.document.ready': Object.keys(KbDocumentReadyPayloadSchema.shape),
+  'kb.document.failed': Object.keys(KbDocumentFailedPayloadSchema.shape),
 };
-const NESTED_ORDER: Record<string, string[]> = { call: Object.keys(WebhookCallSchema.shape) };
+const NESTED_ORDER: Record<string, string[]> = {
+  call: Object.keys(WebhookCallSchema.shape),
+  document: Object.keys(WebhookKbDocumentSchema.shape),
+};
 
 function ordered(value: Record<string, unknown>, order: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};

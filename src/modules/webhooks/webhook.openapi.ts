@@ -10,7 +10,13 @@ import {
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
-import { CallCompletedPayloadSchema, EmployeeForwardingCreatedPayloadSchema } from './webhook-payload.js';
+import {
+  AgentUpdatedPayloadSchema,
+  CallCompletedPayloadSchema,
+  EmployeeForwardingCreatedPayloadSchema,
+  KbDocumentFailedPayloadSchema,
+  KbDocumentReadyPayloadSchema,
+} from './webhook-payload.js';
 
 export const WebhookSecretSchema = z
   .object({
@@ -125,8 +131,49 @@ function registerWebhookPayloads(registry: OpenAPIRegistry): void {
   });
 }
 
+/** The events added with configuration history; no URL receives them until its owner chooses them. */
+function registerConfigurationWebhooks(
+  registry: OpenAPIRegistry,
+  responses: Record<number, { description: string }>,
+): void {
+  const receivers =
+    "to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it";
+  const events = [
+    [
+      'agent.updated',
+      AgentUpdatedPayloadSchema,
+      `After every change of an agent's configuration (a new version), ${receivers}`,
+    ],
+    [
+      'kb.document.ready',
+      KbDocumentReadyPayloadSchema,
+      `When a knowledge-base document is indexed, ${receivers} (organization documents: members only)`,
+    ],
+    [
+      'kb.document.failed',
+      KbDocumentFailedPayloadSchema,
+      `When a knowledge-base document cannot be indexed (status error or failed), ${receivers} (organization documents: members only)`,
+    ],
+  ] as const;
+  for (const [path, schema, summary] of events) {
+    registry.registerWebhook({
+      method: 'post',
+      path,
+      tags: ['Webhooks'],
+      summary,
+      request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema } } } },
+      responses,
+    });
+  }
+}
+
 export function registerWebhookPaths(registry: OpenAPIRegistry): void {
   registerDeliveryPaths(registry);
   registerSecretPaths(registry);
   registerWebhookPayloads(registry);
+  registerConfigurationWebhooks(registry, {
+    200: {
+      description: 'Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried',
+    },
+  });
 }

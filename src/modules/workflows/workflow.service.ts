@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { lockAgent } from '../../db/locks.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
+import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
 import { WorkflowRepository, type WorkflowRow } from './workflow.repository.js';
@@ -18,6 +19,7 @@ export class WorkflowService {
   constructor(
     private readonly db: Db,
     private readonly access: AgentAccess,
+    private readonly versions: AgentVersionRecorder,
     private readonly clock: Clock,
   ) {}
 
@@ -47,6 +49,7 @@ export class WorkflowService {
       if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
       const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
       if (!row) throw new NotFoundError('Agent');
+      await this.versions.record(trx, agent, auth, 'workflow.replaced');
       return toRecord(row);
     });
     await this.access.changed();

@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex.js';
+import { paginate, type Page, type PageParams } from '../http/pagination.js';
+
+export type NewAuditEntry = {
+  organization_id: string;
+  agent_id: string | null;
+  action: string;
+  method: string;
+  route: string;
+  resource_type: string;
+  resource_id: string | null;
+  actor_type: 'user' | 'api_key';
+  actor_user_id: string | null;
+  actor_key_prefix: string | null;
+  request_id: string;
+  created_at: Date;
+};
+
+export type AuditEntry = NewAuditEntry & { id: string };
+
+export type AuditFilter = {
+  agentId?: string;
+  actor?: string;
+  action?: string;
+  from?: Date;
+  to?: Date;
+};
+
+const COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'action',
+  'method',
+  'route',
+  'resource_type',
+  'resource_id',
+  'actor_type',
+  'actor_user_id',
+  'actor_key_prefix',
+  'request_id',
+  'created_at',
+] as const;
+
+export class AuditLogRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  async insert(trx: Db | Knex.Transaction, entry: NewAuditEntry): Promise<void> {
+    await trx('audit_log').insert(entry);
+  }
+
+  /** The organization of an agent, when the agent (still) exists. */
+  async agentOrganization(trx: Db | Knex.Transaction, agentId: string): Promise<string | undefined> {
+    const row: { organization_id: string } | undefined = await trx('agents')
+      .where({ id: agentId })
+      .first('organization_id');
+    return row?.organization_id;
+  }
+
+  async keyPrefix(trx: Db | Knex.Transaction, apiKeyId: string): Promise<string | null> {
+    const row: { key_prefix: string } | undefined = await trx('api_keys').where({ id: apiKeyId }).first('key_prefix');
+    return row?.key_prefix ?? null;
+  }
+
+  /** Newest first. */
+  async list(
+    organizationId: string,
+    filter: AuditFilter,
+    page: PageParams,
+    allowedAgentIds: readonly string[] | null,
+  ): Promise<Page<AuditEntry>> {
+    const query = this.db('audit_log').where({ organization_id: organizationId });
+    if (allowedAgentIds !== null) query.whereIn('agent_id', [...allowedAgentIds]);
+    if (filter.agentId) query.where({ agent_id: filter.agentId });
+    if (filter.action) query.where({ action: filter.action });
+    if (filter.actor) {
+      const actor = filter.actor;
+      query.where((q) => {
+        q.where({ actor_key_prefix: actor });
+        if (/^[0-9a-f-]{36}$/i.test(actor)) q.orWhere({ actor_user_id: actor.toLowerCase() });
+      });
+    }
+    if (filter.from) query.where('created_at', '>=', filter.from);
+    if (filter.to) query.where('created_at', '<', filter.to);
+    return paginate<AuditEntry>(query.select(COLUMNS), page, [
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+  }
+
+  /** Deletes up to `batch` entries older than `before`; returns how many. */
+  async purgeBefore(before: Date, batch: number): Promise<number> {
+    const result = await this.db.raw(
+      `DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? LIMIT ?)`,
+      [before, batch],
+    );
+    return result.rowCount ?? 0;
+  }
+}

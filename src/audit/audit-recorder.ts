@@ -1,0 +1,94 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/knex.js';
+import { describeRoute, openApiRoute } from './audit-entry.js';
+import type { AuditLogRepository } from './audit-log.repository.js';
+import { currentRequestContext, isWriteMethod, requestKeyPrefix, type RequestContext } from './request-context.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path values go into uuid columns: anything else (never reached by a successful write) is left out. */
+function uuidOrNull(value: string | undefined): string | null {
+  return value !== undefined && UUID.test(value) ? value.toLowerCase() : null;
+}
+
+/** POST routes that read (search, preview): nothing to audit. */
+const READING_POSTS = /\/(search|preview)$/;
+
+/**
+ * Writes the audit row of the current write request. `inTransaction` is called by the transaction
+ * hook, inside the request's transaction before it commits; `afterResponse` is the fallback for a
+ * write that ran without a transaction of its own (single statement), called before the response
+ * is sent.
+ */
+export class AuditRecorder {
+  constructor(
+    private readonly db: Db,
+    private readonly entries: AuditLogRepository,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  async inTransaction(trx: Knex.Transaction): Promise<void> {
+    const context = currentRequestContext();
+    if (!context || !this.auditable(context)) return;
+    context.audited = true;
+    await this.write(trx, context);
+  }
+
+  /** Never throws: the change is already committed and the caller is owed its answer. */
+  async afterResponse(context: RequestContext, status: number): Promise<void> {
+    if (status >= 400 || !this.auditable(context)) return;
+    context.audited = true;
+    try {
+      await this.write(this.db, context);
+    } catch (error) {
+      this.logger.error({ err: error, request_id: context.requestId }, 'audit entry not written');
+    }
+  }
+
+  private auditable(context: RequestContext): boolean {
+    const route = context.route();
+    return (
+      !context.audited &&
+      !context.finished &&
+      context.auth !== undefined &&
+      route !== undefined &&
+      isWriteMethod(context.method) &&
+      !READING_POSTS.test(route)
+    );
+  }
+
+  private async write(trx: Db | Knex.Transaction, context: RequestContext): Promise<void> {
+    const auth = context.auth;
+    const pattern = context.route();
+    if (!auth || !pattern) return;
+    const params = context.params();
+    const described = describeRoute(context.method, pattern, params);
+    const agentId = uuidOrNull(context.note.agentId ?? params.agentId);
+    const organizationId =
+      context.note.organizationId ??
+      uuidOrNull(params.orgId) ??
+      (agentId ? await this.entries.agentOrganization(trx, agentId) : undefined) ??
+      (auth.organizations.size === 1 ? [...auth.organizations.keys()][0] : undefined);
+    // A user-level write (their own profile) with several organizations belongs to none of them.
+    if (!organizationId || !auth.organizations.has(organizationId)) return;
+    const isKey = auth.kind === 'api_key';
+    const apiKeyId = auth.apiKeyId;
+    await this.entries.insert(trx, {
+      organization_id: organizationId,
+      agent_id: agentId,
+      action: described.action,
+      method: context.method.toUpperCase(),
+      route: openApiRoute(pattern),
+      resource_type: described.resourceType,
+      resource_id: context.note.resourceId ?? described.resourceId,
+      actor_type: isKey ? 'api_key' : 'user',
+      actor_user_id: isKey ? null : auth.userId,
+      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => this.entries.keyPrefix(trx, apiKeyId)) : null,
+      request_id: context.requestId,
+      created_at: this.clock.now(),
+    });
+  }
+}

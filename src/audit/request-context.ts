@@ -1,0 +1,58 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AuthContext } from '../auth/auth-context.js';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * What the audit log needs to know about the request being served, carried through the request's
+ * asynchronous work. Services do not pass it around: the transaction hook (audited-db.ts) reads it.
+ */
+export type RequestContext = {
+  requestId: string;
+  method: string;
+  auth: AuthContext | undefined;
+  /** Express' route pattern, e.g. `/v1/agents/:agentId/tools/:toolId`, once a route matched. */
+  route: () => string | undefined;
+  params: () => Record<string, string>;
+  /** Set by a service when the request's resource is not in the path (a created agent). */
+  note: { organizationId?: string; agentId?: string; resourceId?: string };
+  /** The caller's API key prefix once looked up (versions and the audit entry both need it). */
+  keyPrefix?: string | null;
+  /** The audit row of this request is written (inside one of its transactions). */
+  audited: boolean;
+  /** The response went out: later work (timers started by the request) is not the request's. */
+  finished: boolean;
+};
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+export function runWithRequestContext<T>(context: RequestContext, work: () => T): T {
+  return storage.run(context, work);
+}
+
+export function currentRequestContext(): RequestContext | undefined {
+  const context = storage.getStore();
+  return context && !context.finished ? context : undefined;
+}
+
+export function isWriteMethod(method: string): boolean {
+  return WRITE_METHODS.has(method.toUpperCase());
+}
+
+/**
+ * Lets a service name what the path does not: the organization and id of a resource it created.
+ * A no-op outside a request.
+ */
+export function noteAuditResource(note: RequestContext['note']): void {
+  const context = currentRequestContext();
+  if (context) Object.assign(context.note, note);
+}
+
+/** The API key prefix, looked up at most once per request. */
+export async function requestKeyPrefix(lookup: () => Promise<string | null>): Promise<string | null> {
+  const context = currentRequestContext();
+  if (context?.keyPrefix !== undefined) return context.keyPrefix;
+  const prefix = await lookup();
+  if (context) context.keyPrefix = prefix;
+  return prefix;
+}

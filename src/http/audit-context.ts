@@ -1,0 +1,57 @@
+import type { Request, RequestHandler } from 'express';
+import type { AuditRecorder } from '../audit/audit-recorder.js';
+import { isWriteMethod, runWithRequestContext, type RequestContext } from '../audit/request-context.js';
+
+/** The matched route as a pattern: the mount path with its parameter values put back as `:name`. */
+function routePattern(req: Request): string | undefined {
+  if (!req.route) return undefined;
+  const params = Object.entries((req.params ?? {}) as Record<string, string>);
+  const base = req.baseUrl
+    .split('/')
+    .map((segment) => {
+      const match = params.find(([, value]) => value === segment || encodeURIComponent(value) === segment);
+      return match ? `:${match[0]}` : segment;
+    })
+    .join('/');
+  const path = typeof req.route.path === 'string' ? req.route.path : '';
+  return `${base}${path === '/' ? '' : path}`;
+}
+
+/**
+ * Puts the request's audit context (actor, request id, route) in AsyncLocalStorage for the
+ * transaction hook. A successful write that opened no transaction gets its row written here, just
+ * before the response is sent.
+ */
+export function auditContext(recorder: AuditRecorder): RequestHandler {
+  return (req, res, next) => {
+    const context: RequestContext = {
+      requestId: req.requestId,
+      method: req.method,
+      auth: req.auth,
+      route: () => routePattern(req),
+      params: () => (req.params ?? {}) as Record<string, string>,
+      note: {},
+      audited: false,
+      finished: false,
+    };
+    if (isWriteMethod(req.method)) {
+      const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+      res.end = ((...args: unknown[]) => {
+        if (context.audited || context.finished) {
+          context.finished = true;
+          return end(...args);
+        }
+        void recorder.afterResponse(context, res.statusCode).finally(() => {
+          context.finished = true;
+          end(...args);
+        });
+        return res;
+      }) as typeof res.end;
+    } else {
+      res.once('finish', () => {
+        context.finished = true;
+      });
+    }
+    runWithRequestContext(context, () => next());
+  };
+}

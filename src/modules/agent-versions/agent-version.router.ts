@@ -1,0 +1,27 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { agentIdParams, parse } from '../../http/validate.js';
+import type { AgentVersionService } from './agent-version.service.js';
+import { diffParams, versionParams } from './agent-version.schemas.js';
+
+/** Mounted at /agents/:agentId/versions. */
+export function agentVersionRouter(versions: AgentVersionService): Router {
+  const router = Router({ mergeParams: true });
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await versions.list(authOf(req), agentId, req.query));
+  });
+  router.get('/:version', async (req, res) => {
+    const { agentId, version } = parse(versionParams, req.params);
+    res.json(await versions.get(authOf(req), agentId, version));
+  });
+  router.get('/:from/diff/:to', async (req, res) => {
+    const { agentId, from, to } = parse(diffParams, req.params);
+    res.json(await versions.diff(authOf(req), agentId, from, to));
+  });
+  router.post('/:version/restore', async (req, res) => {
+    const { agentId, version } = parse(versionParams, req.params);
+    res.status(201).json(await versions.restore(authOf(req), agentId, version));
+  });
+  return router;
+}

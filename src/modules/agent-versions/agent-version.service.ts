@@ -1,0 +1,176 @@
+import type { Knex } from 'knex';
+import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/knex.js';
+import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
+import type { Page } from '../../http/pagination.js';
+import { parse } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { AgentRepository, type AgentRow } from '../agents/agent.repository.js';
+import type { AgentService } from '../agents/agent.service.js';
+import type { Tool, ToolFields, ToolRepository } from '../tools/tool.repository.js';
+import type { ToolService } from '../tools/tool.service.js';
+import { validateWorkflow } from '../workflows/workflow-rules.js';
+import { WorkflowRepository } from '../workflows/workflow.repository.js';
+import type { Workflow } from '../workflows/workflow.schemas.js';
+import {
+  CONFIGURATION_AGENT_FIELDS,
+  CONFIGURATION_TOOL_FIELDS,
+  diffConfigurations,
+  type AgentConfiguration,
+  type ConfigurationChange,
+  type ToolSnapshot,
+} from './agent-configuration.js';
+import type { AgentVersionRecorder } from './agent-version.recorder.js';
+import type { AgentVersionRepository, AgentVersionRow } from './agent-version.repository.js';
+import { listVersionsQuery, type AgentVersionSummary } from './agent-version.schemas.js';
+
+type VersionResponse = AgentVersionSummary & { configuration: AgentConfiguration };
+
+function summary(row: Omit<AgentVersionRow, 'configuration'>): AgentVersionSummary {
+  return {
+    agent_id: row.agent_id,
+    version: row.version,
+    change: row.change as AgentVersionSummary['change'],
+    restored_from: row.restored_from,
+    actor: { type: row.actor_type, user_id: row.actor_user_id, key_prefix: row.actor_key_prefix },
+    request_id: row.request_id,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+function prefixed(error: unknown, prefix: string): ErrorDetail[] {
+  if (!(error instanceof AppError) || error.status !== 400) throw error;
+  return (error.details ?? [{ field: '', message: error.message }]).map((d) => ({
+    field: d.field ? `${prefix}${d.field}` : prefix.replace(/\.$/, ''),
+    message: d.message,
+  }));
+}
+
+function toolBody(tool: ToolSnapshot): Record<string, unknown> {
+  const { id: _id, ...fields } = tool;
+  return fields;
+}
+
+/** Reading versions and diffs (agents:read), and restoring one (agents:write). */
+export class AgentVersionService {
+  constructor(
+    private readonly db: Db,
+    private readonly versions: AgentVersionRepository,
+    private readonly recorder: AgentVersionRecorder,
+    private readonly tools: ToolRepository,
+    private readonly agentService: AgentService,
+    private readonly toolService: ToolService,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<AgentVersionSummary>> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const page = parse(listVersionsQuery, query ?? {}, 'Invalid query parameters');
+    const result = await this.versions.list(agent.id, agent.organization_id, page);
+    return { data: result.data.map(summary), pagination: result.pagination };
+  }
+
+  async get(auth: AuthContext, agentId: string, version: number): Promise<VersionResponse> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const row = await this.find(agent, version);
+    return { ...summary(row), configuration: row.configuration };
+  }
+
+  async diff(
+    auth: AuthContext,
+    agentId: string,
+    from: number,
+    to: number,
+  ): Promise<{ agent_id: string; from: number; to: number; changes: ConfigurationChange[] }> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const [a, b] = [await this.find(agent, from), await this.find(agent, to)];
+    return { agent_id: agent.id, from, to, changes: diffConfigurations(a.configuration, b.configuration) };
+  }
+
+  /**
+   * Makes version `n`'s configuration current in one transaction, recorded as a new version: agent
+   * fields through the PATCH rules, tools through the create rules (tools gone since are recreated
+   * with their ids, tools added since are removed), the workflow through the workflow rules. Any
+   * problem (say, an employee deleted since) is a 409 listing them all, and nothing changes.
+   */
+  async restore(auth: AuthContext, agentId: string, version: number): Promise<VersionResponse> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const target = (await this.find(agent, version)).configuration;
+    const current = await this.tools.list(agent.id);
+    const targetTools = target.tools ?? [];
+    if (toolsKey(current) !== toolsKey(targetTools)) assertPermission(auth, 'tools:write', agent.organization_id);
+
+    const details: ErrorDetail[] = [];
+    const fields = await this.agentService
+      .validatePatch(auth, agent, agentFieldsOf(target))
+      .catch((error: unknown) => (details.push(...prefixed(error, '')), {}));
+    const tools: { snapshot: ToolSnapshot; fields: ToolFields }[] = [];
+    for (const [i, snapshot] of targetTools.entries()) {
+      const checked = await this.toolService
+        .validateNew(agent, toolBody(snapshot))
+        .catch((error: unknown) => (details.push(...prefixed(error, `tools[${i}].`)), undefined));
+      if (checked) tools.push({ snapshot, fields: checked });
+    }
+    let workflow: Workflow | null = null;
+    if (target.workflow !== null && target.workflow !== undefined) {
+      const result = validateWorkflow(target.workflow, new Set(targetTools.map((t) => t.name)));
+      details.push(...result.details.map((d) => ({ field: `workflow.${d.field}`, message: d.message })));
+      workflow = result.workflow ?? null;
+    }
+    if (details.length > 0)
+      throw new ConflictError(`Version ${version} cannot be restored: it no longer passes validation`, details);
+
+    const restored = await this.db.transaction(async (trx) => {
+      const now = this.clock.now();
+      const row = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
+        ...fields,
+        updated_at: now,
+      });
+      if (!row) throw new NotFoundError('Agent');
+      await this.replaceTools(trx, agent, tools, now);
+      await new WorkflowRepository(trx).save(agent.id, agent.organization_id, workflow, now);
+      const number = await this.recorder.record(trx, agent, auth, 'version.restored', version);
+      if (number === undefined) throw new NotFoundError('Agent');
+      return number;
+    });
+    await this.access.changed();
+    return this.get(auth, agentId, restored);
+  }
+
+  /** Every current tool goes; the version's tools come back with their ids (and creation times when known). */
+  private async replaceTools(
+    trx: Knex.Transaction,
+    agent: AgentRow,
+    tools: { snapshot: ToolSnapshot; fields: ToolFields }[],
+    now: Date,
+  ): Promise<void> {
+    const repository = this.tools.with(trx);
+    const existing = new Map<string, Tool>((await repository.list(agent.id)).map((t) => [t.id, t]));
+    for (const tool of existing.values()) await repository.delete(agent.id, tool.id);
+    for (const { snapshot, fields } of tools) {
+      const createdAt = existing.get(snapshot.id)?.created_at ?? now;
+      await repository.insert(agent, fields, now, { id: snapshot.id, created_at: createdAt });
+    }
+  }
+
+  private async find(agent: AgentRow, version: number): Promise<AgentVersionRow> {
+    const row = await this.versions.find(agent.id, agent.organization_id, version);
+    if (!row) throw new NotFoundError('Agent version');
+    return row;
+  }
+}
+
+/** The version's agent fields; a field added to agents after the version was taken keeps its value. */
+function agentFieldsOf(configuration: AgentConfiguration): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of CONFIGURATION_AGENT_FIELDS) if (name in configuration) out[name] = configuration[name];
+  return out;
+}
+
+/** The tools as comparable text: same ids with the same fields. */
+function toolsKey(tools: readonly (ToolSnapshot | Tool)[]): string {
+  const rows = tools.map((tool) => CONFIGURATION_TOOL_FIELDS.map((f) => (tool as Record<string, unknown>)[f] ?? null));
+  return JSON.stringify(rows.sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
+}
