@@ -213,7 +213,7 @@ describe('transfer tools and employees', () => {
       name: 'to_erika',
       tool_type: 'transfer_call',
       employee_id: employeeId,
-      config: { phone_number: '+4911111', transfer_mode: 'warm' },
+      config: { phone_number: '+4989111111', transfer_mode: 'warm' },
     }).expect(201);
     expect(res.body).toMatchObject({
       employee_id: employeeId,
