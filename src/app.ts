@@ -15,7 +15,10 @@ import { buildOpenApiDocument } from './openapi/document.js';
 export function createApp(deps: AppDeps): { app: Express; container: Container } {
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
-  const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
+  const document = buildOpenApiDocument(container.openapi, {
+    version: config.APP_VERSION,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
   const authentication = createAuthentication({
     credentials: container.cache,
     verifyToken: deps.verifyToken,

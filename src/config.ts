@@ -32,6 +32,10 @@ const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
+  /** The URL clients use to reach this API (e.g. https://api.example.com): the OpenAPI document's server. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16).optional(),
   APP_VERSION: z.string().default('1.0.0'),
   APP_COMMIT: z.string().default('unknown'),
 });

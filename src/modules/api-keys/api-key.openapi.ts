@@ -16,6 +16,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/api-keys',
+    operationId: 'listApiKeys',
     tags,
     summary: 'List the keys of the organizations where the caller is developer_admin',
     security: tokenOnly,
@@ -28,6 +29,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/api-keys',
+    operationId: 'createApiKey',
     tags,
     summary: 'Create a key; the raw value is returned once',
     security: tokenOnly,
@@ -40,6 +42,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/api-keys/{keyId}',
+    operationId: 'updateApiKey',
     tags,
     summary: 'Change name, permissions, agent scope, limits, active status or expiry; acts on the next request',
     security: tokenOnly,
@@ -49,6 +52,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: '/v1/api-keys/{keyId}',
+    operationId: 'deleteApiKey',
     tags,
     summary: 'Delete a key permanently; refused from the next request on',
     security: tokenOnly,

@@ -48,6 +48,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: base,
+    operationId: 'listKnowledgeBaseDocuments',
     summary: "List the agent's documents and the organization documents granted to it (kb:read), newest first",
     request: { params: AgentParams, query: ListQuery },
     responses: { 200: json(paginated(DocumentSchema), 'A page of documents'), ...agentErrors },
@@ -55,6 +56,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'post',
     path: base,
+    operationId: 'createKnowledgeBaseDocument',
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
     request: { params: AgentParams, body: jsonBody(CreateDocumentSchema) },
     responses: { 201: json(DocumentSchema, 'The new document'), ...agentErrors },
@@ -62,6 +64,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'post',
     path: `${base}/search`,
+    operationId: 'searchKnowledgeBase',
     summary: 'Full-text search over the ready documents the agent sees (kb:read), best match first',
     request: { params: AgentParams, body: jsonBody(SearchSchema) },
     responses: { 200: json(SearchResultSchema, 'Ranked chunks'), ...agentErrors },
@@ -69,6 +72,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: `${base}/{documentId}`,
+    operationId: 'getKnowledgeBaseDocument',
     summary: 'Get one document (kb:read)',
     request: { params: DocumentParams },
     responses: { 200: json(DocumentSchema, 'The document'), ...agentErrors },
@@ -76,6 +80,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'patch',
     path: `${base}/{documentId}`,
+    operationId: 'updateKnowledgeBaseDocument',
     summary:
       'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
     request: { params: DocumentParams, body: jsonBody(UpdateDocumentSchema) },
@@ -84,6 +89,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'delete',
     path: `${base}/{documentId}`,
+    operationId: 'deleteKnowledgeBaseDocument',
     summary: 'Delete a document and its chunks (kb:write); organization documents: 403',
     request: { params: DocumentParams },
     responses: { 204: noContent, ...agentErrors },
@@ -91,6 +97,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: `${base}/{documentId}/chunks`,
+    operationId: 'listKnowledgeBaseChunks',
     summary: 'List the chunks of a document in order (kb:read)',
     request: { params: DocumentParams, query: PaginationQuerySchema },
     responses: { 200: json(paginated(ChunkSchema), 'A page of chunks'), ...agentErrors },
@@ -98,6 +105,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'delete',
     path: `${base}/{documentId}/chunks`,
+    operationId: 'deleteKnowledgeBaseChunks',
     summary: 'Remove all chunks of a document (kb:write); organization documents: 403',
     request: { params: DocumentParams },
     responses: { 204: noContent, ...agentErrors },
@@ -106,6 +114,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'get',
     path: orgBase,
+    operationId: 'listOrganizationKnowledgeBaseDocuments',
     summary: 'List organization documents with their grants (dashboard token, kb:read)',
     request: { params: OrgParams, query: ListQuery },
     responses: { 200: json(paginated(OrganizationDocumentSchema), 'A page of organization documents'), ...orgErrors },
@@ -113,6 +122,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'post',
     path: orgBase,
+    operationId: 'createOrganizationKnowledgeBaseDocument',
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
     request: { params: OrgParams, body: jsonBody(CreateOrganizationDocumentSchema) },
     responses: { 201: json(OrganizationDocumentSchema, 'The new document'), ...orgErrors },
@@ -120,6 +130,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'get',
     path: `${orgBase}/{documentId}`,
+    operationId: 'getOrganizationKnowledgeBaseDocument',
     summary: 'Get an organization document (dashboard token, kb:read)',
     request: { params: OrgDocumentParams },
     responses: { 200: json(OrganizationDocumentSchema, 'The document'), ...orgErrors },
@@ -127,6 +138,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'patch',
     path: `${orgBase}/{documentId}`,
+    operationId: 'updateOrganizationKnowledgeBaseDocument',
     summary: 'Change title, content or language (dashboard token, kb:write); content or language changes reprocess it',
     request: { params: OrgDocumentParams, body: jsonBody(UpdateOrganizationDocumentSchema) },
     responses: { 200: json(OrganizationDocumentSchema, 'The updated document'), ...orgErrors },
@@ -134,6 +146,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'delete',
     path: `${orgBase}/{documentId}`,
+    operationId: 'deleteOrganizationKnowledgeBaseDocument',
     summary: 'Delete an organization document with its chunks and grants (dashboard token, kb:write)',
     request: { params: OrgDocumentParams },
     responses: { 204: noContent, ...orgErrors },
@@ -141,6 +154,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'put',
     path: `${orgBase}/{documentId}/grants`,
+    operationId: 'replaceKnowledgeBaseGrants',
     summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
     request: { params: OrgDocumentParams, body: jsonBody(GrantsSchema) },
     responses: {

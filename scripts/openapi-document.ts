@@ -1,0 +1,57 @@
+/**
+ * Writes the OpenAPI document that the app serves at /v1/openapi.json to a file (or stdout), without
+ * a database: the app is built over a pool that never connects and asked over HTTP, so the file is
+ * exactly what a client downloads. Usage: tsx scripts/openapi-document.ts [file]
+ */
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createApp } from '../src/app.js';
+import { createTokenVerifier } from '../src/auth/token.js';
+import { systemClock } from '../src/clock.js';
+import { parseConfig } from '../src/config.js';
+import { createDb } from '../src/db/knex.js';
+import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
+import type { JobQueue } from '../src/jobs/queue.js';
+
+export async function fetchOpenApiDocument(env: Record<string, string> = {}): Promise<string> {
+  const config = parseConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: 'only-used-to-build-the-document-0123456789',
+    DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
+    ...env,
+  });
+  const db = createDb(config.DATABASE_URL!, 1);
+  const { app } = createApp({
+    config,
+    db,
+    databaseUrl: config.DATABASE_URL!,
+    logger: pino({ level: 'silent' }),
+    clock: systemClock,
+    rateLimitStore: new MemoryRateLimitStore(),
+    verifyToken: createTokenVerifier(config),
+    // Never used: serving the document enqueues no job.
+    queue: undefined as unknown as JobQueue,
+  });
+  const server = app.listen(0, '127.0.0.1');
+  try {
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`);
+    if (!response.ok) throw new Error(`GET /v1/openapi.json answered ${response.status}`);
+    return `${JSON.stringify(await response.json(), null, 2)}\n`;
+  } finally {
+    server.close();
+    await db.destroy();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const text = await fetchOpenApiDocument(
+    process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL } : {},
+  );
+  const file = process.argv[2];
+  if (file) writeFileSync(file, text);
+  else process.stdout.write(text);
+}
