@@ -14,7 +14,8 @@ import { createDb } from '../src/db/knex.js';
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
 import type { JobQueue } from '../src/jobs/queue.js';
 
-export async function fetchOpenApiDocument(env: Record<string, string> = {}): Promise<string> {
+/** The app on a random local port, over a database pool that never connects. */
+export async function startDocumentServer(env: Record<string, string> = {}) {
   const config = parseConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -31,19 +32,30 @@ export async function fetchOpenApiDocument(env: Record<string, string> = {}): Pr
     clock: systemClock,
     rateLimitStore: new MemoryRateLimitStore(),
     verifyToken: createTokenVerifier(config),
-    // Never used: serving the document enqueues no job.
+    // Never used: serving the document and the docs page enqueues no job.
     queue: undefined as unknown as JobQueue,
   });
   const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+    },
+  };
+}
+
+export async function fetchOpenApiDocument(env: Record<string, string> = {}): Promise<string> {
+  const server = await startDocumentServer(env);
   try {
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    const { port } = server.address() as AddressInfo;
-    const response = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`);
+    const response = await fetch(`${server.url}/v1/openapi.json`);
     if (!response.ok) throw new Error(`GET /v1/openapi.json answered ${response.status}`);
     return `${JSON.stringify(await response.json(), null, 2)}\n`;
   } finally {
-    server.close();
-    await db.destroy();
+    await server.close();
   }
 }
 

@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { buildContainer, type AppDeps, type Container } from './container.js';
+import { docsRouter } from './docs/docs-page.js';
 import { createAuthentication } from './http/authenticate.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
+  app.use('/docs', docsRouter());
 
   app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 

@@ -23,6 +23,8 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
       'First start: a demo organization was created.',
       JSON.stringify(demo, null, 2),
       '',
+      `API reference: ${base}/docs`,
+      '',
       'Try it:',
       `  curl -H 'X-API-Key: ${demo.api_key}' ${base}/v1/agents`,
       `  curl -H 'Authorization: Bearer ${demo.dashboard_token}' ${base}/v1/api-keys`,
