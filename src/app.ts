@@ -7,6 +7,7 @@ import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
+import { metricsEndpoint, requestMetrics, routePatterns } from './metrics/http-metrics.js';
 import { requestId } from './http/request-id.js';
 import './http/types.js';
 import { healthRouter } from './modules/health/health.router.js';
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(requestId);
+  app.use(requestMetrics(container.metrics, routePatterns(document, ['/docs', '/metrics'])));
   app.use(
     pinoHttp({
       logger,
@@ -52,10 +54,16 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
   app.use('/docs', docsRouter());
+  app.get('/metrics', metricsEndpoint(container.metrics, config.METRICS_TOKEN));
 
   app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 
-  app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
+  app.use(
+    '/v1',
+    authentication.any,
+    ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
+    jsonBody(config.BODY_LIMIT),
+  );
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

@@ -45,6 +45,7 @@ import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repos
 import { webhookSecretRouter } from './modules/webhooks/webhook-secret.router.js';
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
+import { Metrics } from './metrics/metrics.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
 import { registerContactPaths } from './modules/contacts/contact.openapi.js';
 import { ContactRepository } from './modules/contacts/contact.repository.js';
@@ -108,6 +109,7 @@ export function buildContainer(deps: AppDeps) {
   const events = new EventRecorder(deps.queue);
   const webhookDeliveries = new WebhookDeliveryRepository(db);
   const webhookSecrets = new WebhookSecretRepository(db);
+  const metrics = new Metrics(db, deps.queue);
   const webhookDispatcher = new WebhookDispatcher(
     db,
     deps.queue,
@@ -116,6 +118,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     guardOptionsFromConfig(config),
     deps.logger,
+    metrics,
   );
   const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
   const employeeRepository = new EmployeeRepository(db);
@@ -202,6 +205,7 @@ export function buildContainer(deps: AppDeps) {
 
   return {
     cache,
+    metrics,
     events,
     webhookWorker,
     services,

@@ -108,6 +108,21 @@ export class JobQueue {
     return ran;
   }
 
+  /** Per defined queue: jobs waiting to run (created or retry) and the age of the oldest, for /metrics. */
+  async waitingStats(): Promise<{ name: string; depth: number; oldestAgeSeconds: number }[]> {
+    const result = (await this.boss.getDb().executeSql(
+      `SELECT name, count(*)::int AS depth, EXTRACT(EPOCH FROM now() - min(created_on))::float8 AS oldest
+         FROM pgboss.job WHERE state < 'active' GROUP BY name`,
+      [],
+    )) as { rows: { name: string; depth: number; oldest: number | null }[] };
+    const byName = new Map(result.rows.map((row) => [row.name, row]));
+    return QUEUE_DEFINITIONS.map(({ name }) => ({
+      name,
+      depth: byName.get(name)?.depth ?? 0,
+      oldestAgeSeconds: Math.max(0, byName.get(name)?.oldest ?? 0),
+    }));
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: 10_000, wait: true, close: true });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import type { JobQueue } from '../../jobs/queue.js';
@@ -40,6 +41,7 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly guard: GuardOptions,
     private readonly logger: Logger,
+    private readonly metrics?: Pick<Metrics, 'webhookAttempt'>,
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
@@ -79,6 +81,7 @@ export class WebhookDispatcher {
         attempted_at: attemptedAt,
       }),
     );
+    this.metrics?.webhookAttempt(delivery.event_type, outcome.status);
     this.logger.info(
       {
         delivery_id: delivery.id,
