@@ -12,7 +12,7 @@ import { systemClock } from '../src/clock.js';
 import { parseConfig } from '../src/config.js';
 import { createDb } from '../src/db/knex.js';
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
-import type { JobQueue } from '../src/jobs/queue.js';
+import { JobQueue } from '../src/jobs/queue.js';
 
 /** The app on a random local port, over a database pool that never connects. */
 export async function startDocumentServer(env: Record<string, string> = {}) {
@@ -32,8 +32,8 @@ export async function startDocumentServer(env: Record<string, string> = {}) {
     clock: systemClock,
     rateLimitStore: new MemoryRateLimitStore(),
     verifyToken: createTokenVerifier(config),
-    // Never used: serving the document and the docs page enqueues no job.
-    queue: undefined as unknown as JobQueue,
+    // Never started: serving the document and the docs page enqueues no job.
+    queue: Object.create(JobQueue.prototype) as JobQueue,
   });
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

@@ -3,6 +3,7 @@ import { pinoHttp } from 'pino-http';
 import { buildContainer, type AppDeps, type Container } from './container.js';
 import { docsRouter } from './docs/docs-page.js';
 import { createAuthentication } from './http/authenticate.js';
+import { requireDashboardToken } from './http/dashboard-token.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
@@ -10,17 +11,17 @@ import { apiKeyRateLimit } from './http/rate-limit.js';
 import { metricsEndpoint, requestMetrics, routePatterns } from './metrics/http-metrics.js';
 import { requestId } from './http/request-id.js';
 import './http/types.js';
-import { healthRouter } from './modules/health/health.router.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 
 /** Middleware order, routers, 404/405 and the error renderer. Never listens. */
 export function createApp(deps: AppDeps): { app: Express; container: Container } {
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
-  const document = buildOpenApiDocument(container.openapi, {
-    version: config.APP_VERSION,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
-  });
+  const document = buildOpenApiDocument(
+    container.modules.map((m) => m.openapi),
+    { version: config.APP_VERSION, publicBaseUrl: config.PUBLIC_BASE_URL },
+  );
+  const mounts = container.modules.flatMap((m) => m.mounts);
   const authentication = createAuthentication({
     credentials: container.cache,
     verifyToken: deps.verifyToken,
@@ -49,14 +50,12 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     }),
   );
 
-  app.use('/v1/health', healthRouter(container.services.health));
+  for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
   app.use('/docs', docsRouter());
   app.get('/metrics', metricsEndpoint(container.metrics, config.METRICS_TOKEN));
-
-  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 
   app.use(
     '/v1',
@@ -64,7 +63,10 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
     jsonBody(config.BODY_LIMIT),
   );
-  for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
+  for (const { path, access = 'any', router } of mounts) {
+    if (access === 'any') app.use(`/v1${path}`, router);
+    else if (access !== 'public') app.use(`/v1${path}`, requireDashboardToken(access.tokenOnly), router);
+  }
 
   app.use(notFoundHandler(document));
   app.use(errorHandler(logger));

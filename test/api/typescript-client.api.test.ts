@@ -83,7 +83,7 @@ describe('verifyWebhook()', () => {
     const url = receiver.url('ok');
     const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: url });
     await ctx.db.transaction((trx) =>
-      ctx.container.events.record(trx, {
+      ctx.internals.events.record(trx, {
         organization_id: w.orgId,
         agent_id: agent.id,
         type: 'call.completed',
@@ -91,8 +91,8 @@ describe('verifyWebhook()', () => {
       }),
     );
     const received = receiver.nextRequestTo(url);
-    await ctx.container.webhookWorker.drain();
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     return received;
   }
 
