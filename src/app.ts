@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import { buildContainer, type AppDeps, type Container } from './container.js';
+import { docsRouter } from './docs/docs-page.js';
 import { createAuthentication } from './http/authenticate.js';
 import { requireDashboardToken } from './http/dashboard-token.js';
 import { jsonBody } from './http/body.js';
@@ -8,6 +9,7 @@ import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { auditContext } from './http/audit-context.js';
+import { metricsEndpoint, requestMetrics, routePatterns } from './metrics/http-metrics.js';
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -20,7 +22,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   const container = buildContainer(deps);
   const document = buildOpenApiDocument(
     container.modules.map((m) => m.openapi),
-    config.APP_VERSION,
+    { version: config.APP_VERSION, publicBaseUrl: config.PUBLIC_BASE_URL },
   );
   const mounts = container.modules.flatMap((m) => m.mounts);
   const authentication = createAuthentication({
@@ -37,6 +39,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(requestId);
+  app.use(requestMetrics(container.metrics, routePatterns(document, ['/docs', '/metrics'])));
   app.use(securityHeaders);
   app.use(requestLog(logger, document));
 
@@ -44,11 +47,13 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
+  app.use('/docs', docsRouter());
+  app.get('/metrics', metricsEndpoint(container.metrics, config.METRICS_TOKEN));
 
   app.use(
     '/v1',
     authentication.any,
-    ...apiKeyRateLimit(deps.rateLimitStore, clock),
+    ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
     jsonBody(config.BODY_LIMIT),
     inputGuard,
     auditContext(container.auditRecorder),

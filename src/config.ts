@@ -43,6 +43,10 @@ const configSchema = z.object({
   WORKERS_ENABLED: bool.default(true),
   /** Days an audit-log entry is kept; a daily job deletes older ones. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  /** The URL clients use to reach this API (e.g. https://api.example.com): the OpenAPI document's server. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16).optional(),
   APP_VERSION: z.string().default('1.0.0'),
   APP_COMMIT: z.string().default('unknown'),
 });

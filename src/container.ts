@@ -35,6 +35,7 @@ import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
 import { WebhookSweepRepository } from './modules/webhooks/webhook-sweep.repository.js';
 import { WebhookSweeper, WebhookSweepWorker } from './modules/webhooks/webhook-sweeper.js';
+import { Metrics } from './metrics/metrics.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
 import { ContactRepository } from './modules/contacts/contact.repository.js';
 import { ContactService } from './modules/contacts/contact.service.js';
@@ -110,6 +111,7 @@ export function buildContainer(deps: AppDeps) {
   const events = new EventRecorder(deps.queue);
   const webhookDeliveries = new WebhookDeliveryRepository(db);
   const webhookSecrets = new WebhookSecretRepository(db);
+  const metrics = new Metrics(db, deps.queue);
   const webhookDispatcher = new WebhookDispatcher(
     db,
     deps.queue,
@@ -118,6 +120,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     guardOptionsFromConfig(config),
     deps.logger,
+    metrics,
   );
   const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
   const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
@@ -205,5 +208,5 @@ export function buildContainer(deps: AppDeps) {
     new AuditRetentionWorker(deps.queue, new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger)),
   ];
 
-  return { cache, modules, auditRecorder, workers: new Workers(backgroundWorkers) };
+  return { cache, metrics, modules, auditRecorder, workers: new Workers(backgroundWorkers) };
 }

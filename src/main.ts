@@ -27,6 +27,7 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
       'First start: a demo organization was created.',
       JSON.stringify(demo, null, 2),
       '',
+      `API reference: ${base}/docs`,
       'Set BASE, KEY, TOKEN and AGENT for the examples (paste into your shell):',
       '',
       shellExports(base, { apiKey: demo.api_key, token: demo.dashboard_token, agentId: demo.agent.id }),

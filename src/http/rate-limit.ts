@@ -42,7 +42,11 @@ function setHeaders(res: Response, limit: number, remaining: number, reset: Date
 }
 
 /** Per API key, minute and hour windows; dashboard tokens are not limited. */
-export function apiKeyRateLimit(store: RateLimitStore, clock: Clock): RequestHandler[] {
+export function apiKeyRateLimit(
+  store: RateLimitStore,
+  clock: Clock,
+  onRefused: (window: 'minute' | 'hour') => void = () => {},
+): RequestHandler[] {
   const limiter = rateLimit({
     windowMs: 60_000,
     limit: (req: Request) => req.auth!.rateLimit!.perMinute,
@@ -57,6 +61,7 @@ export function apiKeyRateLimit(store: RateLimitStore, clock: Clock): RequestHan
       const info = req.rateLimit;
       const hourWindow = info.used > info.limit + 1;
       setHeaders(res, info.limit, 0, minuteResetAt(clock.now()));
+      onRefused(hourWindow ? 'hour' : 'minute');
       next(new RateLimitedError(hourWindow ? 3600 : 60));
     },
   });

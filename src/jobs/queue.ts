@@ -112,6 +112,21 @@ export class JobQueue {
     return ran;
   }
 
+  /** Per defined queue: jobs waiting to run (created or retry) and the age of the oldest, for /metrics. */
+  async waitingStats(): Promise<{ name: string; depth: number; oldestAgeSeconds: number }[]> {
+    const result = (await this.boss.getDb().executeSql(
+      `SELECT name, count(*)::int AS depth, EXTRACT(EPOCH FROM now() - min(created_on))::float8 AS oldest
+         FROM pgboss.job WHERE state < 'active' GROUP BY name`,
+      [],
+    )) as { rows: { name: string; depth: number; oldest: number | null }[] };
+    const byName = new Map(result.rows.map((row) => [row.name, row]));
+    return QUEUE_DEFINITIONS.map(({ name }) => ({
+      name,
+      depth: byName.get(name)?.depth ?? 0,
+      oldestAgeSeconds: Math.max(0, byName.get(name)?.oldest ?? 0),
+    }));
+  }
+
   /** Stops fetching, lets running jobs finish for at most `timeoutMs`, closes the connections. */
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;

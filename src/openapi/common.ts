@@ -17,10 +17,18 @@ export const PaginationSchema = z
   .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() })
   .openapi('Pagination');
 
-export const PaginationQuerySchema = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)', example: '1' }),
-  limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)', example: '20' }),
-});
+/** The documented `page` and `limit` query parameters (src/http/pagination.ts validates them). */
+export const paginationQueryDocShape = {
+  page: z
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .openapi({ description: 'Page number, 1..1000000', default: 1, example: 1 }),
+  limit: z.int().min(1).max(100).optional().openapi({ description: 'Items per page', default: 20, example: 20 }),
+};
+
+export const PaginationQuerySchema = z.object(paginationQueryDocShape);
 
 export function paginated<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), pagination: PaginationSchema });

@@ -4,9 +4,23 @@ export type OpenApiRegistration = (registry: OpenAPIRegistry) => void;
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
-/** Builds the OpenAPI 3.1 document from the same zod schemas the routes validate with. */
-export function buildOpenApiDocument(registrations: OpenApiRegistration[], version: string): OpenApiDocument {
-  const registry = new OpenAPIRegistry();
+export type OpenApiOptions = {
+  version: string;
+  /** Where clients reach this API (PUBLIC_BASE_URL); the document says `/` (this host) without it. */
+  publicBaseUrl?: string;
+};
+
+type Operation = {
+  security?: Record<string, string[]>[];
+  requestBody?: unknown;
+  responses?: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+};
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+const ref = (kind: 'headers' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+function registerComponents(registry: OpenAPIRegistry): void {
   registry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
     in: 'header',
@@ -19,14 +33,123 @@ export function buildOpenApiDocument(registrations: OpenApiRegistration[], versi
     bearerFormat: 'JWT',
     description: 'Dashboard login token',
   });
+  const header = (name: string, description: string, type: 'string' | 'integer') =>
+    registry.registerComponent('headers', name, { description, schema: { type } });
+  header(
+    'X-Request-Id',
+    'The incoming X-Request-Id when well-formed, otherwise a new UUID; also in error bodies',
+    'string',
+  );
+  header('X-RateLimit-Limit', 'API keys only: requests allowed in the current minute window', 'integer');
+  header('X-RateLimit-Remaining', 'API keys only: requests left in the current minute window', 'integer');
+  header('X-RateLimit-Reset', 'API keys only: Unix time (seconds) when the minute window resets', 'integer');
+  header(
+    'Retry-After',
+    'Seconds to wait before the next attempt (60 for the minute window, 3600 for the hour)',
+    'integer',
+  );
+  header('Allow', 'The methods this path supports, comma-separated', 'string');
+
+  const error = (description: string, headers: Record<string, unknown> = {}) => ({
+    description,
+    headers: { 'X-Request-Id': ref('headers', 'X-Request-Id'), ...headers },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  registry.registerComponent(
+    'responses',
+    'MethodNotAllowed',
+    error('METHOD_NOT_ALLOWED: the path exists, but not with this method', { Allow: ref('headers', 'Allow') }),
+  );
+  registry.registerComponent(
+    'responses',
+    'PayloadTooLarge',
+    error('VALIDATION_ERROR: request body larger than the limit'),
+  );
+  registry.registerComponent(
+    'responses',
+    'InternalError',
+    error('INTERNAL_ERROR: an unexpected error; the details are in the server log under the request id'),
+  );
+  registry.registerComponent('responses', 'ServiceUnavailable', error('INTERNAL_ERROR: the database is unavailable'));
+}
+
+function operations(document: OpenApiDocument): [string, Operation][] {
+  const all: [string, Operation][] = [];
+  for (const [group, isWebhook] of [
+    [document.paths, false],
+    [document.webhooks, true],
+  ] as const) {
+    for (const item of Object.values(group ?? {})) {
+      for (const method of METHODS) {
+        const op = (item as Record<string, Operation | undefined>)[method];
+        if (op) all.push([isWebhook ? 'webhook' : 'path', op]);
+      }
+    }
+  }
+  return all;
+}
+
+/**
+ * What every route shares, said once here instead of in each module: X-Request-Id on every response,
+ * the rate-limit headers where API keys are limited, 405/413/500/503, and `security: []` on the
+ * public routes and the webhooks (which we send, signed, rather than receive).
+ */
+function addCrossCuttingParts(document: OpenApiDocument): void {
+  for (const [kind, op] of operations(document)) {
+    op.security ??= [];
+    if (kind === 'webhook') continue;
+    const rateLimited = op.security.some((requirement) => 'ApiKeyAuth' in requirement);
+    const responses = (op.responses ??= {});
+    for (const [status, response] of Object.entries(responses)) {
+      if (response.$ref) continue;
+      const limitHeaders =
+        rateLimited && (status.startsWith('2') || status === '429')
+          ? {
+              'X-RateLimit-Limit': ref('headers', 'X-RateLimit-Limit'),
+              'X-RateLimit-Remaining': ref('headers', 'X-RateLimit-Remaining'),
+              'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset'),
+            }
+          : {};
+      const retryAfter = status === '429' ? { 'Retry-After': ref('headers', 'Retry-After') } : {};
+      response.headers = {
+        'X-Request-Id': ref('headers', 'X-Request-Id'),
+        ...limitHeaders,
+        ...retryAfter,
+        ...response.headers,
+      };
+    }
+    responses['405'] ??= ref('responses', 'MethodNotAllowed');
+    if (op.requestBody) responses['413'] ??= ref('responses', 'PayloadTooLarge');
+    responses['500'] ??= ref('responses', 'InternalError');
+    if (op.security.length > 0) responses['503'] ??= ref('responses', 'ServiceUnavailable');
+    op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+  }
+}
+
+/** Builds the OpenAPI 3.1 document from the same zod schemas the routes validate with. */
+export function buildOpenApiDocument(
+  registrations: OpenApiRegistration[],
+  { version, publicBaseUrl }: OpenApiOptions,
+): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registerComponents(registry);
   for (const register of registrations) register(registry);
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Voice Agent Management API',
       version,
-      description: 'Configure AI voice agents, their staff, tools, knowledge and calls.',
+      description:
+        'Configure AI voice agents, their staff, tools, knowledge and calls. Every response carries ' +
+        '`X-Request-Id`; errors share one envelope. Webhooks are signed following Standard Webhooks.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/' }],
+    servers: [
+      publicBaseUrl
+        ? { url: publicBaseUrl.replace(/\/+$/, ''), description: 'This deployment' }
+        : { url: '/', description: 'The host serving this document' },
+    ],
   });
+  addCrossCuttingParts(document);
+  return document;
 }

@@ -1,15 +1,23 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from '../openapi/zod.js';
 
 export const E164_PATTERN = /^\+[1-9]\d{1,14}$/;
 
 export const PHONE_NUMBER_MESSAGE = 'Must be a phone number in E.164 format, e.g. +4930123456';
 
+/** Where a number written without a country code is dialled from: the service's agents are German. */
+export const DEFAULT_REGION = 'DE';
+
+// What may appear in a written number before libphonenumber-js judges it: digits, a leading `+`
+// and separators. Letters (vanity numbers, `tel:` URIs, extensions) are refused outright.
+const WRITTEN_FORM = /^\+?[0-9]+$/;
+
 /**
- * A written phone number as E.164, or null when it cannot be one. Spaces, dashes, dots, slashes
- * and brackets are stripped, as is the German trunk zero written `(0)` after a country code.
- * `00` before the country code becomes `+`; a number in German national format (one leading `0`,
- * then an area code and number, at least 4 digits) becomes `+49` (the service's agents are German).
- * Anything else must already start with `+`.
+ * A written phone number as E.164, or null when it is not a valid number. Spaces, dashes, dots,
+ * slashes and brackets are stripped, as is the German trunk zero written `(0)` after a country code.
+ * `00` before the country code becomes `+`; a number in national format (one leading `0`) is read as
+ * German. libphonenumber-js then checks the number against the numbering plan of its country, so
+ * `+12` or `+4900000` are refused. Anything else must already start with `+`.
  */
 export function normalizePhoneNumber(input: string): string | null {
   let value = input
@@ -17,8 +25,10 @@ export function normalizePhoneNumber(input: string): string | null {
     .replace(/\(0\)/g, '')
     .replace(/[\s\-./()[\]]/g, '');
   if (value.startsWith('00')) value = `+${value.slice(2)}`;
-  else if (/^0[1-9]\d{3,}$/.test(value)) value = `+49${value.slice(1)}`;
-  return E164_PATTERN.test(value) ? value : null;
+  if (!WRITTEN_FORM.test(value) || !(value.startsWith('+') || /^0[1-9]/.test(value))) return null;
+  const parsed = parsePhoneNumberFromString(value, DEFAULT_REGION);
+  if (!parsed?.isValid()) return null;
+  return E164_PATTERN.test(parsed.number) ? parsed.number : null;
 }
 
 /** A request field holding a phone number: accepted in the written forms above, output as E.164. */
@@ -36,7 +46,7 @@ export const phoneNumberField = z
   .openapi({
     type: 'string',
     description:
-      'E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49',
+      'E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country',
     example: '+4930123456',
   });
 

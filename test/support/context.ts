@@ -79,7 +79,7 @@ export async function createTestContext(
     logger,
     http: supertest(app),
     /** Background pieces (events, webhook worker, KB processor, retention) wired for tests. */
-    internals: buildInternals({ db, queue, clock, config, logger }),
+    internals: buildInternals({ db, queue, clock, config, logger, metrics: container.metrics }),
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
     syncCaches,
     build: new Builders(db, config, syncCaches),

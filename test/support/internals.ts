@@ -16,6 +16,7 @@ import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secr
 import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
 import { WebhookSweepRepository } from '../../src/modules/webhooks/webhook-sweep.repository.js';
 import { WebhookSweeper } from '../../src/modules/webhooks/webhook-sweeper.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { guardOptionsFromConfig } from '../../src/outgoing/guarded-request.js';
 
 export type Internals = ReturnType<typeof buildInternals>;
@@ -25,7 +26,14 @@ export type Internals = ReturnType<typeof buildInternals>;
  * document, run retention), wired the way src/container.ts wires them, on the same database, queue,
  * clock and config as the app under test. The production container does not hand them out.
  */
-export function buildInternals(deps: { db: Db; queue: JobQueue; clock: Clock; config: Config; logger: Logger }) {
+export function buildInternals(deps: {
+  db: Db;
+  queue: JobQueue;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  metrics?: Metrics;
+}) {
   const { db, queue, clock, config, logger } = deps;
   const dispatcher = new WebhookDispatcher(
     db,
@@ -35,6 +43,7 @@ export function buildInternals(deps: { db: Db; queue: JobQueue; clock: Clock; co
     clock,
     guardOptionsFromConfig(config),
     logger,
+    deps.metrics,
   );
   const kbJobs = new KnowledgeBaseJobs(queue);
   const callRepository = new CallRepository(db);

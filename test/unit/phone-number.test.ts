@@ -16,6 +16,13 @@ describe('normalizePhoneNumber', () => {
     expect(normalizePhoneNumber(input)).toBe(expected);
   });
 
+  it.each(['+12', '+4900000', '+999 1234567', '+49 171 1', '+1 415 555 01', '+44 20'])(
+    'refuses %j, which has the shape of E.164 but is no number of its country',
+    (input) => {
+      expect(normalizePhoneNumber(input)).toBeNull();
+    },
+  );
+
   it.each(['', '123456', '+0123', '+49 30 ABC', '+', '+1234567890123456', '0', '00', '0123', '030', 'tel:+4930123'])(
     'refuses %j',
     (input) => {

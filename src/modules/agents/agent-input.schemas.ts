@@ -229,7 +229,8 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
 }
 
 export function agentPatchSchema(options: { allowPrivateWebhookTargets: boolean }) {
-  return z.object(agentWritableShape(options)).partial().openapi('AgentPatch');
+  // parseStrict refuses unknown and read-only fields; the document says so.
+  return z.object(agentWritableShape(options)).partial().openapi('AgentPatch', { additionalProperties: false });
 }
 
 /** Spaces, dashes, dots and brackets are stripped before the E.164 check. */
@@ -246,7 +247,7 @@ export function agentCreateSchema(options: { allowPrivateWebhookTargets: boolean
       phone_number: phoneNumber.openapi({ type: 'string', example: '+4930123456' }),
       organization_id: uuidField().optional(),
     })
-    .openapi('AgentCreate');
+    .openapi('AgentCreate', { additionalProperties: false });
 }
 
 export type AgentPatch = z.output<ReturnType<typeof agentPatchSchema>>;

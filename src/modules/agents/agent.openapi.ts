@@ -57,6 +57,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/agents',
+    operationId: 'listAgents',
     tags: ['Agents'],
     summary: 'List agents (agents:read), newest first, only agents the key may access',
     security: anyAuth,
@@ -66,6 +67,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/agents',
+    operationId: 'createAgent',
     tags: ['Agents'],
     summary: 'Create an agent (agents:write; not for keys restricted to certain agents)',
     description: '`organization_id` is required when the caller may create agents in several organizations.',
@@ -76,6 +78,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/agents/{agentId}',
+    operationId: 'getAgent',
     tags: ['Agents'],
     summary: 'Get one agent (agents:read)',
     security: anyAuth,
@@ -85,6 +88,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/agents/{agentId}',
+    operationId: 'updateAgent',
     tags: ['Agents'],
     summary: 'Update agent settings (agents:write); strict: unknown and read-only fields are refused',
     security: anyAuth,
@@ -94,6 +98,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: '/v1/agents/{agentId}',
+    operationId: 'deleteAgent',
     tags: ['Agents'],
     summary: 'Delete an agent (agents:write); 409 while another agent names it as backup',
     security: anyAuth,
@@ -103,6 +108,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/agents/{agentId}/status',
+    operationId: 'getAgentStatus',
     tags: ['Agents'],
     summary: 'Schedule, public-holiday and routing status now (agents:read)',
     security: anyAuth,
@@ -112,6 +118,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/agents/{agentId}/greeting/preview',
+    operationId: 'previewGreeting',
     tags: ['Agents'],
     summary: 'Which greeting would be spoken to a caller, and why (agents:read)',
     security: anyAuth,

@@ -40,6 +40,9 @@ function formatter(zone: string): Intl.DateTimeFormat {
 /** True for a zone name the runtime's time-zone database knows (`Europe/Berlin`, `UTC`). */
 export function isValidTimeZone(zone: string): boolean {
   if (zone.length === 0 || zone.length > 64) return false;
+  // Newer ICU (Node 24) also accepts UTC offsets such as "+01:00"; a schedule needs a named zone,
+  // whose offset follows daylight saving time.
+  if (/^[+-]/.test(zone)) return false;
   try {
     formatter(zone);
     return true;

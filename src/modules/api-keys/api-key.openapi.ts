@@ -17,6 +17,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/api-keys',
+    operationId: 'listApiKeys',
     tags,
     summary: 'List the keys of the organizations where the caller is developer_admin',
     security: tokenOnly,
@@ -29,6 +30,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/api-keys',
+    operationId: 'createApiKey',
     tags,
     summary: 'Create a key; the raw value is returned once',
     security: tokenOnly,
@@ -41,6 +43,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/api-keys/{keyId}',
+    operationId: 'updateApiKey',
     tags,
     summary: 'Change name, permissions, agent scope, limits, active status or expiry; acts on the next request',
     security: tokenOnly,
@@ -50,6 +53,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: '/v1/api-keys/{keyId}',
+    operationId: 'deleteApiKey',
     tags,
     summary: 'Delete a key permanently; refused from the next request on',
     security: tokenOnly,

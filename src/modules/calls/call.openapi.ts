@@ -45,6 +45,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: base,
+    operationId: 'listCalls',
     tags,
     summary: 'List calls (calls:read), newest first; items without the transcript',
     security: anyAuth,
@@ -54,6 +55,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: base,
+    operationId: 'reportCall',
     tags,
     summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
     security: anyAuth,
@@ -67,6 +69,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: `${base}/{callId}`,
+    operationId: 'getCall',
     tags,
     summary: 'Get one call with its transcript (calls:read)',
     security: anyAuth,
@@ -76,6 +79,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: `${base}/{callId}`,
+    operationId: 'updateCall',
     tags,
     summary: 'Set done, note or employee_id (calls:write); other fields are ignored',
     security: anyAuth,

@@ -20,6 +20,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: base,
+    operationId: 'listContacts',
     tags,
     summary: 'List contacts (contacts:read), newest first',
     security: anyAuth,
@@ -29,6 +30,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: base,
+    operationId: 'createContact',
     tags,
     summary: 'Create a contact (contacts:write); 409 when another contact of the agent has the phone_number',
     security: anyAuth,
@@ -38,6 +40,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: `${base}/{contactId}`,
+    operationId: 'getContact',
     tags,
     summary: 'Get one contact (contacts:read)',
     security: anyAuth,
@@ -47,6 +50,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: `${base}/{contactId}`,
+    operationId: 'updateContact',
     tags,
     summary: 'Update a contact (contacts:write); 409 when another contact of the agent has the phone_number',
     security: anyAuth,
@@ -56,6 +60,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: `${base}/{contactId}`,
+    operationId: 'deleteContact',
     tags,
     summary: 'Delete a contact (contacts:write)',
     security: anyAuth,

@@ -1,4 +1,5 @@
 import { paginationShape } from '../../http/pagination.js';
+import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';
 import { cleanTags } from './contact-rules.js';
@@ -97,8 +98,7 @@ export const ListContactsQuery = z.object({
 });
 
 export const ListContactsQueryDoc = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)' }),
-  limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
+  ...paginationQueryDocShape,
   phone_number: z
     .string()
     .optional()

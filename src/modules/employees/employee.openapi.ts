@@ -25,6 +25,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: base,
+    operationId: 'listEmployees',
     tags,
     summary: 'List employees (employees:read), alphabetical by name',
     security: anyAuth,
@@ -37,6 +38,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: base,
+    operationId: 'createEmployee',
     tags,
     summary: 'Create an employee (employees:write)',
     security: anyAuth,
@@ -46,6 +48,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: `${base}/{employeeId}`,
+    operationId: 'getEmployee',
     tags,
     summary: 'Get one employee (employees:read)',
     security: anyAuth,
@@ -55,6 +58,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: `${base}/{employeeId}`,
+    operationId: 'updateEmployee',
     tags,
     summary:
       'Update an employee (employees:write); a status change records the employee.forwarding_created webhook event',
@@ -65,6 +69,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: `${base}/{employeeId}`,
+    operationId: 'deleteEmployee',
     tags,
     summary: 'Delete an employee (employees:write); 409 while a transfer tool is linked to it',
     security: anyAuth,

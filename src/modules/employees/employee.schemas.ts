@@ -1,4 +1,5 @@
 import { paginationShape } from '../../http/pagination.js';
+import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
@@ -93,8 +94,7 @@ export const ListEmployeesQuery = z.object({
 });
 
 export const ListEmployeesQueryDoc = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer 1..1000000 (default 1)' }),
-  limit: z.string().optional().openapi({ description: 'Items per page, integer 1..100 (default 20)' }),
+  ...paginationQueryDocShape,
   status: status.optional().openapi({ description: 'Only employees with this status' }),
   active: z
     .enum(['true', 'false'])

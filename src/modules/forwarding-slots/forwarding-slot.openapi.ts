@@ -18,6 +18,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: base,
+    operationId: 'listForwardingSlots',
     tags,
     summary: 'All forwarding slots of an agent (forwarding:read), ordered by slotnummer, not paginated',
     security: anyAuth,
@@ -27,6 +28,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'put',
     path: base,
+    operationId: 'replaceForwardingSlots',
     tags,
     summary:
       'Replace all slots atomically (forwarding:write): every row is validated first (400 lists all row problems as slots[i].field, nothing written), then one transaction; concurrent replacements are serialised',
@@ -43,6 +45,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: base,
+    operationId: 'createForwardingSlot',
     tags,
     summary: 'Create one slot (forwarding:write); 409 when the slotnummer is taken',
     security: anyAuth,
@@ -52,6 +55,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: `${base}/{slotId}`,
+    operationId: 'getForwardingSlot',
     tags,
     summary: 'Get one slot (forwarding:read)',
     security: anyAuth,
@@ -61,6 +65,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: `${base}/{slotId}`,
+    operationId: 'updateForwardingSlot',
     tags,
     summary: 'Update one slot (forwarding:write); 409 when the new slotnummer is taken',
     security: anyAuth,
@@ -70,6 +75,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: `${base}/{slotId}`,
+    operationId: 'deleteForwardingSlot',
     tags,
     summary: 'Delete one slot (forwarding:write)',
     security: anyAuth,

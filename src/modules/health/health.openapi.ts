@@ -16,6 +16,7 @@ export function registerHealthPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/health',
+    operationId: 'getHealth',
     tags: ['Health'],
     summary: 'Service health with a database check; no authentication',
     responses: { 200: json(HealthSchema, 'Healthy'), 503: json(HealthSchema, 'The database does not answer') },
@@ -23,6 +24,7 @@ export function registerHealthPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
     tags: ['Health'],
     summary: 'This OpenAPI document; no authentication',
     responses: { 200: { description: 'OpenAPI 3.1 document' } },

@@ -53,6 +53,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: base,
+    operationId: 'listKnowledgeBaseDocuments',
     summary: "List the agent's documents and the organization documents granted to it (kb:read), newest first",
     request: { params: AgentParams, query: ListQuery },
     responses: { 200: json(paginated(DocumentSchema), 'A page of documents'), ...agentErrors },
@@ -60,6 +61,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'post',
     path: base,
+    operationId: 'createKnowledgeBaseDocument',
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
     request: { params: AgentParams, body: jsonBody(CreateDocumentSchema) },
     responses: { 201: json(DocumentSchema, 'The new document'), ...agentErrors },
@@ -67,6 +69,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'post',
     path: `${base}/search`,
+    operationId: 'searchKnowledgeBase',
     summary: 'Full-text search over the ready documents the agent sees (kb:read), best match first',
     request: { params: AgentParams, body: jsonBody(SearchSchema) },
     responses: { 200: json(SearchResultSchema, 'Ranked chunks'), ...agentErrors },
@@ -74,6 +77,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: `${base}/{documentId}`,
+    operationId: 'getKnowledgeBaseDocument',
     summary: 'Get one document (kb:read)',
     request: { params: DocumentParams },
     responses: { 200: json(DocumentSchema, 'The document'), ...agentErrors },
@@ -81,6 +85,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'patch',
     path: `${base}/{documentId}`,
+    operationId: 'updateKnowledgeBaseDocument',
     summary:
       'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
     request: { params: DocumentParams, body: jsonBody(UpdateDocumentSchema) },
@@ -89,6 +94,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'delete',
     path: `${base}/{documentId}`,
+    operationId: 'deleteKnowledgeBaseDocument',
     summary: 'Delete a document and its chunks (kb:write); organization documents: 403',
     request: { params: DocumentParams },
     responses: { 204: noContent, ...agentErrors },
@@ -96,6 +102,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'get',
     path: `${base}/{documentId}/chunks`,
+    operationId: 'listKnowledgeBaseChunks',
     summary: 'List the chunks of a document in order (kb:read)',
     request: { params: DocumentParams, query: PaginationQuerySchema },
     responses: { 200: json(paginated(ChunkSchema), 'A page of chunks'), ...agentErrors },
@@ -115,6 +122,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'delete',
     path: `${base}/{documentId}/chunks`,
+    operationId: 'deleteKnowledgeBaseChunks',
     summary: 'Remove all chunks of a document (kb:write); organization documents: 403',
     request: { params: DocumentParams },
     responses: { 204: noContent, ...agentErrors },
@@ -123,6 +131,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'get',
     path: orgBase,
+    operationId: 'listOrganizationKnowledgeBaseDocuments',
     summary: 'List organization documents with their grants (dashboard token, kb:read)',
     request: { params: OrgParams, query: ListQuery },
     responses: { 200: json(paginated(OrganizationDocumentSchema), 'A page of organization documents'), ...orgErrors },
@@ -130,6 +139,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'post',
     path: orgBase,
+    operationId: 'createOrganizationKnowledgeBaseDocument',
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
     request: { params: OrgParams, body: jsonBody(CreateOrganizationDocumentSchema) },
     responses: { 201: json(OrganizationDocumentSchema, 'The new document'), ...orgErrors },
@@ -137,6 +147,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'get',
     path: `${orgBase}/{documentId}`,
+    operationId: 'getOrganizationKnowledgeBaseDocument',
     summary: 'Get an organization document (dashboard token, kb:read)',
     request: { params: OrgDocumentParams },
     responses: { 200: json(OrganizationDocumentSchema, 'The document'), ...orgErrors },
@@ -144,6 +155,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'patch',
     path: `${orgBase}/{documentId}`,
+    operationId: 'updateOrganizationKnowledgeBaseDocument',
     summary: 'Change title, content or language (dashboard token, kb:write); content or language changes reprocess it',
     request: { params: OrgDocumentParams, body: jsonBody(UpdateOrganizationDocumentSchema) },
     responses: { 200: json(OrganizationDocumentSchema, 'The updated document'), ...orgErrors },
@@ -151,6 +163,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'delete',
     path: `${orgBase}/{documentId}`,
+    operationId: 'deleteOrganizationKnowledgeBaseDocument',
     summary: 'Delete an organization document with its chunks and grants (dashboard token, kb:write)',
     request: { params: OrgDocumentParams },
     responses: { 204: noContent, ...orgErrors },
@@ -158,6 +171,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgRoute({
     method: 'put',
     path: `${orgBase}/{documentId}/grants`,
+    operationId: 'replaceKnowledgeBaseGrants',
     summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
     request: { params: OrgDocumentParams, body: jsonBody(GrantsSchema) },
     responses: {

@@ -7,6 +7,7 @@ export function registerMePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/me',
+    operationId: 'getMe',
     tags,
     summary: 'The signed-in user: profile, memberships and webhook URL (dashboard token only)',
     security: tokenOnly,
@@ -15,6 +16,7 @@ export function registerMePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/me',
+    operationId: 'updateMe',
     tags,
     summary: 'Set your name or the webhook URL that receives employee.forwarding_created (dashboard token only)',
     security: tokenOnly,

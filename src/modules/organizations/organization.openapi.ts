@@ -7,6 +7,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/organization',
+    operationId: 'listOrganizations',
     tags: ['Organization'],
     summary: 'Organizations the caller reaches (organization:read); not paginated',
     security: anyAuth,
@@ -18,6 +19,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/organization/{orgId}',
+    operationId: 'updateOrganization',
     tags: ['Organization'],
     summary:
       'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored',

@@ -12,6 +12,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: base,
+    operationId: 'listTools',
     tags,
     summary: 'List the tools of an agent (tools:read), not paginated, highest priority (lowest number) first',
     security: anyAuth,
@@ -24,6 +25,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: base,
+    operationId: 'createTool',
     tags,
     summary: 'Create a tool (tools:write); config is validated against the schema of its tool_type',
     security: anyAuth,
@@ -33,6 +35,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: `${base}/{toolId}`,
+    operationId: 'getTool',
     tags,
     summary: 'Get one tool (tools:read)',
     security: anyAuth,
@@ -42,6 +45,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: `${base}/{toolId}`,
+    operationId: 'updateTool',
     tags,
     summary:
       'Update a tool (tools:write); tool_type cannot change; 409 on a taken name or a rename while the workflow names the tool',
@@ -52,6 +56,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete',
     path: `${base}/{toolId}`,
+    operationId: 'deleteTool',
     tags,
     summary: "Delete a tool (tools:write); 409 while the agent's workflow names it",
     security: anyAuth,

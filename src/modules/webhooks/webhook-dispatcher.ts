@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
@@ -41,6 +42,7 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly guard: GuardOptions,
     private readonly logger: Logger,
+    private readonly metrics?: Pick<Metrics, 'webhookAttempt'>,
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
@@ -80,6 +82,7 @@ export class WebhookDispatcher {
         attempted_at: attemptedAt,
       }),
     );
+    this.metrics?.webhookAttempt(delivery.event_type, outcome.status);
     this.logger.info(
       {
         delivery_id: delivery.id,

@@ -50,6 +50,7 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/agents/{agentId}/webhook-deliveries',
+    operationId: 'listWebhookDeliveries',
     tags,
     summary: "Delivery log of the agent's webhooks (agents:read), newest first, each with its attempts",
     security: anyAuth,
@@ -65,6 +66,7 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver',
+    operationId: 'redeliverWebhookDelivery',
     tags,
     summary:
       'Send the delivery again (agents:write): same target, same webhook-id, a new attempt recorded in the background',
@@ -83,6 +85,7 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/organization/{orgId}/webhook-secret',
+    operationId: 'getWebhookSecret',
     tags,
     summary: "The organization's webhook signing secret (dashboard token, developer_admin); created on first read",
     security: tokenOnly,
@@ -92,6 +95,7 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post',
     path: '/v1/organization/{orgId}/webhook-secret/rotate',
+    operationId: 'rotateWebhookSecret',
     tags,
     summary: 'Rotate the signing secret (dashboard token, developer_admin); the old secret also signs for 24 hours',
     security: tokenOnly,
@@ -109,6 +113,7 @@ function registerWebhookPayloads(registry: OpenAPIRegistry): void {
   registry.registerWebhook({
     method: 'post',
     path: 'call.completed',
+    operationId: 'callCompleted',
     tags: ['Webhooks'],
     summary: "After every completed call, to the agent's post_call_webhook_url",
     request: {
@@ -120,6 +125,7 @@ function registerWebhookPayloads(registry: OpenAPIRegistry): void {
   registry.registerWebhook({
     method: 'post',
     path: 'employee.forwarding_created',
+    operationId: 'employeeForwardingCreated',
     tags: ['Webhooks'],
     summary:
       'When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me)',

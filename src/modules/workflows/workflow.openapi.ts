@@ -9,6 +9,7 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
     path: '/v1/agents/{agentId}/workflow',
+    operationId: 'getWorkflow',
     tags: ['Workflow'],
     summary: "The agent's workflow (agents:read); workflow is null for a single-prompt agent",
     security: anyAuth,
@@ -18,6 +19,7 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'put',
     path: '/v1/agents/{agentId}/workflow',
+    operationId: 'replaceWorkflow',
     tags: ['Workflow'],
     summary:
       'Replace the workflow (agents:write): the Workflow itself, {workflow: Workflow}, or {workflow: null} to remove it',

@@ -1,0 +1,91 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../db/knex.js';
+import type { JobQueue } from '../jobs/queue.js';
+
+/** A knex pool as tarn.js exposes it. */
+type Pool = { numUsed(): number; numFree(): number; numPendingAcquires(): number; max: number };
+
+export type RouteLabel = (method: string, path: string) => string;
+
+/**
+ * The Prometheus metrics of one app instance, in a registry of its own (several apps in one test
+ * process never share counters). Request, refusal and webhook counters are pushed as things
+ * happen; queue and pool gauges are read when /metrics is scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern (as in the OpenAPI document) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitRefusals = new Counter({
+    name: 'rate_limit_refusals_total',
+    help: 'Requests refused with 429 by the per-key rate limit, by the window that was exhausted',
+    labelNames: ['window'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookDeliveries = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by event type and outcome (succeeded or failed)',
+    labelNames: ['event_type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(db: Db, queue: JobQueue | undefined, options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    const pool = () => (db.client as { pool?: Pool }).pool;
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Database pool connections by state (used, free, pending acquires, max)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const p = pool();
+        this.set({ state: 'used' }, p?.numUsed() ?? 0);
+        this.set({ state: 'free' }, p?.numFree() ?? 0);
+        this.set({ state: 'pending' }, p?.numPendingAcquires() ?? 0);
+        this.set({ state: 'max' }, p?.max ?? 0);
+      },
+    });
+    if (!queue) return;
+    // One query per scrape fills both gauges; the first registered runs it, so both print fresh values.
+    new Gauge({
+      name: 'job_queue_depth',
+      help: 'Jobs waiting to run (created or retry) per queue',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        // Without the database the scrape still answers (process and HTTP metrics); these keep their last values.
+        const stats = await queue.waitingStats().catch(() => []);
+        for (const stat of stats) {
+          this.set({ queue: stat.name }, stat.depth);
+          age.set({ queue: stat.name }, stat.oldestAgeSeconds);
+        }
+      },
+    });
+    const age = new Gauge({
+      name: 'job_queue_oldest_age_seconds',
+      help: 'Age of the oldest waiting job per queue; 0 when the queue is empty',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+    });
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.requestDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  rateLimitRefused(window: 'minute' | 'hour'): void {
+    this.rateLimitRefusals.inc({ window });
+  }
+
+  webhookAttempt(eventType: string, outcome: string): void {
+    this.webhookDeliveries.inc({ event_type: eventType, outcome });
+  }
+}
