@@ -23,6 +23,11 @@ const configSchema = z.object({
    * (LISTEN/NOTIFY). Turn off where LISTEN is unavailable (e.g. PgBouncer in transaction mode).
    */
   READ_CACHE_ENABLED: bool.default(true),
+  /**
+   * How long an instance keeps serving from its cache without hearing its own heartbeat back, and so
+   * the longest a credential or agent change waits for an instance that does not acknowledge it.
+   */
+  CACHE_LEASE_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /** Shared rate-limit counters for several instances. */
   REDIS_URL: z.string().url().optional(),
   BODY_LIMIT: z.string().default('1mb'),

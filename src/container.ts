@@ -103,6 +103,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     deps.logger,
     config.READ_CACHE_ENABLED,
+    config.CACHE_LEASE_MS,
   );
   const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);

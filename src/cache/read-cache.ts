@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ApiKeyCredential, CredentialsRepository, UserCredential } from '../auth/credentials.repository.js';
 import type { Clock } from '../clock.js';
 import type { AgentRow } from '../modules/agents/agent.repository.js';
+import { CachePeers } from './cache-peers.js';
 
 export const CACHE_CHANNEL = 'vam_cache';
 const TTL_MS = 60_000;
@@ -31,6 +32,8 @@ export class ReadCache {
   private listening = false;
   private stopped = false;
   private readonly syncWaiters = new Map<string, () => void>();
+  /** Other instances' acknowledgements of changes, and this instance's lease on its cache. */
+  readonly peers: CachePeers;
 
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -39,17 +42,22 @@ export class ReadCache {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly enabled = true,
-  ) {}
+    leaseMs = 2000,
+  ) {
+    this.peers = new CachePeers(leaseMs);
+  }
 
   /** Starts listening; until then, and always when disabled, every read goes to the database. */
   async start(): Promise<void> {
     if (!this.enabled) return;
     this.stopped = false;
     await this.connect();
+    if (this.listening) await this.peers.awaitPeers();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.peers.stop();
     this.listening = false;
     this.clear();
     await this.listener?.end().catch(() => {});
@@ -89,12 +97,20 @@ export class ReadCache {
    */
   async sync(): Promise<void> {
     this.clear();
-    if (!this.listening || !this.listener) return;
+    if (!this.listening || !this.listener) return this.syncPeers();
     const nonce = `sync:${randomUUID()}`;
     const received = new Promise<void>((resolve) => this.syncWaiters.set(nonce, resolve));
     await this.listener.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, nonce]);
     await Promise.race([received, new Promise((r) => setTimeout(r, 2000))]);
     this.syncWaiters.delete(nonce);
+    await this.syncPeers();
+  }
+
+  /** Every other instance has applied the change, or no longer serves from its cache. */
+  private async syncPeers(): Promise<void> {
+    if (!this.enabled) return;
+    const round = await this.peers.awaitPeers();
+    if (round.acknowledged < round.peers) this.logger.warn(round, 'cache peers did not all acknowledge a change');
   }
 
   private async read<T>(
@@ -103,7 +119,7 @@ export class ReadCache {
     load: () => Promise<T | undefined>,
   ): Promise<T | undefined> {
     const now = this.clock.now().getTime();
-    if (this.listening) {
+    if (this.listening && this.peers.fresh()) {
       const entry = map.get(id);
       if (entry && now - entry.at <= TTL_MS && entry.at <= now) return entry.value;
       map.delete(id);
@@ -121,6 +137,7 @@ export class ReadCache {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'vam-cache-listener' });
     client.on('notification', (message) => {
+      if (this.peers.handle(message.payload)) return;
       const waiter = message.payload ? this.syncWaiters.get(message.payload) : undefined;
       if (waiter) waiter();
       else this.clear();
@@ -133,6 +150,7 @@ export class ReadCache {
       this.listener = client;
       this.clear();
       this.listening = true;
+      this.peers.start((payload) => client.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, payload]));
     } catch (error) {
       this.lost(client, error);
     }
@@ -142,6 +160,7 @@ export class ReadCache {
     if (this.listener && this.listener !== client) return;
     this.listening = false;
     this.listener = undefined;
+    this.peers.stop();
     this.clear();
     if (this.stopped) return;
     this.logger.warn(
