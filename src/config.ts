@@ -37,6 +37,11 @@ const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
+  /**
+   * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:
+   * each queue's own expiry, one to five minutes).
+   */
+  JOB_EXPIRE_SECONDS: z.coerce.number().int().min(1).max(3600).optional(),
   APP_VERSION: z.string().default('1.0.0'),
   APP_COMMIT: z.string().default('unknown'),
 });
