@@ -5,6 +5,7 @@ import { createAuthentication } from './http/authenticate.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
+import { idempotency } from './http/idempotency.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import './http/types.js';
@@ -50,7 +51,13 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
 
   app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
 
-  app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
+  app.use(
+    '/v1',
+    authentication.any,
+    ...apiKeyRateLimit(deps.rateLimitStore, clock),
+    jsonBody(config.BODY_LIMIT),
+    idempotency(container.services.idempotency, logger),
+  );
   for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
 
   app.use(notFoundHandler(document));

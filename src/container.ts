@@ -63,6 +63,9 @@ import { registerToolPaths } from './modules/tools/tool.openapi.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
 import { toolRouter } from './modules/tools/tool.router.js';
 import { ToolService } from './modules/tools/tool.service.js';
+import { IdempotencyCleanupWorker } from './jobs/idempotency-cleanup.js';
+import { IdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
 import { registerCallPaths } from './modules/calls/call.openapi.js';
@@ -156,6 +159,7 @@ export function buildContainer(deps: AppDeps) {
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
+    idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
   };
 
   /** Routers under /v1 behind authentication and rate limiting. */
@@ -199,6 +203,7 @@ export function buildContainer(deps: AppDeps) {
     webhookWorker,
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
+    new IdempotencyCleanupWorker(deps.queue, services.idempotency, deps.logger),
   ];
 
   return {

@@ -11,6 +11,8 @@ export const KB_PROCESS_QUEUE = 'kb.process';
 export const KB_SWEEP_QUEUE = 'kb.sweep';
 /** Purge personal data of calls past their retention (scheduled). */
 export const RETENTION_QUEUE = 'calls.retention';
+/** Delete expired Idempotency-Key records (scheduled). */
+export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -37,4 +39,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: KB_PROCESS_QUEUE, options: { policy: 'short', ...KB_JOB_OPTIONS } },
   { name: KB_SWEEP_QUEUE, options: {} },
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
+  { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
 ];

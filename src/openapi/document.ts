@@ -20,7 +20,7 @@ export function buildOpenApiDocument(registrations: OpenApiRegistration[], versi
     description: 'Dashboard login token',
   });
   for (const register of registrations) register(registry);
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Voice Agent Management API',
@@ -29,4 +29,38 @@ export function buildOpenApiDocument(registrations: OpenApiRegistration[], versi
     },
     servers: [{ url: '/' }],
   });
+  return withIdempotencyKey(document);
+}
+
+/** Paths that take no Idempotency-Key: the key-creating response carries a secret that is never stored. */
+const WITHOUT_IDEMPOTENCY = /^\/v1\/api-keys(\/|$)/;
+
+/**
+ * Every POST, PUT and PATCH accepts `Idempotency-Key` (one middleware serves them all, so the
+ * document adds the parameter to each such operation here rather than in every module).
+ */
+function withIdempotencyKey(document: OpenApiDocument): OpenApiDocument {
+  document.components ??= {};
+  document.components.parameters = {
+    ...document.components.parameters,
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes a retry safe: the same key with the same request within 24 hours returns the first response ' +
+        '(with `Idempotent-Replayed: true`) without doing anything again. The same key with a different ' +
+        'request is 422; a retry while the first request is still running is 409. See docs/idempotency.md.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, example: '5b0c1f0e-8a3b-4c55-9f1e-2f8d1c7a9e41' },
+    },
+  };
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (WITHOUT_IDEMPOTENCY.test(path)) continue;
+    for (const method of ['post', 'put', 'patch'] as const) {
+      const operation = item?.[method];
+      if (!operation) continue;
+      operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
+    }
+  }
+  return document;
 }
