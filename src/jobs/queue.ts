@@ -102,10 +102,19 @@ export class JobQueue {
       throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
   }
 
-  /** Background processing: pg-boss polls, and each job is handled once. */
+  /**
+   * Background processing: pg-boss polls, and each job is handled once. After a job the worker
+   * fetches again at once, so a backlog drains at the handlers' pace; only an idle worker waits
+   * for the polling interval.
+   */
   async work<T extends object>(name: string, handler: JobHandler<T>, pollingIntervalSeconds = 1): Promise<void> {
-    await this.boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
-      if (job) await handler(job.data, job);
+    const workerId: string = await this.boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+      if (!job) return;
+      try {
+        await handler(job.data, job);
+      } finally {
+        this.boss.notifyWorker(workerId);
+      }
     });
   }
 

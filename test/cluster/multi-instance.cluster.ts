@@ -263,6 +263,32 @@ describe('a change through one instance is refused by the others', () => {
   }, 120_000);
 });
 
+describe('Idempotency-Key across instances', () => {
+  it('20 concurrent identical POSTs with one key, spread over the three, create one contact', async () => {
+    const key = await newKey();
+    const idempotencyKey = crypto.randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${instances[i % 3]!.url}/v1/agents/${agentId}/contacts`, {
+          method: 'POST',
+          headers: { 'X-API-Key': key.key, 'content-type': 'application/json', 'Idempotency-Key': idempotencyKey },
+          body: JSON.stringify({ customer_name: 'Cluster Idempotent' }),
+        });
+        await res.arrayBuffer();
+        return { status: res.status, replayed: res.headers.get('idempotent-replayed') === 'true' };
+      }),
+    );
+    expect(results.every((r) => r.status === 201 || r.status === 409)).toBe(true);
+    expect(results.filter((r) => r.status === 201 && !r.replayed)).toHaveLength(1);
+    const count = await ctx.db('contacts').where({ customer_name: 'Cluster Idempotent' }).count({ n: '*' }).first();
+    expect(count).toEqual({ n: 1 });
+    report(
+      `Idempotency-Key: 20 concurrent identical POSTs over 3 instances: 1 executed, ` +
+        `${results.filter((r) => r.replayed).length} replayed, ${results.filter((r) => r.status === 409).length} got 409`,
+    );
+  });
+});
+
 describe('jobs run once across three instances, also when one is killed', () => {
   it(`${EVENTS} webhook events and ${DOCUMENTS} knowledge-base documents`, async () => {
     const key = await newKey();
