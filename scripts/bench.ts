@@ -48,7 +48,9 @@ function startChild(args: string[], env: NodeJS.ProcessEnv, port: number): Promi
       try {
         const res = await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => undefined);
         if (res) return resolve(child);
-      } catch {}
+      } catch {
+        // not listening yet: poll again
+      }
       if (Date.now() > deadline) return reject(new Error(`server on ${port} did not start`));
       setTimeout(poll, 200);
     };

@@ -17,7 +17,10 @@ export type ApiKeyCredential = {
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
-/** The lookups behind authentication: one round trip each, nothing cached, so revocation is immediate. */
+/**
+ * The lookups behind authentication, one round trip each. ReadCache (src/cache/read-cache.ts) keeps
+ * their results and drops them on every announced change, so a revocation still counts at once.
+ */
 export class CredentialsRepository {
   constructor(private readonly db: Db) {}
 

@@ -17,10 +17,22 @@ function bodyText(chunk: unknown): string | null {
  * without the header nothing changes; with it, the response is kept before it is sent, and a repeat
  * is answered from the record (`Idempotent-Replayed: true`) without reaching the route.
  */
-export function idempotency(service: IdempotencyService, logger: Logger): RequestHandler {
+export function idempotency(
+  service: IdempotencyService,
+  logger: Logger,
+  /** Path prefixes (`/v1/api-keys`) that take no key: the header is ignored there. */
+  excluded: readonly string[] = [],
+): RequestHandler {
+  const isExcluded = (url: string) =>
+    excluded.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get(IDEMPOTENCY_HEADER);
-    if (header === undefined || !(IDEMPOTENT_METHODS as readonly string[]).includes(req.method) || !req.auth)
+    if (
+      header === undefined ||
+      !(IDEMPOTENT_METHODS as readonly string[]).includes(req.method) ||
+      !req.auth ||
+      isExcluded(req.originalUrl)
+    )
       return next();
     const begun = await service.begin(req.auth, header, { method: req.method, path: req.originalUrl, body: req.body });
     if (begun.kind === 'replay') {

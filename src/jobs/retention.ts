@@ -3,10 +3,8 @@ import type { Clock } from '../clock.js';
 import type { CallRepository } from '../modules/calls/call.repository.js';
 import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
-
 import { RETENTION_QUEUE } from './queue-definitions.js';
 
-export { RETENTION_QUEUE } from './queue-definitions.js';
 const BATCH_SIZE = 1000;
 
 /** Purges the personal data of calls older than their agent's retention_days (null = 90). */

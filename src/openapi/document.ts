@@ -5,7 +5,12 @@ export type OpenApiRegistration = (registry: OpenAPIRegistry) => void;
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
 /** Builds the OpenAPI 3.1 document from the same zod schemas the routes validate with. */
-export function buildOpenApiDocument(registrations: OpenApiRegistration[], version: string): OpenApiDocument {
+export function buildOpenApiDocument(
+  registrations: OpenApiRegistration[],
+  version: string,
+  /** Path prefixes whose operations take no Idempotency-Key (`/v1/api-keys`). */
+  options: { withoutIdempotencyKey?: readonly string[] } = {},
+): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
@@ -29,17 +34,14 @@ export function buildOpenApiDocument(registrations: OpenApiRegistration[], versi
     },
     servers: [{ url: '/' }],
   });
-  return withIdempotencyKey(document);
+  return withIdempotencyKey(document, options.withoutIdempotencyKey ?? []);
 }
-
-/** Paths that take no Idempotency-Key: the key-creating response carries a secret that is never stored. */
-const WITHOUT_IDEMPOTENCY = /^\/v1\/api-keys(\/|$)/;
 
 /**
  * Every POST, PUT and PATCH accepts `Idempotency-Key` (one middleware serves them all, so the
  * document adds the parameter to each such operation here rather than in every module).
  */
-function withIdempotencyKey(document: OpenApiDocument): OpenApiDocument {
+function withIdempotencyKey(document: OpenApiDocument, excluded: readonly string[]): OpenApiDocument {
   document.components ??= {};
   document.components.parameters = {
     ...document.components.parameters,
@@ -55,7 +57,7 @@ function withIdempotencyKey(document: OpenApiDocument): OpenApiDocument {
     },
   };
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (WITHOUT_IDEMPOTENCY.test(path)) continue;
+    if (excluded.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) continue;
     for (const method of ['post', 'put', 'patch'] as const) {
       const operation = item?.[method];
       if (!operation) continue;

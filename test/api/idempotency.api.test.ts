@@ -161,7 +161,7 @@ describe('Idempotency-Key on POST', () => {
     expect(await contactsNamed('Expiring')).toEqual({ n: 2 });
 
     ctx.clock.advance(24 * 3_600_000 + 1000);
-    const deleted = await ctx.container.services.idempotency.deleteExpired();
+    const deleted = await ctx.internals.idempotencyCleanup.run();
     expect(deleted).toBeGreaterThan(0);
     expect(
       await ctx.db('idempotency_keys').where('expires_at', '<=', ctx.clock.now()).count({ n: '*' }).first(),

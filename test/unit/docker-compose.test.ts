@@ -11,6 +11,8 @@ const nginx = readFileSync(path.join(root, 'deploy/nginx.conf'), 'utf8');
 // The Compose Specification's JSON schema, as the dclint package ships it.
 const schema = JSON.parse(readFileSync(path.join(root, 'node_modules/dclint/schemas/compose.schema.json'), 'utf8'));
 
+// The parsed YAML as the checks read it; the schema test above is what types it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Service = Record<string, any>;
 const services = Object.entries<Service>(compose.services);
 const apis = services.filter(([name]) => /^api-\d+$/.test(name));

@@ -87,7 +87,6 @@ export const ListCallsQuery = z
 
 export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit'>;
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
-export type UpdateCallInput = z.output<typeof UpdateCallSchema>;
 
 const callFields = {
   id: z.uuid(),
