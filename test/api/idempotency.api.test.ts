@@ -171,6 +171,22 @@ describe('Idempotency-Key on POST', () => {
   });
 });
 
+describe('Idempotency-Key on API-key management', () => {
+  it('is ignored: the response carries the secret key, which is never stored', async () => {
+    const key = randomUUID();
+    const body = { name: 'Not replayed', permissions: ['agents:read'] };
+    const send = () =>
+      ctx.http.post('/v1/api-keys').set('Authorization', `Bearer ${w.token}`).set('Idempotency-Key', key).send(body);
+    const first = await send().expect(201);
+    const second = await send().expect(201);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(await ctx.db('idempotency_keys').where({ idempotency_key: key }).count({ n: '*' }).first()).toEqual({
+      n: 0,
+    });
+  });
+});
+
 describe('Idempotency-Key in the OpenAPI document', () => {
   it('is a header parameter of every POST, PUT and PATCH (API-key management excepted)', async () => {
     const doc = (await ctx.http.get('/v1/openapi.json').expect(200)).body;
