@@ -35,7 +35,10 @@ export type JobQueueOptions = {
   expireSeconds?: number;
 };
 
-function shortenExpiry(options: Omit<PgBoss.Queue, 'name'>, seconds: number): Omit<PgBoss.Queue, 'name'> {
+function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number; retryBackoff?: boolean }>(
+  options: T,
+  seconds: number,
+): T {
   return {
     ...options,
     expireInSeconds: seconds,
@@ -99,7 +102,9 @@ export class JobQueue {
     data: object,
     options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {},
   ): Promise<void> {
-    const { trx, ...sendOptions } = options;
+    const { trx, ...given } = options;
+    // A job's own expiry (knowledge-base jobs carry one) yields to the drill setting as the queue's does.
+    const sendOptions = this.expireSeconds && given.expireInSeconds ? shortenExpiry(given, this.expireSeconds) : given;
     const id = await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
     // pg-boss returns null (not an error) for a queue that does not exist: never lose a job silently.
     if (!id && !(await this.boss.getQueue(name)))
