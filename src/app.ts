@@ -7,6 +7,7 @@ import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
+import { idempotency } from './http/idempotency.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { auditContext } from './http/audit-context.js';
 import { metricsEndpoint, requestMetrics, routePatterns } from './metrics/http-metrics.js';
@@ -20,11 +21,12 @@ import { buildOpenApiDocument } from './openapi/document.js';
 export function createApp(deps: AppDeps): { app: Express; container: Container } {
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
+  const mounts = container.modules.flatMap((m) => m.mounts);
+  const withoutIdempotencyKey = mounts.filter((m) => m.idempotencyKey === false).map((m) => `/v1${m.path}`);
   const document = buildOpenApiDocument(
     container.modules.map((m) => m.openapi),
-    { version: config.APP_VERSION, publicBaseUrl: config.PUBLIC_BASE_URL },
+    { version: config.APP_VERSION, publicBaseUrl: config.PUBLIC_BASE_URL, withoutIdempotencyKey },
   );
-  const mounts = container.modules.flatMap((m) => m.mounts);
   const authentication = createAuthentication({
     credentials: container.cache,
     verifyToken: deps.verifyToken,
@@ -56,6 +58,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
     jsonBody(config.BODY_LIMIT),
     inputGuard,
+    idempotency(container.idempotency, logger, withoutIdempotencyKey),
     auditContext(container.auditRecorder),
   );
   for (const { path, access = 'any', router } of mounts) {

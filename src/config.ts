@@ -32,6 +32,11 @@ const configSchema = z.object({
   READ_CACHE_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(60_000).default(2000),
   /** On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut and the process exits. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * How long an instance keeps serving from its cache without hearing its own heartbeat back, and so
+   * the longest a credential or agent change waits for an instance that does not acknowledge it.
+   */
+  CACHE_LEASE_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /** Shared rate-limit counters for several instances. */
   REDIS_URL: z.string().url().optional(),
   BODY_LIMIT: z.string().default('1mb'),
@@ -47,6 +52,11 @@ const configSchema = z.object({
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /**
+   * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:
+   * each queue's own expiry, one to five minutes).
+   */
+  JOB_EXPIRE_SECONDS: z.coerce.number().int().min(1).max(3600).optional(),
   APP_VERSION: z.string().default('1.0.0'),
   APP_COMMIT: z.string().default('unknown'),
 });

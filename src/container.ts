@@ -46,6 +46,9 @@ import { ForwardingSlotService } from './modules/forwarding-slots/forwarding-slo
 import { ToolReferences } from './modules/tools/tool-references.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
 import { ToolService } from './modules/tools/tool.service.js';
+import { IdempotencyCleanupWorker } from './jobs/idempotency-cleanup.js';
+import { IdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
 import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
@@ -105,7 +108,7 @@ export function buildContainer(deps: AppDeps) {
     clock,
     deps.logger,
     config.READ_CACHE_ENABLED,
-    { maxDelayMs: config.READ_CACHE_RECONNECT_MAX_MS },
+    { maxDelayMs: config.READ_CACHE_RECONNECT_MAX_MS, leaseMs: config.CACHE_LEASE_MS },
   );
   const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);
@@ -165,6 +168,7 @@ export function buildContainer(deps: AppDeps) {
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
+    idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
   };
   const agentVersionService = new AgentVersionService(
     db,
@@ -206,7 +210,15 @@ export function buildContainer(deps: AppDeps) {
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention),
     new AuditRetentionWorker(deps.queue, new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger)),
+    new IdempotencyCleanupWorker(deps.queue, services.idempotency, deps.logger),
   ];
 
-  return { cache, metrics, modules, auditRecorder, workers: new Workers(backgroundWorkers) };
+  return {
+    cache,
+    metrics,
+    modules,
+    auditRecorder,
+    idempotency: services.idempotency,
+    workers: new Workers(backgroundWorkers),
+  };
 }

@@ -55,7 +55,10 @@ async function main(): Promise<void> {
   const rateLimitStore: RateLimitStore = config.REDIS_URL
     ? await RedisRateLimitStore.connect(config.REDIS_URL)
     : new MemoryRateLimitStore();
-  const queue = await JobQueue.start(database.url, logger, { background: config.WORKERS_ENABLED });
+  const queue = await JobQueue.start(database.url, logger, {
+    background: config.WORKERS_ENABLED,
+    expireSeconds: config.JOB_EXPIRE_SECONDS,
+  });
   const { app, container } = createApp({
     config,
     db: database.db,

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ApiKeyCredential, CredentialsRepository, UserCredential } from '../auth/credentials.repository.js';
 import type { Clock } from '../clock.js';
 import type { AgentRow } from '../modules/agents/agent.repository.js';
+import { CachePeers } from './cache-peers.js';
 
 export const CACHE_CHANNEL = 'vam_cache';
 const TTL_MS = 60_000;
@@ -22,6 +23,8 @@ export type ReconnectOptions = {
    * connection), which would otherwise look alive while missing every announcement.
    */
   heartbeatMs?: number;
+  /** CACHE_LEASE_MS: how long the cache is served without this instance hearing its own heartbeat. */
+  leaseMs?: number;
 };
 
 type Entry<T> = { value: T; at: number };
@@ -59,6 +62,8 @@ export class ReadCache {
   private readonly minDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly heartbeatMs: number;
+  /** Other instances' acknowledgements of changes, and this instance's lease on its cache. */
+  readonly peers: CachePeers;
 
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -72,6 +77,7 @@ export class ReadCache {
     this.maxDelayMs = reconnect.maxDelayMs ?? 2000;
     this.minDelayMs = Math.min(reconnect.minDelayMs ?? 100, this.maxDelayMs);
     this.heartbeatMs = reconnect.heartbeatMs ?? 10_000;
+    this.peers = new CachePeers(reconnect.leaseMs ?? 2000);
   }
 
   /**
@@ -86,11 +92,13 @@ export class ReadCache {
       this.loop = this.run(resolve);
     });
     await firstAttempt;
+    if (this.listening) await this.peers.awaitPeers();
   }
 
   /** Stops the loop and closes the listening connection; resolves when both are done. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.peers.stop();
     this.listening = false;
     this.clear();
     this.wake?.();
@@ -140,7 +148,7 @@ export class ReadCache {
   async sync(): Promise<void> {
     this.clear();
     const listener = this.listener;
-    if (!this.listening || !listener) return;
+    if (!this.listening || !listener) return this.syncPeers();
     const nonce = `sync:${randomUUID()}`;
     const received = new Promise<void>((resolve) => this.syncWaiters.set(nonce, resolve));
     let timer: NodeJS.Timeout | undefined;
@@ -153,6 +161,14 @@ export class ReadCache {
       clearTimeout(timer);
       this.syncWaiters.delete(nonce);
     }
+    await this.syncPeers();
+  }
+
+  /** Every other instance has applied the change, or no longer serves from its cache. */
+  private async syncPeers(): Promise<void> {
+    if (!this.enabled) return;
+    const round = await this.peers.awaitPeers();
+    if (round.acknowledged < round.peers) this.logger.warn(round, 'cache peers did not all acknowledge a change');
   }
 
   private async read<T>(
@@ -161,7 +177,7 @@ export class ReadCache {
     load: () => Promise<T | undefined>,
   ): Promise<T | undefined> {
     const now = this.clock.now().getTime();
-    if (this.listening) {
+    if (this.listening && this.peers.fresh()) {
       const entry = map.get(id);
       if (entry && now - entry.at <= TTL_MS && entry.at <= now) return entry.value;
       map.delete(id);
@@ -197,6 +213,7 @@ export class ReadCache {
           this.listener = client;
           this.clear();
           this.listening = true;
+          this.peers.start((payload) => client.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, payload]));
           if (failures > 0) this.logger.info({ attempts: failures }, 'cache listener reconnected');
           failures = 0;
         }
@@ -209,6 +226,7 @@ export class ReadCache {
       }
       clearInterval(heartbeat);
       this.listening = false;
+      this.peers.stop();
       this.listener = undefined;
       this.clear();
       // Always close the old client before anything else opens a new one (a client with a query
@@ -254,6 +272,7 @@ export class ReadCache {
       keepAlive: true,
     });
     client.on('notification', (message) => {
+      if (this.peers.handle(message.payload)) return;
       const waiter = message.payload ? this.syncWaiters.get(message.payload) : undefined;
       if (waiter) waiter();
       else this.clear();

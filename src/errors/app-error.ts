@@ -94,3 +94,21 @@ export class ServiceUnavailableError extends AppError {
     super('SERVICE_UNAVAILABLE', 503, message, undefined, { 'Retry-After': '1' });
   }
 }
+
+/** `Idempotency-Key` reused with a different method, path or body (IETF idempotency-key draft: 422). */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super('VALIDATION_ERROR', 422, 'This Idempotency-Key was already used with a different request', [
+      { field: 'Idempotency-Key', message: 'Use a new key for a different request' },
+    ]);
+  }
+}
+
+/** The first request with this `Idempotency-Key` is still running (IETF idempotency-key draft: 409). */
+export class IdempotencyKeyInUseError extends AppError {
+  constructor() {
+    super('CONFLICT', 409, 'A request with this Idempotency-Key is still being processed; retry later', undefined, {
+      'Retry-After': '1',
+    });
+  }
+}

@@ -14,6 +14,8 @@ export type Mount = {
   path: string;
   access?: MountAccess;
   router: Router;
+  /** `false`: POST/PUT/PATCH here take no Idempotency-Key (a response carries a secret never stored). */
+  idempotencyKey?: false;
 };
 
 /**

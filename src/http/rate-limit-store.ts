@@ -104,7 +104,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async consume(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
-    const keys = [`rl:${keyId}:m:${windowStart(now, MINUTE)}`, `rl:${keyId}:h:${windowStart(now, HOUR)}`];
+    // `{keyId}` is a Redis Cluster hash tag: both counters of a key live in one slot, as the script needs.
+    const keys = [`rl:{${keyId}}:m:${windowStart(now, MINUTE)}`, `rl:{${keyId}}:h:${windowStart(now, HOUR)}`];
     const [allowed, minuteCount, rejected] = (await this.client.eval(CONSUME_SCRIPT, {
       keys,
       arguments: [String(limits.perMinute), String(limits.perHour)],

@@ -16,6 +16,8 @@ export const WEBHOOK_SWEEP_QUEUE = 'webhooks.sweep';
 export const RETENTION_QUEUE = 'calls.retention';
 /** Delete audit entries past AUDIT_RETENTION_DAYS (scheduled). */
 export const AUDIT_RETENTION_QUEUE = 'audit.retention';
+/** Delete expired Idempotency-Key records (scheduled). */
+export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -45,4 +47,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: WEBHOOK_SWEEP_QUEUE, options: { policy: 'short' } },
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
   { name: AUDIT_RETENTION_QUEUE, options: { policy: 'short' } },
+  { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
 ];

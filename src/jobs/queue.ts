@@ -25,6 +25,28 @@ function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
   };
 }
 
+export type JobQueueOptions = {
+  /** Supervise (expire, archive) and run schedules in this process. */
+  background: boolean;
+  /**
+   * Drills and the cluster test: every job expires after this many seconds (and is retried after at
+   * most as long), so the jobs of a killed instance come back within seconds instead of minutes.
+   */
+  expireSeconds?: number;
+};
+
+function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number; retryBackoff?: boolean }>(
+  options: T,
+  seconds: number,
+): T {
+  return {
+    ...options,
+    expireInSeconds: seconds,
+    retryDelay: Math.min(options.retryDelay ?? 0, seconds),
+    retryBackoff: false,
+  };
+}
+
 /**
  * The one durable job queue (pg-boss, in the same PostgreSQL). Jobs are enqueued inside the
  * transaction of the change that caused them; a job whose worker died is expired and retried by
@@ -36,9 +58,10 @@ export class JobQueue {
   private constructor(
     readonly boss: PgBoss,
     private readonly logger: Logger,
+    private readonly expireSeconds?: number,
   ) {}
 
-  static async start(url: string, logger: Logger, options: { background: boolean }): Promise<JobQueue> {
+  static async start(url: string, logger: Logger, options: JobQueueOptions): Promise<JobQueue> {
     const boss = new PgBoss({
       connectionString: url,
       max: 4,
@@ -46,8 +69,9 @@ export class JobQueue {
       supervise: options.background,
       schedule: options.background,
       migrate: true,
+      ...(options.expireSeconds ? { maintenanceIntervalSeconds: options.expireSeconds } : {}),
     });
-    const queue = new JobQueue(boss, logger);
+    const queue = new JobQueue(boss, logger, options.expireSeconds);
     // pg-boss errors carry the whole pg client; log only what helps. A connection cut while the
     // process shuts the database down (57P01) is expected then, not an error.
     boss.on('error', (error: Error & { code?: string }) => {
@@ -66,7 +90,8 @@ export class JobQueue {
   }
 
   /** Creates the queue, or brings an existing one to these options. */
-  async defineQueue(name: string, options: Omit<PgBoss.Queue, 'name'>): Promise<void> {
+  async defineQueue(name: string, queueOptions: Omit<PgBoss.Queue, 'name'>): Promise<void> {
+    const options = this.expireSeconds ? shortenExpiry(queueOptions, this.expireSeconds) : queueOptions;
     await this.boss.createQueue(name, { name, ...options });
     await this.boss.updateQueue(name, { name, ...options });
   }
@@ -77,17 +102,28 @@ export class JobQueue {
     data: object,
     options: PgBoss.SendOptions & { trx?: Knex | Knex.Transaction } = {},
   ): Promise<void> {
-    const { trx, ...sendOptions } = options;
+    const { trx, ...given } = options;
+    // A job's own expiry (knowledge-base jobs carry one) yields to the drill setting as the queue's does.
+    const sendOptions = this.expireSeconds && given.expireInSeconds ? shortenExpiry(given, this.expireSeconds) : given;
     const id = await this.boss.send(name, data, { ...sendOptions, ...(trx ? { db: knexExecutor(trx) } : {}) });
     // pg-boss returns null (not an error) for a queue that does not exist: never lose a job silently.
     if (!id && !(await this.boss.getQueue(name)))
       throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
   }
 
-  /** Background processing: pg-boss polls, and each job is handled once. */
+  /**
+   * Background processing: pg-boss polls, and each job is handled once. After a job the worker
+   * fetches again at once, so a backlog drains at the handlers' pace; only an idle worker waits
+   * for the polling interval.
+   */
   async work<T extends object>(name: string, handler: JobHandler<T>, pollingIntervalSeconds = 1): Promise<void> {
-    await this.boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
-      if (job) await handler(job.data, job);
+    const workerId: string = await this.boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+      if (!job) return;
+      try {
+        await handler(job.data, job);
+      } finally {
+        this.boss.notifyWorker(workerId);
+      }
     });
   }
 

@@ -8,6 +8,8 @@ export type OpenApiOptions = {
   version: string;
   /** Where clients reach this API (PUBLIC_BASE_URL); the document says `/` (this host) without it. */
   publicBaseUrl?: string;
+  /** Path prefixes whose operations take no Idempotency-Key (`/v1/api-keys`). */
+  withoutIdempotencyKey?: readonly string[];
 };
 
 type Operation = {
@@ -129,7 +131,7 @@ function addCrossCuttingParts(document: OpenApiDocument): void {
 /** Builds the OpenAPI 3.1 document from the same zod schemas the routes validate with. */
 export function buildOpenApiDocument(
   registrations: OpenApiRegistration[],
-  { version, publicBaseUrl }: OpenApiOptions,
+  { version, publicBaseUrl, withoutIdempotencyKey = [] }: OpenApiOptions,
 ): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registerComponents(registry);
@@ -151,5 +153,35 @@ export function buildOpenApiDocument(
     ],
   });
   addCrossCuttingParts(document);
+  return withIdempotencyKey(document, withoutIdempotencyKey);
+}
+
+/**
+ * Every POST, PUT and PATCH accepts `Idempotency-Key` (one middleware serves them all, so the
+ * document adds the parameter to each such operation here rather than in every module).
+ */
+function withIdempotencyKey(document: OpenApiDocument, excluded: readonly string[]): OpenApiDocument {
+  document.components ??= {};
+  document.components.parameters = {
+    ...document.components.parameters,
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes a retry safe: the same key with the same request within 24 hours returns the first response ' +
+        '(with `Idempotent-Replayed: true`) without doing anything again. The same key with a different ' +
+        'request is 422; a retry while the first request is still running is 409. See docs/idempotency.md.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, example: '5b0c1f0e-8a3b-4c55-9f1e-2f8d1c7a9e41' },
+    },
+  };
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (excluded.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) continue;
+    for (const method of ['post', 'put', 'patch'] as const) {
+      const operation = item?.[method];
+      if (!operation) continue;
+      operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
+    }
+  }
   return document;
 }

@@ -5,9 +5,12 @@ import type { Db } from '../../src/db/knex.js';
 import { EventRecorder } from '../../src/events/event-recorder.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor } from '../../src/jobs/kb-processor.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
+import { IdempotencyCleanupWorker } from '../../src/jobs/idempotency-cleanup.js';
 import { CallRetention } from '../../src/jobs/retention.js';
 import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
 import { AuditRetention } from '../../src/jobs/audit-retention.js';
+import { IdempotencyRepository } from '../../src/modules/idempotency/idempotency.repository.js';
+import { IdempotencyService } from '../../src/modules/idempotency/idempotency.service.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
 import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
@@ -57,5 +60,10 @@ export function buildInternals(deps: {
     callRepository,
     callRetention: new CallRetention(callRepository, clock, logger),
     auditRetention: new AuditRetention(new AuditLogRepository(db), config.AUDIT_RETENTION_DAYS, clock, logger),
+    idempotencyCleanup: new IdempotencyCleanupWorker(
+      queue,
+      new IdempotencyService(new IdempotencyRepository(db), clock),
+      logger,
+    ),
   };
 }

@@ -4,6 +4,14 @@ import { apiKeyRouter } from './api-key.router.js';
 import type { ApiKeyService } from './api-key.service.js';
 
 export const apiKeyModule: ApiModule<[ApiKeyService]> = {
-  mounts: (keys) => [{ path: '/api-keys', access: { tokenOnly: 'API key management' }, router: apiKeyRouter(keys) }],
+  mounts: (keys) => [
+    {
+      path: '/api-keys',
+      access: { tokenOnly: 'API key management' },
+      router: apiKeyRouter(keys),
+      // Creating a key answers with the secret key itself, which must not be kept for replays.
+      idempotencyKey: false,
+    },
+  ],
   openapi: registerApiKeyPaths,
 };
