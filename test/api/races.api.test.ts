@@ -226,6 +226,34 @@ describe('employees and tools', () => {
       expect(exists).toBe(linked.length > 0);
     }
   });
+  it("employee PATCH of the phone vs a tool linking the employee: the tool ends with the employee's number", async () => {
+    const agentId = await freshAgent();
+    for (let round = 0; round < ROUNDS; round++) {
+      const employee = await ctx.http
+        .post(`${agentPath(agentId)}/employees`)
+        .set('X-API-Key', w.key)
+        .send({ name: `Lena ${round}`, phone_number: '+4930111000' });
+      const toolId = await createTool(agentId, `to_lena_${round}`, {
+        tool_type: 'transfer_call',
+        config: { phone_number: '+4930123456', transfer_mode: 'cold' },
+      });
+      const [patchEmployee, link] = await Promise.all([
+        ctx.http
+          .patch(`${agentPath(agentId)}/employees/${employee.body.id}`)
+          .set('X-API-Key', w.key)
+          .send({ phone_number: '+4930222000' }),
+        ctx.http
+          .patch(`${agentPath(agentId)}/tools/${toolId}`)
+          .set('X-API-Key', w.key)
+          .send({ employee_id: employee.body.id }),
+      ]);
+      expectNo5xx(patchEmployee, link);
+      expect(patchEmployee.status).toBe(200);
+      expect(link.status).toBe(200);
+      const tool = await ctx.db('tools').where({ id: toolId }).first('config');
+      expect(tool.config.phone_number).toBe('+4930222000');
+    }
+  });
 });
 
 describe('organization knowledge base grants', () => {

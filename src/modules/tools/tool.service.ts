@@ -91,7 +91,9 @@ export class ToolService {
     return inTransaction(this.db, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the new tool row.
       await lockAgent(trx, agent);
-      return this.guardName(base.data.name, () => this.tools.with(trx).insert(agent, fields, this.clock.now()));
+      const tools = this.tools.with(trx);
+      const created = await this.guardName(base.data.name, () => tools.insert(agent, fields, this.clock.now()));
+      return (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
     });
   }
 
@@ -136,7 +138,7 @@ export class ToolService {
         this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
       );
       if (!updated) throw new NotFoundError('Tool');
-      return updated;
+      return (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
     });
   }
 
