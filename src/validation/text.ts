@@ -32,27 +32,34 @@ type StringParams = Exclude<Parameters<typeof z.string>[0], string | undefined>;
 export type TextProblem = { path: PropertyKey[]; message: string };
 
 /**
- * The first string (value or object key) that breaks the text rule, or a nesting deeper than
- * MAX_JSON_DEPTH, with its path. Iterative, so a hostile nesting cannot overflow the stack.
+ * A string (value or object key) that breaks the text rule, or a nesting deeper than
+ * MAX_JSON_DEPTH, with its path; the shallowest one, the first in order among those. Iterative, so a
+ * hostile nesting cannot overflow the stack.
  */
 export function findUnstorable(root: unknown): TextProblem | undefined {
-  const stack: { value: unknown; path: PropertyKey[] }[] = [{ value: root, path: [] }];
+  if (typeof root === 'string') return isStorableText(root) ? undefined : { path: [], message: UNSTORABLE_MESSAGE };
+  // Only containers are stacked, and a path is built only for them: a body of 400,000 numbers or
+  // short strings is checked without allocating per item.
+  const stack: { value: object; path: PropertyKey[] }[] = [];
+  if (typeof root === 'object' && root !== null) stack.push({ value: root, path: [] });
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
-    if (typeof value === 'string') {
-      if (!isStorableText(value)) return { path, message: UNSTORABLE_MESSAGE };
-      continue;
-    }
-    if (typeof value !== 'object' || value === null) continue;
     if (path.length >= MAX_JSON_DEPTH) return { path, message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels` };
-    const entries: [PropertyKey, unknown][] = Array.isArray(value)
-      ? value.map((item, i) => [i, item])
-      : Object.entries(value);
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, item] = entries[i]!;
+    const keys: PropertyKey[] | undefined = Array.isArray(value) ? undefined : Object.keys(value);
+    const length = keys ? keys.length : (value as unknown[]).length;
+    const children: { value: object; path: PropertyKey[] }[] = [];
+    for (let i = 0; i < length; i++) {
+      const key = keys ? keys[i]! : i;
       if (typeof key === 'string' && !isStorableText(key)) return { path: [...path, key], message: UNSTORABLE_MESSAGE };
-      stack.push({ value: item, path: [...path, key] });
+      const item = (value as Record<PropertyKey, unknown>)[key];
+      if (typeof item === 'string') {
+        if (!isStorableText(item)) return { path: [...path, key], message: UNSTORABLE_MESSAGE };
+      } else if (typeof item === 'object' && item !== null) {
+        children.push({ value: item, path: [...path, key] });
+      }
     }
+    // Reversed, so that the first child is looked at first.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return undefined;
 }

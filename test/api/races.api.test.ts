@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../src/db/knex.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -226,6 +227,34 @@ describe('employees and tools', () => {
       expect(exists).toBe(linked.length > 0);
     }
   });
+  it("employee PATCH of the phone vs a tool linking the employee: the tool ends with the employee's number", async () => {
+    const agentId = await freshAgent();
+    for (let round = 0; round < ROUNDS; round++) {
+      const employee = await ctx.http
+        .post(`${agentPath(agentId)}/employees`)
+        .set('X-API-Key', w.key)
+        .send({ name: `Lena ${round}`, phone_number: '+4930111000' });
+      const toolId = await createTool(agentId, `to_lena_${round}`, {
+        tool_type: 'transfer_call',
+        config: { phone_number: '+4930123456', transfer_mode: 'cold' },
+      });
+      const [patchEmployee, link] = await Promise.all([
+        ctx.http
+          .patch(`${agentPath(agentId)}/employees/${employee.body.id}`)
+          .set('X-API-Key', w.key)
+          .send({ phone_number: '+4930222000' }),
+        ctx.http
+          .patch(`${agentPath(agentId)}/tools/${toolId}`)
+          .set('X-API-Key', w.key)
+          .send({ employee_id: employee.body.id }),
+      ]);
+      expectNo5xx(patchEmployee, link);
+      expect(patchEmployee.status).toBe(200);
+      expect(link.status).toBe(200);
+      const tool = await ctx.db('tools').where({ id: toolId }).first('config');
+      expect(tool.config.phone_number).toBe('+4930222000');
+    }
+  });
 });
 
 describe('organization knowledge base grants', () => {
@@ -259,5 +288,41 @@ describe('organization knowledge base grants', () => {
       ).map((g) => g.agent_id as string);
       expect(payloads.some((p) => JSON.stringify(p) === JSON.stringify(grants))).toBe(true);
     }
+  });
+});
+
+describe('the transaction helper', () => {
+  const lost = (code: string) => Object.assign(new Error(`lost a race (${code})`), { code });
+
+  it('runs a transaction that lost a race (deadlock, serialization failure) once more, from the start', async () => {
+    for (const code of ['40P01', '40001']) {
+      let runs = 0;
+      const result = await inTransaction(ctx.db, async (trx) => {
+        runs++;
+        await trx.raw('SELECT 1');
+        if (runs === 1) throw lost(code);
+        return 'second run';
+      });
+      expect({ code, runs, result }).toEqual({ code, runs: 2, result: 'second run' });
+    }
+  });
+
+  it('passes a second loss on (the error handler answers it 409), and never retries other errors', async () => {
+    let runs = 0;
+    await expect(
+      inTransaction(ctx.db, async () => {
+        runs++;
+        throw lost('40P01');
+      }),
+    ).rejects.toMatchObject({ code: '40P01' });
+    expect(runs).toBe(2);
+    runs = 0;
+    await expect(
+      inTransaction(ctx.db, async () => {
+        runs++;
+        throw lost('23505');
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect(runs).toBe(1);
   });
 });

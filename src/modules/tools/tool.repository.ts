@@ -116,6 +116,26 @@ export class ToolRepository {
   }
 
   /**
+   * A linked tool takes its employee's current phone number, read in this transaction (under the
+   * agent lock), so a number changed by a concurrent employee update is never lost. Returns the
+   * tool, or undefined when it is not linked to an employee with a number.
+   */
+  async adoptEmployeePhone(agentId: string, id: string): Promise<Tool | undefined> {
+    const [row] = await this.db('tools')
+      .where({ agent_id: agentId, id })
+      .whereExists((q) =>
+        q.select(1).from('employees as e').whereRaw('e.id = tools.employee_id').whereNotNull('e.phone_number'),
+      )
+      .update({
+        config: this.db.raw(
+          `jsonb_set(config, '{phone_number}', to_jsonb((SELECT e.phone_number FROM employees e WHERE e.id = tools.employee_id)))`,
+        ),
+      })
+      .returning(COLUMNS);
+    return row;
+  }
+
+  /**
    * The agent's workflow, with the agent row locked against a concurrent workflow replacement
    * until this transaction ends (a tool it names must not disappear in between).
    */

@@ -90,9 +90,9 @@ export class ToolService {
     return inTransaction(this.db, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the new tool row.
       await lockAgent(trx, agent);
-      const tool = await this.guardName(fields.name, () =>
-        this.tools.with(trx).insert(agent, fields, this.clock.now()),
-      );
+      const tools = this.tools.with(trx);
+      const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
+      const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
       await this.versions.record(trx, agent, auth, 'tool.created');
       return tool;
     });
@@ -173,8 +173,10 @@ export class ToolService {
         this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
       );
       if (!updated) throw new NotFoundError('Tool');
+      const adopted =
+        (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
       await this.versions.record(trx, agent, auth, 'tool.updated');
-      return updated;
+      return adopted;
     });
   }
 
