@@ -35,7 +35,12 @@ export async function seedWorld(db: Db, tokenConfig: TokenConfig, baseUrl: strin
   const agentPath = `/v1/agents/${agent.id}`;
   const ids: Record<string, string> = { orgId: org.id, agentId: agent.id, keyId: key.id };
   ids.employeeId = await post(baseUrl, token, `${agentPath}/employees`, { name: 'Erika', phone_number: '+4930777' });
-  ids.toolId = await post(baseUrl, token, `${agentPath}/tools`, { name: 'end_it', tool_type: 'end_call', config: {} });
+  ids.toolId = await post(baseUrl, token, `${agentPath}/tools`, {
+    name: 'end_it',
+    tool_type: 'end_call',
+    description: 'Ends the call',
+    config: {},
+  });
   ids.contactId = await post(baseUrl, token, `${agentPath}/contacts`, { customer_name: 'Max Muster' });
   ids.slotId = await post(baseUrl, token, `${agentPath}/forwarding-slots`, { slotnummer: '01', cases: 'Billing' });
   ids.documentId = await post(baseUrl, token, `${agentPath}/knowledge-base`, { title: 'Hours', content: 'Open 8-17.' });

@@ -27,7 +27,9 @@ function call(op: Operation, path: string) {
 
 /** The world's own ids where a path names them; any other id is one that exists nowhere. */
 function ownPath(op: Operation): string {
-  return fillPath(op.path, { agentId: w.agentId, orgId: w.orgId, keyId: w.keyId }, randomUUID());
+  // Version numbers are integers; every other path parameter is an id.
+  const versions = { version: '1', from: '1', to: '2' };
+  return fillPath(op.path, { agentId: w.agentId, orgId: w.orgId, keyId: w.keyId, ...versions }, randomUUID());
 }
 
 describe('access to every documented operation', () => {
@@ -39,7 +41,11 @@ describe('access to every documented operation', () => {
   });
 
   it('refuses an API key without permissions: 401 where only the dashboard token is taken, else 403', async () => {
-    const none = await ctx.build.apiKey(w.orgId, w.userId, { permissions: [] });
+    const none = await ctx.build.apiKey(w.orgId, w.userId, {
+      permissions: [],
+      rateLimitPerMinute: 10_000,
+      rateLimitPerHour: 1_000_000,
+    });
     const rowsBefore = await ctx.db('agents').where({ organization_id: w.orgId }).count({ n: '*' }).first();
     for (const op of operations) {
       const res = await call(op, ownPath(op)).set('X-API-Key', none.key);

@@ -61,9 +61,11 @@ describe('agent configuration versions', () => {
     await send('patch', `/v1/agents/${agentId}`, { greeting_variants: [{ greeting: 'Moin', tag: 'north' }] }).expect(
       200,
     );
-    const tool = await send('post', `/v1/agents/${agentId}/tools`, { name: 'hangup', tool_type: 'end_call' }).expect(
-      201,
-    );
+    const tool = await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'hangup',
+      tool_type: 'end_call',
+      description: 'A test tool',
+    }).expect(201);
     await send('patch', `/v1/agents/${agentId}/tools/${tool.body.id}`, { priority: 5 }).expect(200);
     await send('put', `/v1/agents/${agentId}/workflow`, workflow([{ id: 'a', tools: ['hangup'] }])).expect(200);
     await send('put', `/v1/agents/${agentId}/workflow`, { workflow: null }).expect(200);
@@ -107,6 +109,7 @@ describe('agent configuration versions', () => {
     await send('post', `/v1/agents/${agentId}/tools`, {
       name: 'to_erika',
       tool_type: 'transfer_call',
+      description: 'A test tool',
       employee_id: employee.body.id,
     }).expect(201);
     await send('patch', `/v1/agents/${agentId}/employees/${employee.body.id}`, { phone_number: '+4930888' }).expect(
@@ -156,7 +159,9 @@ describe('agent configuration versions', () => {
     const agentId = await newAgent();
     const names = ['t_a', 't_b', 't_c', 't_d', 't_e'];
     const results = await Promise.all(
-      names.map((name) => send('post', `/v1/agents/${agentId}/tools`, { name, tool_type: 'end_call' })),
+      names.map((name) =>
+        send('post', `/v1/agents/${agentId}/tools`, { name, tool_type: 'end_call', description: 'A test tool' }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
     const data = await list(agentId);
@@ -177,6 +182,7 @@ describe('GET /v1/agents/{agentId}/versions/{a}/diff/{b}', () => {
     await send('post', `/v1/agents/${agentId}/tools`, {
       name: 'lookup',
       tool_type: 'http_request',
+      description: 'A test tool',
       config: { url: 'https://crm.example.com/a' },
     }).expect(201);
     await send('put', `/v1/agents/${agentId}/workflow`, workflow([{ id: 'a', next: ['b'] }, { id: 'b' }])).expect(200);
@@ -229,14 +235,26 @@ describe('GET /v1/agents/{agentId}/versions/{a}/diff/{b}', () => {
 describe('POST /v1/agents/{agentId}/versions/{n}/restore', () => {
   it('brings back fields, workflow and deleted tools (same ids), removes tools added since, as a new version', async () => {
     const agentId = await newAgent();
-    const keep = await send('post', `/v1/agents/${agentId}/tools`, { name: 'keep', tool_type: 'end_call' }).expect(201);
-    const gone = await send('post', `/v1/agents/${agentId}/tools`, { name: 'gone', tool_type: 'end_call' }).expect(201);
+    const keep = await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'keep',
+      tool_type: 'end_call',
+      description: 'A test tool',
+    }).expect(201);
+    const gone = await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'gone',
+      tool_type: 'end_call',
+      description: 'A test tool',
+    }).expect(201);
     await send('put', `/v1/agents/${agentId}/workflow`, workflow([{ id: 'a', tools: ['gone', 'keep'] }])).expect(200);
     await send('patch', `/v1/agents/${agentId}`, { prompt: 'restored prompt' }).expect(200);
     // Version 5 is the one to return to; then everything changes.
     await send('put', `/v1/agents/${agentId}/workflow`, { workflow: null }).expect(200);
     await send('delete', `/v1/agents/${agentId}/tools/${gone.body.id}`).expect(204);
-    await send('post', `/v1/agents/${agentId}/tools`, { name: 'added_later', tool_type: 'end_call' }).expect(201);
+    await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'added_later',
+      tool_type: 'end_call',
+      description: 'A test tool',
+    }).expect(201);
     await send('patch', `/v1/agents/${agentId}/tools/${keep.body.id}`, { priority: 9 }).expect(200);
     await send('patch', `/v1/agents/${agentId}`, { prompt: 'changed', is_active: false }).expect(200);
 
@@ -282,7 +300,11 @@ describe('POST /v1/agents/{agentId}/versions/{n}/restore', () => {
 
   it('needs agents:write to restore (and tools:write when tools change), agents:read to read', async () => {
     const agentId = await newAgent();
-    await send('post', `/v1/agents/${agentId}/tools`, { name: 'x', tool_type: 'end_call' }).expect(201);
+    await send('post', `/v1/agents/${agentId}/tools`, {
+      name: 'x',
+      tool_type: 'end_call',
+      description: 'A test tool',
+    }).expect(201);
     const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
     expect((await ctx.http.get(versions(agentId)).set('X-API-Key', readOnly.key)).status).toBe(200);
     expect((await send('post', `${versions(agentId)}/1/restore`, undefined, readOnly.key)).status).toBe(403);

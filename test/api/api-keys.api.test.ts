@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import type { World } from '../support/builders.js';
 import { expectSchema } from '../support/expect-schema.js';
 import { z } from '../../src/openapi/zod.js';
-import { ApiKeySchema, CreatedApiKeySchema } from '../../src/modules/api-keys/api-key.schemas.js';
+import { ApiKeyListItemSchema, CreatedApiKeySchema } from '../../src/modules/api-keys/api-key.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -41,7 +41,7 @@ describe('API key lifecycle', () => {
     expect(used.headers['x-ratelimit-limit']).toBe('30');
 
     const list = await ctx.http.get('/v1/api-keys').set(bearer(w.token)).expect(200);
-    expectSchema(list, z.object({ data: z.array(ApiKeySchema) }));
+    expectSchema(list, z.object({ data: z.array(ApiKeyListItemSchema) }));
     const listed = list.body.data.find((k: { id: string }) => k.id === created.body.id);
     expect(listed).toMatchObject({ name: 'Integration', key_prefix: created.body.key_prefix });
     expect(JSON.stringify(list.body)).not.toContain(created.body.key);

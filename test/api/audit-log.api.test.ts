@@ -45,7 +45,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       .post(`/v1/agents/${w.agentId}/tools`)
       .set('X-API-Key', w.key)
       .set('X-Request-Id', 'audit-tool-create-1')
-      .send({ name: 'hangup', tool_type: 'end_call' });
+      .send({ name: 'hangup', tool_type: 'end_call', description: 'A test tool' });
     expect(res.status).toBe(201);
     const [entry] = await entriesFor('audit-tool-create-1');
     expect(entry).toMatchObject({
@@ -128,7 +128,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       const res = await ctx.http
         .post(`/v1/agents/${w.agentId}/tools`)
         .set('X-API-Key', w.key)
-        .send({ name, tool_type: 'end_call' });
+        .send({ name, tool_type: 'end_call', description: 'A test tool' });
       expect(res.status).toBe(201);
     }
     const from = new Date(t0.getTime() + 1500).toISOString();
@@ -179,7 +179,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       const res = await ctx.http
         .post(`/v1/agents/${agent.id}/tools`)
         .set('X-API-Key', w.key)
-        .send({ name: 'never_stored', tool_type: 'end_call' });
+        .send({ name: 'never_stored', tool_type: 'end_call', description: 'A test tool' });
       expect(res.status).toBeGreaterThanOrEqual(500);
       expect(await ctx.db('tools').where({ agent_id: agent.id, name: 'never_stored' })).toHaveLength(0);
       expect(await ctx.db('agent_versions').where({ agent_id: agent.id })).toHaveLength(0);

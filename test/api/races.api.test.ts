@@ -38,7 +38,7 @@ async function createTool(agentId: string, name: string, extra: Record<string, u
   const res = await ctx.http
     .post(`${agentPath(agentId)}/tools`)
     .set('X-API-Key', w.key)
-    .send({ name, tool_type: 'end_call', config: {}, ...extra });
+    .send({ name, tool_type: 'end_call', description: 'A test tool', config: {}, ...extra });
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
@@ -187,6 +187,7 @@ describe('employees and tools', () => {
           .send({
             name: `to_erika_${round}`,
             tool_type: 'transfer_call',
+            description: 'A test tool',
             employee_id: employee.body.id,
             config: { transfer_mode: 'cold' },
           }),

@@ -255,7 +255,7 @@ describe('transfer tools and employees', () => {
       name: 'to_erika',
       tool_type: 'transfer_call',
       employee_id: employeeId,
-      config: { phone_number: '+4911111' },
+      config: { phone_number: '+4989111112' },
     }).expect(409);
     expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'config.phone_number' }] });
     expect(await toolRows(agentId)).toEqual([]);
@@ -265,7 +265,7 @@ describe('transfer tools and employees', () => {
       employee_id: employeeId,
       config: { phone_number: '+49 30 777' },
     }).expect(201);
-    await patch(agentId, tool.body.id, { config: { phone_number: '+4922222' } }).expect(409);
+    await patch(agentId, tool.body.id, { config: { phone_number: '+4922112345' } }).expect(409);
     await patch(agentId, tool.body.id, { config: { play_hold_music: true } }).expect(200);
     expect((await toolRows(agentId))[0]!.config).toMatchObject({ phone_number: '+4930777', play_hold_music: true });
   });

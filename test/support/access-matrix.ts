@@ -132,7 +132,7 @@ export function describeAgentSubResource(resource: AgentSubResource, env: Env): 
         expect([label(op), res.status, res.body.error]).toEqual([
           label(op),
           403,
-          expect.objectContaining({ code: 'FORBIDDEN', message: `Missing permission: ${needed}` }),
+          expect.objectContaining({ code: 'FORBIDDEN', message: `API key lacks required permission: ${needed}` }),
         ]);
         if (op.method === 'get') {
           await send(op, agentId, itemId, { 'X-API-Key': readOnly.key }).expect(200);
@@ -141,7 +141,7 @@ export function describeAgentSubResource(resource: AgentSubResource, env: Env): 
           expect([label(op), res.status, res.body.error?.message]).toEqual([
             label(op),
             403,
-            `Missing permission: ${resource.write}`,
+            `API key lacks required permission: ${resource.write}`,
           ]);
         }
       }

@@ -68,7 +68,8 @@ export class Builders {
   }
 
   phone(): string {
-    return `+49${String(randomInt(100_000_000, 999_999_999))}${String(randomInt(10, 99))}`;
+    // A valid Berlin number (libphonenumber checks numbers against their country's plan).
+    return `+4930${String(randomInt(10_000_000, 99_999_999))}`;
   }
 
   agent(organizationId: string, fields: Record<string, unknown> = {}) {

@@ -1,20 +1,22 @@
 import { paginationShape } from '../../http/pagination.js';
+import { uuidField } from '../../http/validate.js';
+import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
+import { text } from '../../validation/text.js';
 
 const instant = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 date-time with offset' });
 
 export const auditLogQuery = z.strictObject({
   ...paginationShape,
-  agent_id: z.uuid({ message: 'Must be a UUID' }).optional(),
-  actor: z.string().min(1).max(255).optional(),
-  action: z.string().min(1).max(255).optional(),
+  agent_id: uuidField().optional(),
+  actor: text({ min: 1, max: 255 }).optional(),
+  action: text({ min: 1, max: 255 }).optional(),
   from: instant.optional(),
   to: instant.optional(),
 });
 
 export const AuditLogQuerySchema = z.object({
-  page: z.string().optional().openapi({ description: 'Page number, integer >= 1 (default 1)' }),
-  limit: z.string().optional().openapi({ description: 'Items per page, 1..100 (default 20)' }),
+  ...paginationQueryDocShape,
   agent_id: z.uuid().optional().openapi({ description: 'Only entries about this agent' }),
   actor: z.string().optional().openapi({ description: 'A user id or an API key prefix' }),
   action: z

@@ -110,6 +110,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   agentRoute({
     method: 'post',
     path: `${base}/{documentId}/chunks`,
+    operationId: 'createKnowledgeBaseChunks',
     summary:
       'Add chunks the client made itself, 1 to 100 per request, with optional embeddings (stored, never returned) (kb:write). The document becomes ready and the pipeline no longer re-chunks it; 409 for a chunk_index it already has',
     request: { params: DocumentParams, body: jsonBody(CreateChunksSchema) },

@@ -33,6 +33,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch',
     path: '/v1/organization',
+    operationId: 'updateOwnOrganization',
     tags: ['Organization'],
     summary:
       "Older form without an id (organization:write): changes the only organization the caller may change, or an API key's home organization; 400 when several are possible",

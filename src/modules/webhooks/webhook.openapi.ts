@@ -165,6 +165,8 @@ function registerConfigurationWebhooks(
     registry.registerWebhook({
       method: 'post',
       path,
+      // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady
+      operationId: path.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase()),
       tags: ['Webhooks'],
       summary,
       request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema } } } },
