@@ -197,7 +197,7 @@ export function buildContainer(deps: AppDeps) {
   const backgroundWorkers: BackgroundWorker[] = [
     webhookWorker,
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
-    new CallRetentionWorker(deps.queue, callRetention),
+    new CallRetentionWorker(deps.queue, callRetention, clock),
   ];
 
   return {
