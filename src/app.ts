@@ -17,7 +17,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   const container = buildContainer(deps);
   const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
   const authentication = createAuthentication({
-    credentials: container.cache,
+    credentials: container.credentials,
     verifyToken: deps.verifyToken,
     clock,
     logger,

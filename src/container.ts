@@ -96,8 +96,9 @@ export function buildContainer(deps: AppDeps) {
   const { db, clock, config } = deps;
 
   const agentRepository = new AgentRepository(db);
+  const credentials = new CredentialsRepository(db);
   const cache = new ReadCache(
-    new CredentialsRepository(db),
+    credentials,
     agentRepository,
     deps.databaseUrl,
     clock,
@@ -202,6 +203,8 @@ export function buildContainer(deps: AppDeps) {
 
   return {
     cache,
+    /** What authentication reads: the cache, or (cache off) the database, key and agent in one query. */
+    credentials: config.READ_CACHE_ENABLED ? cache : credentials,
     events,
     webhookWorker,
     services,

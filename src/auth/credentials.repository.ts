@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex.js';
+import type { AgentRow } from '../modules/agents/agent.repository.js';
 import type { Role } from './permissions.js';
 
 export type ApiKeyCredential = {
@@ -14,6 +15,23 @@ export type ApiKeyCredential = {
   /** Organizations the key's creator is a member of right now. */
   organization_ids: string[];
 };
+
+/** A key and the agent its request is about, read in one round trip. */
+export type ApiKeyWithAgent = { key: ApiKeyCredential; agent: AgentRow | undefined };
+
+const KEY_COLUMNS = [
+  'id',
+  'created_by',
+  'permissions',
+  'allowed_agent_ids',
+  'rate_limit_per_minute',
+  'rate_limit_per_hour',
+  'is_active',
+  'expires_at',
+  'last_used_at',
+] as const;
+/** Key columns ride along the agent's own columns under this prefix, so no name can collide. */
+const KEY_PREFIX = '__key_';
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
@@ -41,6 +59,34 @@ export class CredentialsRepository {
         ),
       );
     return row as ApiKeyCredential | undefined;
+  }
+
+  /**
+   * The key, its creator's memberships and the agent `agentId` (whatever its organization; the
+   * caller checks reach) in one query: the path of every agent request when nothing is cached.
+   */
+  async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined> {
+    const row: Record<string, unknown> | undefined = await this.db('api_keys as k')
+      .leftJoin('agents as a', 'a.id', this.db.raw('?::uuid', [agentId]))
+      .where('k.key_hash', hash)
+      .first(
+        'a.*',
+        ...KEY_COLUMNS.map((c) => `k.${c} as ${KEY_PREFIX}${c}`),
+        this.db.raw(
+          `coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}') AS ${KEY_PREFIX}organization_ids`,
+        ),
+      );
+    if (!row) return undefined;
+    const key: Record<string, unknown> = {};
+    const agent: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(row)) {
+      if (column.startsWith(KEY_PREFIX)) key[column.slice(KEY_PREFIX.length)] = value;
+      else agent[column] = value;
+    }
+    return {
+      key: key as ApiKeyCredential,
+      agent: agent.id ? (agent as AgentRow) : undefined,
+    };
   }
 
   async findUser(userId: string): Promise<UserCredential | undefined> {
