@@ -118,7 +118,7 @@ export function buildContainer(deps: AppDeps) {
     guardOptionsFromConfig(config),
     deps.logger,
   );
-  const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
+  const webhookWorker = new WebhookWorker(db, deps.queue, webhookDispatcher, webhookDeliveries, deps.logger);
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);
   const toolReferences = new ToolReferences(employeeRepository, agentRepository, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
