@@ -138,7 +138,7 @@ describe('per-target concurrency of webhook sends', () => {
     const queued = await ctx
       .db('pgboss.job')
       .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
-      .whereIn(ctx.db.raw(`data->>'deliveryId'`), deliveryIds);
+      .whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
     expect(queued).toHaveLength(2);
   });
 });
