@@ -111,7 +111,7 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
       result.profile = topCosts(PROFILE_DIR, 15);
       process.stdout.write(
         [
-          'top self time (cached product, whole run):',
+          'top self time, share of busy CPU (cached product, whole run incl. start):',
           ...result.profile.map((p) => `  ${pad(p.share, 6)} ${p.fn}`),
           '',
         ].join('\n'),
@@ -149,6 +149,8 @@ function topCosts(dir: string, n: number): { self_ms: number; share: string; fn:
         : '';
       const key = `${functionName || '(anonymous)'} ${where}`.trim();
       const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+      // Shares of busy time: waiting for I/O is not a cost of the chain.
+      if (functionName === '(idle)' || functionName === '(program)') return;
       totals.set(key, (totals.get(key) ?? 0) + dt);
       all += dt;
     });
