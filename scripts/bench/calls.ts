@@ -137,9 +137,9 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     ['phone_number', 'phone_number=%2B49300012345', 50],
     ['done + from/to', 'done=true&from=2026-02-10T06:00:00Z&to=2026-08-20T18:00:00Z', 50],
     ['phone + done + trash', 'phone_number=%2B49300012345&done=false&include_deleted=true', 50],
-    ['search (name, rare)', 'search=zebulon', 200],
+    ['search (name, rare)', 'search=zebulon&include_deleted=true', 200],
     ['search (number part)', 'search=0012345', 200],
-    ['search + done', 'search=zebulon&done=true', 200],
+    ['search + done', 'search=zebulon&done=false&include_deleted=true', 200],
     ['small agent page 1', '', 50],
   ];
   try {
