@@ -88,8 +88,9 @@ export class JobQueue {
   }
 
   /**
-   * Like `work`, fetching up to `batchSize` jobs per poll and handling them one after another. A job
-   * that throws fails (and is retried per its queue) without failing the others of its batch.
+   * Like `work`, fetching up to `batchSize` jobs per poll and handling them side by side (for
+   * independent, short jobs). A job that throws fails (and is retried per its queue) without failing
+   * the others of its batch.
    */
   async workBatch<T extends object>(
     name: string,
@@ -97,14 +98,16 @@ export class JobQueue {
     options: { batchSize: number; pollingIntervalSeconds: number },
   ): Promise<void> {
     await this.boss.work<T>(name, options, async (jobs) => {
-      for (const job of jobs) {
-        try {
-          await handler(job.data, job);
-        } catch (error) {
-          this.logger.error({ err: error, job: job.id, queue: name }, 'job failed');
-          await this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) });
-        }
-      }
+      await Promise.all(
+        jobs.map(async (job) => {
+          try {
+            await handler(job.data, job);
+          } catch (error) {
+            this.logger.error({ err: error, job: job.id, queue: name }, 'job failed');
+            await this.fail(name, job.id, error).catch(() => {});
+          }
+        }),
+      );
     });
   }
 

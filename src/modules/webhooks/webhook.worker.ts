@@ -8,9 +8,9 @@ import type { WebhookDeliveryRepository } from './webhook-delivery.repository.js
 import type { DispatchJob, SendJob, WebhookDispatcher } from './webhook-dispatcher.js';
 import { DEFAULT_SEND_LIMITS, WebhookSendPool, type SendPoolLimits } from './webhook-send-pool.js';
 
-/** Dispatch is database work only (one short transaction per event): batches, two pollers. */
-const DISPATCH_WORKERS = 2;
-const DISPATCH_BATCH = 20;
+/** Dispatch is database work only (one short transaction per event): batches handled side by side, three pollers (a poller fetches again at once when its batch took longer than the interval). */
+const DISPATCH_WORKERS = 3;
+const DISPATCH_BATCH = 25;
 const DISPATCH_POLL_SECONDS = 0.5;
 
 /** Runs the webhook jobs in the server process; each job is fetched by exactly one instance. */
