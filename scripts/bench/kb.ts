@@ -1,17 +1,16 @@
 /**
- * kb: time for a 1 MB document to reach `ready` through the product's background worker, and
- * search p99 over 10,000+ chunks, next to the one-PK-read baseline in alternating rounds. The API
- * takes documents of up to 100,000 characters, so the 1 MB text is put in place with SQL on a
- * document created through the API, and its processing job queued as the API would.
+ * kb: time for the largest document the product accepts (100,000 characters: the API and a database
+ * constraint refuse more, so a 1 MB document cannot be measured) to reach `ready` through the
+ * background worker, and search p99 over 10,000+ chunks, next to the one-PK-read baseline in
+ * alternating rounds.
  */
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
-import { pino } from 'pino';
-import { KB_JOB_OPTIONS, KB_PROCESS_QUEUE } from '../../src/jobs/queue-definitions.js';
-import { JobQueue } from '../../src/jobs/queue.js';
 import { failures, load, productEntry, startServer, summarize, tenant } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_KB_SECONDS ?? 3);
+/** What the API and the database accept for one document's content (characters). */
+const MAX_CHARS = 100_000;
 const ROUNDS = Number(process.env.BENCH_KB_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_KB_CONNECTIONS ?? 10);
 const WORDS = [
@@ -64,22 +63,16 @@ export async function kb(db: Knex, databaseUrl: string) {
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], {
     DATABASE_URL: databaseUrl,
   });
-  const queue = await JobQueue.start(databaseUrl, pino({ level: 'silent' }), { background: false });
   const headers = { 'X-API-Key': t.key, 'content-type': 'application/json' };
   const base = `${product.url}/v1/agents/${t.agentId}/knowledge-base`;
 
-  /** Creates a document through the API, swaps in `content` and times it to ready. */
+  /** Creates a document through the API and times it to ready. */
   async function toReady(content: string, title: string): Promise<number> {
-    const res = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ title, content: 'placeholder' }) });
-    if (res.status !== 201 && res.status !== 202) throw new Error(`create document: ${res.status} ${await res.text()}`);
-    const { id } = (await res.json()) as { id: string };
-    await waitReady(id, 30_000);
     const started = performance.now();
-    await db('kb_documents')
-      .where({ id })
-      .update({ content, status: 'pending', content_version: db.raw('content_version + 1') });
-    await queue.send(KB_PROCESS_QUEUE, { documentId: id }, { ...KB_JOB_OPTIONS, singletonKey: id });
-    await waitReady(id, 60_000);
+    const res = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ title, content }) });
+    if (res.status !== 201) throw new Error(`create document: ${res.status} ${await res.text()}`);
+    const { id } = (await res.json()) as { id: string };
+    await waitReady(id, 120_000);
     return performance.now() - started;
   }
   async function waitReady(id: string, timeoutMs: number): Promise<void> {
@@ -95,18 +88,9 @@ export async function kb(db: Knex, databaseUrl: string) {
   }
 
   try {
-    const oneMb = await toReady(document(1024 * 1024, 1), 'One megabyte');
-    let chunks = Number(
-      (
-        await db('kb_chunks')
-          .count({ n: '*' })
-          .whereIn('document_id', db('kb_documents').select('id').where({ agent_id: t.agentId }))
-          .first()
-      )?.n ?? 0,
-    );
-    for (let seed = 2; chunks < 10_000; seed++) {
-      await toReady(document(1024 * 1024, seed), `Filler ${seed}`);
-      chunks = Number(
+    const largest = await toReady(document(MAX_CHARS, 1), 'Largest accepted document');
+    const countChunks = async () =>
+      Number(
         (
           await db('kb_chunks')
             .count({ n: '*' })
@@ -114,6 +98,12 @@ export async function kb(db: Knex, databaseUrl: string) {
             .first()
         )?.n ?? 0,
       );
+    let chunks = await countChunks();
+    for (let seed = 2; chunks < 10_000; seed += 8) {
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) => toReady(document(MAX_CHARS, seed + i), `Filler ${seed + i}`)),
+      );
+      chunks = await countChunks();
     }
     await db.raw('ANALYZE kb_chunks');
     const searchUrl = `${base}/search`;
@@ -133,14 +123,20 @@ export async function kb(db: Knex, databaseUrl: string) {
     process.stdout.write(
       [
         `kb: product runs ${entry.runtime}`,
-        `1 MB document to ready: ${Math.round(oneMb)} ms (target <= 5000)`,
+        `largest accepted document (${MAX_CHARS} characters; 1 MB is refused) to ready: ${Math.round(largest)} ms (target for 1 MB <= 5000)`,
         `search over ${chunks} chunks, ${CONNECTIONS} connections: ${search.rps} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms (target <= 50); baseline p99 ${b.p99} ms, ratio ${(search.p99 / Math.max(b.p99, 1)).toFixed(1)}x`,
         '',
       ].join('\n'),
     );
-    return { one_mb_ready_ms: Math.round(oneMb), chunks, search, baseline: b, runtime: entry.runtime };
+    return {
+      largest_document_chars: MAX_CHARS,
+      largest_document_ready_ms: Math.round(largest),
+      chunks,
+      search,
+      baseline: b,
+      runtime: entry.runtime,
+    };
   } finally {
-    await queue.stop();
     await product.stop();
     await baseline.stop();
   }
