@@ -2,20 +2,24 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { buildContainer, type AppDeps, type Container } from './container.js';
 import { createAuthentication } from './http/authenticate.js';
+import { requireDashboardToken } from './http/dashboard-token.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { notFoundHandler } from './http/not-found.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import './http/types.js';
-import { healthRouter } from './modules/health/health.router.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 
 /** Middleware order, routers, 404/405 and the error renderer. Never listens. */
 export function createApp(deps: AppDeps): { app: Express; container: Container } {
   const { config, logger, clock } = deps;
   const container = buildContainer(deps);
-  const document = buildOpenApiDocument(container.openapi, config.APP_VERSION);
+  const document = buildOpenApiDocument(
+    container.modules.map((m) => m.openapi),
+    config.APP_VERSION,
+  );
+  const mounts = container.modules.flatMap((m) => m.mounts);
   const authentication = createAuthentication({
     credentials: container.credentials,
     verifyToken: deps.verifyToken,
@@ -43,15 +47,16 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     }),
   );
 
-  app.use('/v1/health', healthRouter(container.services.health));
+  for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
 
-  app.use('/v1/api-keys', authentication.tokenOnly, jsonBody(config.BODY_LIMIT), container.apiKeyRouter);
-
   app.use('/v1', authentication.any, ...apiKeyRateLimit(deps.rateLimitStore, clock), jsonBody(config.BODY_LIMIT));
-  for (const { path, router } of container.routes) app.use(`/v1${path}`, router);
+  for (const { path, access = 'any', router } of mounts) {
+    if (access === 'any') app.use(`/v1${path}`, router);
+    else if (access !== 'public') app.use(`/v1${path}`, requireDashboardToken(access.tokenOnly), router);
+  }
 
   app.use(notFoundHandler(document));
   app.use(errorHandler(logger));

@@ -1,81 +1,66 @@
-import type { Router } from 'express';
 import type { Logger } from 'pino';
 import { ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
-import { EventRecorder } from './events/event.repository.js';
+import { EventRecorder } from './events/event-recorder.js';
 import type { TokenVerifier } from './auth/token.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { RateLimitStore } from './http/rate-limit-store.js';
-import type { OpenApiRegistration } from './openapi/document.js';
+import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
-import { registerAgentPaths } from './modules/agents/agent.openapi.js';
 import { AgentRepository } from './modules/agents/agent.repository.js';
-import { agentRouter } from './modules/agents/agent.router.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
 import { GreetingContactRepository } from './modules/agents/greeting-contact.repository.js';
 import { GreetingPreviewService, type CallsTodayCounter } from './modules/agents/greeting-preview.service.js';
-import { registerWorkflowPaths } from './modules/workflows/workflow.openapi.js';
-import { workflowRouter } from './modules/workflows/workflow.router.js';
 import { WorkflowService } from './modules/workflows/workflow.service.js';
-import { registerApiKeyPaths } from './modules/api-keys/api-key.openapi.js';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository.js';
-import { apiKeyRouter } from './modules/api-keys/api-key.router.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
-import { registerHealthPaths } from './modules/health/health.openapi.js';
 import { HealthService } from './modules/health/health.service.js';
-import { registerOrganizationPaths } from './modules/organizations/organization.openapi.js';
 import { OrganizationRepository } from './modules/organizations/organization.repository.js';
-import { organizationRouter } from './modules/organizations/organization.router.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
-import { registerMePaths } from './modules/me/me.openapi.js';
 import { MeRepository } from './modules/me/me.repository.js';
-import { meRouter } from './modules/me/me.router.js';
 import { MeService } from './modules/me/me.service.js';
-import { registerWebhookPaths } from './modules/webhooks/webhook.openapi.js';
 import { WebhookDeliveryRepository } from './modules/webhooks/webhook-delivery.repository.js';
-import { webhookDeliveryRouter } from './modules/webhooks/webhook-delivery.router.js';
 import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
-import { webhookSecretRouter } from './modules/webhooks/webhook-secret.router.js';
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
 import { guardOptionsFromConfig } from './outgoing/guarded-request.js';
-import { registerContactPaths } from './modules/contacts/contact.openapi.js';
 import { ContactRepository } from './modules/contacts/contact.repository.js';
-import { contactRouter } from './modules/contacts/contact.router.js';
 import { ContactService } from './modules/contacts/contact.service.js';
-import { registerEmployeePaths } from './modules/employees/employee.openapi.js';
 import { EmployeeRepository } from './modules/employees/employee.repository.js';
-import { employeeRouter } from './modules/employees/employee.router.js';
 import { EmployeeService } from './modules/employees/employee.service.js';
-import { registerForwardingSlotPaths } from './modules/forwarding-slots/forwarding-slot.openapi.js';
 import { ForwardingSlotRepository } from './modules/forwarding-slots/forwarding-slot.repository.js';
-import { forwardingSlotRouter } from './modules/forwarding-slots/forwarding-slot.router.js';
 import { ForwardingSlotService } from './modules/forwarding-slots/forwarding-slot.service.js';
 import { ToolReferences } from './modules/tools/tool-references.js';
-import { registerToolPaths } from './modules/tools/tool.openapi.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
-import { toolRouter } from './modules/tools/tool.router.js';
 import { ToolService } from './modules/tools/tool.service.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
 import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
-import { registerCallPaths } from './modules/calls/call.openapi.js';
 import { CallRepository } from './modules/calls/call.repository.js';
-import { callRouter } from './modules/calls/call.router.js';
 import { CallService } from './modules/calls/call.service.js';
 import { KnowledgeBaseIndexRepository } from './modules/knowledge-base/kb-index.repository.js';
-import { registerKnowledgeBasePaths } from './modules/knowledge-base/knowledge-base.openapi.js';
 import { KnowledgeBaseRepository } from './modules/knowledge-base/knowledge-base.repository.js';
-import { knowledgeBaseRouter } from './modules/knowledge-base/knowledge-base.router.js';
 import { KnowledgeBaseService } from './modules/knowledge-base/knowledge-base.service.js';
-import { organizationKnowledgeBaseRouter } from './modules/knowledge-base/organization-knowledge-base.router.js';
 import { OrganizationKnowledgeBaseService } from './modules/knowledge-base/organization-knowledge-base.service.js';
+import { agentModule } from './modules/agents/agent.module.js';
+import { apiKeyModule } from './modules/api-keys/api-key.module.js';
+import { callModule } from './modules/calls/call.module.js';
+import { contactModule } from './modules/contacts/contact.module.js';
+import { employeeModule } from './modules/employees/employee.module.js';
+import { forwardingSlotModule } from './modules/forwarding-slots/forwarding-slot.module.js';
+import { healthModule } from './modules/health/health.module.js';
+import { knowledgeBaseModule } from './modules/knowledge-base/knowledge-base.module.js';
+import { meModule } from './modules/me/me.module.js';
+import { organizationModule } from './modules/organizations/organization.module.js';
+import { toolModule } from './modules/tools/tool.module.js';
+import { webhookModule } from './modules/webhooks/webhook.module.js';
+import { workflowModule } from './modules/workflows/workflow.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -158,40 +143,24 @@ export function buildContainer(deps: AppDeps) {
     calls: new CallService(db, callRepository, events, agentAccess, clock),
   };
 
-  /** Routers under /v1 behind authentication and rate limiting. */
-  const routes: { path: string; router: Router }[] = [
-    { path: '/agents', router: agentRouter(services.agents, services.agentStatus, services.greetingPreview) },
-    { path: '/agents', router: workflowRouter(services.workflows) },
-    { path: '/organization', router: organizationRouter(services.organizations) },
-    { path: '/agents', router: webhookDeliveryRouter(services.webhookDeliveries) },
-    { path: '/organization', router: webhookSecretRouter(services.webhookSecrets) },
-    { path: '/me', router: meRouter(services.me) },
-    { path: '/agents/:agentId/employees', router: employeeRouter(services.employees) },
-    { path: '/agents/:agentId/forwarding-slots', router: forwardingSlotRouter(services.forwardingSlots) },
-    { path: '/agents/:agentId/tools', router: toolRouter(services.tools) },
-    { path: '/agents/:agentId/contacts', router: contactRouter(services.contacts) },
-    { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(services.knowledgeBase) },
-    {
-      path: '/organization/:orgId/knowledge-base',
-      router: organizationKnowledgeBaseRouter(services.organizationKnowledgeBase),
-    },
-    { path: '/agents/:agentId/calls', router: callRouter(services.calls) },
-  ];
-
-  const openapi: OpenApiRegistration[] = [
-    registerHealthPaths,
-    registerApiKeyPaths,
-    registerAgentPaths,
-    registerWorkflowPaths,
-    registerOrganizationPaths,
-    registerWebhookPaths,
-    registerMePaths,
-    registerEmployeePaths,
-    registerForwardingSlotPaths,
-    registerToolPaths,
-    registerContactPaths,
-    registerKnowledgeBasePaths,
-    registerCallPaths,
+  /**
+   * Every module once, in the order of the OpenAPI document: its mounts (path, access, router) and
+   * its OpenAPI registration come from the module itself.
+   */
+  const modules: MountedModule[] = [
+    mountModule(healthModule, services.health),
+    mountModule(apiKeyModule, services.apiKeys),
+    mountModule(agentModule, services.agents, services.agentStatus, services.greetingPreview),
+    mountModule(workflowModule, services.workflows),
+    mountModule(organizationModule, services.organizations),
+    mountModule(webhookModule, services.webhookDeliveries, services.webhookSecrets),
+    mountModule(meModule, services.me),
+    mountModule(employeeModule, services.employees),
+    mountModule(forwardingSlotModule, services.forwardingSlots),
+    mountModule(toolModule, services.tools),
+    mountModule(contactModule, services.contacts),
+    mountModule(knowledgeBaseModule, services.knowledgeBase, services.organizationKnowledgeBase),
+    mountModule(callModule, services.calls),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
@@ -205,16 +174,7 @@ export function buildContainer(deps: AppDeps) {
     cache,
     /** What authentication reads: the cache, or (cache off) the database, key and agent in one query. */
     credentials: config.READ_CACHE_ENABLED ? cache : credentials,
-    events,
-    webhookWorker,
-    services,
-    routes,
-    apiKeyRouter: apiKeyRouter(services.apiKeys),
-    openapi,
+    modules,
     workers: new Workers(backgroundWorkers),
-    kbJobs,
-    kbProcessor,
-    callRepository,
-    callRetention,
   };
 }

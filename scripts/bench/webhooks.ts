@@ -42,7 +42,9 @@ export async function webhooks(db: Knex, databaseUrl: string) {
       try {
         const callId = JSON.parse(Buffer.concat(chunks).toString('utf8')).call.call_id as string;
         arrivals.set(callId, [...(arrivals.get(callId) ?? []), at]);
-      } catch {}
+      } catch {
+        // not a call.completed body: not counted
+      }
       if (org === hangOrg) hanging.add(res);
       else res.writeHead(200).end('{}');
     });

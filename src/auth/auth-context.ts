@@ -1,5 +1,5 @@
 import { AgentNotAccessibleError, ForbiddenError } from '../errors/index.js';
-import type { AgentRow } from '../modules/agents/agent.repository.js';
+import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Permission, Role } from './permissions.js';
 
 /** Who is calling, built by the authentication middleware. It says nothing about what is allowed. */

@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex.js';
-import type { AgentRow } from '../modules/agents/agent.repository.js';
+import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Role } from './permissions.js';
 
 export type ApiKeyCredential = {
@@ -35,7 +35,10 @@ const KEY_PREFIX = '__key_';
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
-/** The lookups behind authentication: one round trip each, nothing cached, so revocation is immediate. */
+/**
+ * The lookups behind authentication, one round trip each. ReadCache (src/cache/read-cache.ts) keeps
+ * their results and drops them on every announced change, so a revocation still counts at once.
+ */
 export class CredentialsRepository {
   constructor(private readonly db: Db) {}
 

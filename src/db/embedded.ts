@@ -101,6 +101,7 @@ export async function startEmbeddedPostgres(options: {
   } catch (error) {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${options.port} (is the port taken? set EMBEDDED_PG_PORT): ${String(error ?? 'process exited')}`,
+      { cause: error },
     );
   }
   writeFileSync(ownerFile, String(process.pid));

@@ -1,15 +1,19 @@
 export type ErrorDetail = { field: string; message: string };
 
-export type ErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'AGENT_NOT_ACCESSIBLE'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'CONFLICT'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_ERROR';
+/** Every `error.code` a response may carry; the OpenAPI document's Error schema lists the same. */
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'AGENT_NOT_ACCESSIBLE',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** An error meant for the client: rendered into the spec's envelope by the error handler. */
 export class AppError extends Error {

@@ -60,7 +60,7 @@ function tokenContext(user: UserCredential): AuthContext {
  * Identifies the caller by `X-API-Key` or a dashboard `Authorization: Bearer` token. It decides
  * nothing about permissions; services do.
  */
-export function createAuthentication(deps: Deps): { any: RequestHandler; tokenOnly: RequestHandler } {
+export function createAuthentication(deps: Deps): { any: RequestHandler } {
   // A cached credential is one object for as long as it is cached: its context is built once.
   const contexts = new WeakMap<ApiKeyCredential, AuthContext>();
   // When each key was last written as used by this instance. A cached credential keeps its old
@@ -125,17 +125,6 @@ export function createAuthentication(deps: Deps): { any: RequestHandler; tokenOn
       }
       const bearer = bearerToken(req);
       if (!bearer) throw new UnauthorizedError();
-      req.auth = await token(bearer);
-      next();
-    },
-    /** `/v1/api-keys` and other dashboard-only routes: the token only. */
-    tokenOnly: async (req: Request, _res: Response, next: NextFunction) => {
-      const bearer = bearerToken(req);
-      if (!bearer) {
-        if (req.headers['x-api-key'])
-          throw new UnauthorizedError('API key management requires a dashboard login token');
-        throw new UnauthorizedError('A dashboard login token is required');
-      }
       req.auth = await token(bearer);
       next();
     },

@@ -3,10 +3,13 @@ import { UnauthorizedError } from '../errors/index.js';
 import { authOf } from './request.js';
 
 /**
- * For a route under the shared /v1 authentication that takes only the dashboard token (a user's own
- * profile, the webhook secret). Runs before the path parameters, like authentication itself.
+ * The one "dashboard token only" guard, put in front of a mount whose module declares
+ * `access: { tokenOnly }` (api-module.ts). It runs after the shared /v1 authentication and before
+ * the path parameters are read: an API key, however valid, gets a 401 naming `subject`.
  */
-export const requireDashboardToken: RequestHandler = (req, _res, next) => {
-  if (authOf(req).kind !== 'token') throw new UnauthorizedError('This endpoint requires a dashboard login token');
-  next();
-};
+export function requireDashboardToken(subject: string): RequestHandler {
+  return (req, _res, next) => {
+    if (authOf(req).kind !== 'token') throw new UnauthorizedError(`${subject} requires a dashboard login token`);
+    next();
+  };
+}

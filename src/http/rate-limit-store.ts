@@ -1,5 +1,6 @@
 import { createClient } from 'redis';
 
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- redis's own spelling of 'no modules, functions or scripts'
 type RedisClient = ReturnType<typeof createClient<{}, {}, {}, 3>>;
 
 export type RateLimits = { perMinute: number; perHour: number };

@@ -8,7 +8,7 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, message?: 
   return result.data;
 }
 
-/** Bodies are parsed in services, after permission and agent checks (DECISIONS section 2). */
+/** Bodies are parsed in services, after permission and agent checks: a caller without access learns nothing from a 400. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   return parse(schema, body ?? {}, 'Request body is invalid');
 }

@@ -5,7 +5,6 @@ import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-b
 import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
 import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
-
 import {
   KB_JOB_OPTIONS,
   KB_PROCESS_QUEUE,
@@ -13,7 +12,6 @@ import {
   KB_SWEEP_QUEUE,
 } from './queue-definitions.js';
 
-export { KB_PROCESS_QUEUE, KB_SWEEP_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS } from './queue-definitions.js';
 export type KbProcessJob = { documentId: string };
 
 /**

@@ -1,8 +1,9 @@
 import type PgBoss from 'pg-boss';
-import { EVENT_DISPATCH_QUEUE } from '../events/event.repository.js';
 
 export type QueueDefinition = { name: string; options: Omit<PgBoss.Queue, 'name'> };
 
+/** Fan an event out to its webhook deliveries (enqueued by EventRecorder in the event's transaction). */
+export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
 /** A webhook delivery attempt; one job per attempt (the first one and every redelivery). */
 export const WEBHOOK_SEND_QUEUE = 'webhooks.send';
 /** Chunk and index one knowledge-base document. */

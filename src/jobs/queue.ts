@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { PoolClient } from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { QUEUE_DEFINITIONS } from './queue-definitions.js';
@@ -10,7 +11,10 @@ function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
   return {
     executeSql: async (text, values) => {
       // knex hands a transaction's own connection out of acquireConnection.
-      const client = trx.client as { acquireConnection(): Promise<any>; releaseConnection(c: unknown): Promise<void> };
+      const client = trx.client as {
+        acquireConnection(): Promise<PoolClient>;
+        releaseConnection(c: unknown): Promise<void>;
+      };
       const connection = await client.acquireConnection();
       try {
         return await connection.query(text, values);

@@ -4,10 +4,7 @@ import type { Clock } from '../clock.js';
 import type { CallRepository } from '../modules/calls/call.repository.js';
 import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
-
 import { RETENTION_QUEUE } from './queue-definitions.js';
-
-export { RETENTION_QUEUE } from './queue-definitions.js';
 
 /**
  * One batch is one short UPDATE (row locks on these calls only, SKIP LOCKED); one job does at most

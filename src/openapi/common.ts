@@ -1,20 +1,11 @@
 import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { ERROR_CODES } from '../errors/app-error.js';
 import { z } from './zod.js';
 
 export const ErrorEnvelopeSchema = z
   .object({
     error: z.object({
-      code: z.enum([
-        'VALIDATION_ERROR',
-        'UNAUTHORIZED',
-        'FORBIDDEN',
-        'AGENT_NOT_ACCESSIBLE',
-        'NOT_FOUND',
-        'METHOD_NOT_ALLOWED',
-        'CONFLICT',
-        'RATE_LIMITED',
-        'INTERNAL_ERROR',
-      ]),
+      code: z.enum(ERROR_CODES),
       message: z.string(),
       details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
       request_id: z.string(),

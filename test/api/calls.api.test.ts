@@ -511,7 +511,7 @@ describe('counting the calls of a caller today (for greeting variants)', () => {
     ctx.clock.set('2026-07-11T01:00:00Z');
     await report(world, { phone_number: '+49171555' });
     const count = (number: string) =>
-      ctx.container.callRepository.countCallsToday(
+      ctx.internals.callRepository.countCallsToday(
         agent,
         number,
         new Date('2026-07-10T00:00:00Z'),

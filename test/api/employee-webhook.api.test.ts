@@ -33,7 +33,7 @@ describe('employee status change end to end', () => {
       .expect(200);
 
     const arrived = receiver.nextRequestTo(url);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const request = await arrived;
     const body = JSON.parse(request.body);
     expect(body).toMatchObject({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_DISPATCH_QUEUE } from '../../src/events/event.repository.js';
+import { EVENT_DISPATCH_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 

@@ -30,6 +30,7 @@ async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
   return cache;
 }
 
+// eslint-disable-next-line no-restricted-syntax -- a partial row: the cache only reads these columns
 const row = (version: number) => ({ id: 'a', organization_id: 'o', version }) as unknown as AgentRow;
 
 describe('ReadCache', () => {

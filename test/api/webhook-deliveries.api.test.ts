@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewEvent } from '../../src/events/event.repository.js';
+import type { NewEvent } from '../../src/events/event-recorder.js';
 import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -21,7 +21,7 @@ afterAll(async () => {
 const NIL = '00000000-0000-4000-8000-000000000000';
 
 async function record(event: NewEvent): Promise<string> {
-  return ctx.db.transaction((trx) => ctx.container.events.record(trx, event));
+  return ctx.db.transaction((trx) => ctx.internals.events.record(trx, event));
 }
 
 /** An agent of `world` with a webhook and `count` delivered call events, oldest first. */
@@ -37,7 +37,7 @@ async function agentWithDeliveries(world: World, count: number, kind: 'ok' | 'fa
         payload: { call: { id: `c${i}` } },
       }),
     );
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     ctx.clock.advance(1000);
   }
   const deliveries = await ctx.db('webhook_deliveries').where({ agent_id: agent.id }).orderBy('created_at', 'desc');
@@ -133,7 +133,7 @@ describe('POST /v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver', 
     const res = await redeliver(agentId, deliveryIds[0]!, w.key).expect(202);
     expect(res.body).toMatchObject({ id: deliveryIds[0], status: 'pending', attempt_count: 1, http_status: 500 });
     expect(await queuedSends(deliveryIds[0]!)).toBe(2);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const after = await list(agentId, w.key).expect(200);
     expect(after.body.data[0]).toMatchObject({ status: 'failed', attempt_count: 2 });
   });
@@ -212,7 +212,7 @@ describe('employee events in the delivery log', () => {
       type: 'employee.forwarding_created',
       payload: { event: 'employee.forwarding_created', employee: { name: 'A' }, agents: [], reasons: [] },
     });
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     await ctx.db('users').where({ id: w.userId }).update({ webhook_url: null });
 
     const res = await list(employeeAgent.id, w.key).expect(200);

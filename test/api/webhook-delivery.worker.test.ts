@@ -1,13 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { createTokenVerifier } from '../../src/auth/token.js';
-import { EVENT_DISPATCH_QUEUE, type NewEvent } from '../../src/events/event.repository.js';
-import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
+import type { NewEvent } from '../../src/events/event-recorder.js';
+import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { JobQueue } from '../../src/jobs/queue.js';
-import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { buildInternals } from '../support/internals.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 /** The receiver from the README, verbatim: verifies a delivery with nothing but node:crypto. */
@@ -67,7 +65,7 @@ const callPayload = (agentId: string) => ({
 });
 
 async function record(event: NewEvent): Promise<string> {
-  return ctx.db.transaction((trx) => ctx.container.events.record(trx, event));
+  return ctx.db.transaction((trx) => ctx.internals.events.record(trx, event));
 }
 
 async function agentWithWebhook(url: string | null): Promise<string> {
@@ -79,9 +77,14 @@ async function recordCall(agentId: string): Promise<string> {
   return record({ organization_id: w.orgId, agent_id: agentId, type: 'call.completed', payload: callPayload(agentId) });
 }
 
+type DeliveryBody = Record<string, unknown> & {
+  id: string;
+  attempts: { attempt: number; trigger: string; status: string }[];
+};
+
 async function deliveriesOf(agentId: string) {
   const res = await ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries`).set('X-API-Key', w.key).expect(200);
-  return res.body.data as Array<Record<string, any>>;
+  return res.body.data as Array<DeliveryBody>;
 }
 
 async function secretOf(orgId: string, token: string): Promise<string> {
@@ -97,7 +100,7 @@ describe('call.completed delivery', () => {
     const url = receiver.url('ok');
     const agentId = await agentWithWebhook(url);
     const eventId = await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     const [request] = receiver.requestsTo(url);
     expect(receiver.requestsTo(url)).toHaveLength(1);
@@ -123,7 +126,7 @@ describe('call.completed delivery', () => {
     const url = receiver.url('ok');
     const agentId = await agentWithWebhook(url);
     const eventId = await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     const [delivery] = await deliveriesOf(agentId);
     expect(delivery).toMatchObject({
@@ -148,7 +151,7 @@ describe('call.completed delivery', () => {
   it('creates no delivery when the agent has no post_call_webhook_url, and marks the event dispatched', async () => {
     const agentId = await agentWithWebhook(null);
     const eventId = await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(await deliveriesOf(agentId)).toEqual([]);
     const event = await ctx.db('events').where({ id: eventId }).first();
     expect(event.dispatched_at).not.toBeNull();
@@ -158,8 +161,8 @@ describe('call.completed delivery', () => {
     const url = receiver.url('fail');
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     expect(receiver.requestsTo(url)).toHaveLength(1);
     const [delivery] = await deliveriesOf(agentId);
@@ -175,7 +178,7 @@ describe('call.completed delivery', () => {
     const url = receiver.url('hang');
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     expect(receiver.requestsTo(url)).toHaveLength(1);
     const [delivery] = await deliveriesOf(agentId);
@@ -188,7 +191,7 @@ describe('call.completed delivery', () => {
     const url = receiver.url('redirect');
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect(receiver.received.filter((r) => r.path.startsWith('/ok/after-redirect'))).toEqual([]);
@@ -203,7 +206,7 @@ describe('call.completed delivery', () => {
     await closed.close();
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const [delivery] = await deliveriesOf(agentId);
     expect(delivery).toMatchObject({ status: 'failed', http_status: null });
     expect(delivery!.error).toContain('ECONNREFUSED');
@@ -243,7 +246,7 @@ describe('employee.forwarding_created delivery', () => {
       type: 'employee.forwarding_created',
       payload,
     });
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     expect(receiver.requestsTo(urlA)).toHaveLength(1);
     expect(receiver.requestsTo(urlB)).toHaveLength(1);
@@ -284,7 +287,7 @@ describe('signing secret rotation', () => {
       payload: callPayload(agent.id),
     };
     await record(event);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const during = receiver.requestsTo(url)[0]!;
     expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifyWebhook(newSecret, during.headers, during.body)).toBe(true);
@@ -294,7 +297,7 @@ describe('signing secret rotation', () => {
     try {
       ctx.clock.advance(24 * 60 * 60 * 1000 + 1000);
       await record(event);
-      await ctx.container.webhookWorker.drain();
+      await ctx.internals.webhookWorker.drain();
       const after = receiver.requestsTo(url)[1]!;
       expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
       // The signature is checked on its own here: the README receiver also checks the (moved) clock.
@@ -316,7 +319,7 @@ describe('redelivery', () => {
     const url = receiver.url('flaky');
     const agentId = await agentWithWebhook(url);
     const eventId = await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const [failed] = await deliveriesOf(agentId);
     expect(failed).toMatchObject({ status: 'failed', http_status: 500 });
 
@@ -325,7 +328,7 @@ describe('redelivery', () => {
       .set('X-API-Key', w.key)
       .expect(202);
     expect(res.body).toMatchObject({ id: failed!.id, status: 'pending', attempt_count: 1 });
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
 
     const requests = receiver.requestsTo(url);
     expect(requests).toHaveLength(2);
@@ -349,7 +352,7 @@ describe('redelivery', () => {
     const url = receiver.url('hang');
     const agentId = await agentWithWebhook(url);
     await recordCall(agentId);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     const [delivery] = await deliveriesOf(agentId);
 
     const res = await ctx.http
@@ -360,7 +363,7 @@ describe('redelivery', () => {
     expect(res.body).toMatchObject({ status: 'pending', attempt_count: 1 });
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect(await ctx.db('webhook_delivery_attempts').where({ delivery_id: delivery!.id })).toHaveLength(1);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(2);
     expect((await deliveriesOf(agentId))[0]).toMatchObject({ status: 'failed', attempt_count: 2 });
   });
@@ -382,20 +385,11 @@ describe('background worker', () => {
 });
 
 describe('durability', () => {
-  /** Another server process on the same database: its own queue connection and container. */
+  /** Another server process on the same database: its own queue connection and webhook worker. */
   async function otherInstance() {
     const queue = await JobQueue.start(ctx.config.DATABASE_URL!, ctx.logger, { background: false });
-    const { container } = createApp({
-      config: ctx.config,
-      db: ctx.db,
-      databaseUrl: ctx.config.DATABASE_URL!,
-      logger: ctx.logger,
-      clock: ctx.clock,
-      rateLimitStore: new MemoryRateLimitStore(),
-      verifyToken: createTokenVerifier(ctx.config),
-      queue,
-    });
-    return { queue, worker: container.webhookWorker };
+    const { webhookWorker } = buildInternals({ ...ctx, queue });
+    return { queue, worker: webhookWorker };
   }
 
   /** What pg-boss's supervisor does once the job's expiry passed; then the retry delay is over. */
@@ -433,11 +427,11 @@ describe('durability', () => {
     const [job] = await dead.queue.boss.fetch(EVENT_DISPATCH_QUEUE);
     await dead.queue.stop();
 
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toEqual([]);
 
     await expireAbandoned(job!.id);
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect((await deliveriesOf(agentId))[0]).toMatchObject({ status: 'succeeded', attempt_count: 1 });
   });
@@ -448,7 +442,7 @@ describe('durability', () => {
     await recordCall(agentId);
     // Only the dispatch step: the send job stays queued.
     await ctx.queue.runPending(EVENT_DISPATCH_QUEUE, (data: { eventId: string }) =>
-      ctx.container.webhookWorker.dispatcher.dispatch(data),
+      ctx.internals.webhookWorker.dispatcher.dispatch(data),
     );
     const dead = await otherInstance();
     const [job] = await dead.queue.boss.fetch(WEBHOOK_SEND_QUEUE);
@@ -456,8 +450,8 @@ describe('durability', () => {
     expect((await deliveriesOf(agentId))[0]).toMatchObject({ status: 'pending', attempt_count: 0 });
 
     await expireAbandoned(job!.id);
-    await ctx.container.webhookWorker.drain();
-    await ctx.container.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
+    await ctx.internals.webhookWorker.drain();
     expect(receiver.requestsTo(url)).toHaveLength(1);
     expect((await deliveriesOf(agentId))[0]).toMatchObject({ status: 'succeeded', attempt_count: 1 });
   });
@@ -467,7 +461,7 @@ describe('durability', () => {
     for (const url of urls) await recordCall(await agentWithWebhook(url));
     const second = await otherInstance();
     try {
-      await Promise.all([ctx.container.webhookWorker.drain(), second.worker.drain()]);
+      await Promise.all([ctx.internals.webhookWorker.drain(), second.worker.drain()]);
     } finally {
       await second.queue.stop();
     }

@@ -25,14 +25,14 @@ describe('with private targets not allowed', () => {
       // Written directly: the save-time check would have refused it; the connect-time check must too.
       const agent = await ctx.build.agent(w.orgId, { post_call_webhook_url: url });
       await ctx.db.transaction((trx) =>
-        ctx.container.events.record(trx, {
+        ctx.internals.events.record(trx, {
           organization_id: w.orgId,
           agent_id: agent.id,
           type: 'call.completed',
           payload: { call: {} },
         }),
       );
-      await ctx.container.webhookWorker.drain();
+      await ctx.internals.webhookWorker.drain();
 
       expect(receiver.received).toEqual([]);
       const res = await ctx.http.get(`/v1/agents/${agent.id}/webhook-deliveries`).set('X-API-Key', w.key).expect(200);

@@ -29,7 +29,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 
 async function recordCall(world: World, agentId: string): Promise<void> {
   await ctx.db.transaction((trx) =>
-    ctx.container.events.record(trx, {
+    ctx.internals.events.record(trx, {
       organization_id: world.orgId,
       agent_id: agentId,
       type: 'call.completed',
@@ -42,7 +42,7 @@ function workerWith(limits: { perTarget: number; perTargetWaiting: number; maxIn
   return new WebhookWorker(
     ctx.db,
     ctx.queue,
-    ctx.container.webhookWorker.dispatcher,
+    ctx.internals.webhookWorker.dispatcher,
     new WebhookDeliveryRepository(ctx.db),
     ctx.logger,
     { maxInFlight: 16, pollIntervalMs: 20, deferSeconds: 1, ...limits },

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  KB_PROCESS_QUEUE,
-  KB_PROCESSING_TIMEOUT_SECONDS,
-  KB_SWEEP_QUEUE,
   KnowledgeBaseProcessor,
   KnowledgeBaseWorker,
   type KbProcessJob,
   type ProcessOutcome,
   type ProcessorOptions,
 } from '../../src/jobs/kb-processor.js';
+import { KB_PROCESS_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS, KB_SWEEP_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
 import { splitIntoChunks } from '../../src/modules/knowledge-base/chunking.js';
 import type { World } from '../support/builders.js';
@@ -44,7 +42,7 @@ async function createDocument(content: string, world: World = w): Promise<string
 function processorWith(options: ProcessorOptions): KnowledgeBaseProcessor {
   return new KnowledgeBaseProcessor(
     new KnowledgeBaseIndexRepository(ctx.db),
-    ctx.container.kbJobs,
+    ctx.internals.kbJobs,
     ctx.clock,
     ctx.logger,
     options,
@@ -165,7 +163,7 @@ describe('the knowledge-base pipeline', () => {
 
   it('lets only one worker process a document when two jobs for it run at the same time', async () => {
     const id = await createDocument('Nur einmal.');
-    const processor = ctx.container.kbProcessor;
+    const processor = ctx.internals.kbProcessor;
     const outcomes = await Promise.all([processor.process(id, randomUUID()), processor.process(id, randomUUID())]);
     expect(outcomes.sort()).toEqual(['ready', 'skipped']);
     expect((await chunksOf(id)).map((c) => c.content)).toEqual(['Nur einmal.']);
@@ -203,9 +201,9 @@ describe('recovery of a document left in processing by a crashed worker', () => 
     await runKnowledgeBaseJobs(ctx); // a duplicate job meanwhile must not take it from a possibly live worker
     expect((await documentRow(id)).status).toBe('processing');
 
-    expect(await ctx.container.kbProcessor.recoverStale()).toBe(0);
+    expect(await ctx.internals.kbProcessor.recoverStale()).toBe(0);
     ctx.clock.advance((KB_PROCESSING_TIMEOUT_SECONDS + 1) * 1000);
-    expect(await ctx.container.kbProcessor.recoverStale()).toBeGreaterThanOrEqual(1);
+    expect(await ctx.internals.kbProcessor.recoverStale()).toBeGreaterThanOrEqual(1);
     expect(await runKnowledgeBaseJobs(ctx)).toBeGreaterThanOrEqual(1);
     expect(await documentRow(id)).toMatchObject({ status: 'ready', chunk_count: 1 });
   });
@@ -227,7 +225,7 @@ describe('recovery of a document left in processing by a crashed worker', () => 
     const ran: string[] = [];
     await ctx.queue.runPending<KbProcessJob>(KB_PROCESS_QUEUE, async (data, retried) => {
       ran.push(retried.id);
-      await ctx.container.kbProcessor.process(data.documentId, retried.id);
+      await ctx.internals.kbProcessor.process(data.documentId, retried.id);
     });
     expect(ran).toEqual([job!.id]);
     expect(await documentRow(id)).toMatchObject({ status: 'ready', chunk_count: 1 });
@@ -236,7 +234,7 @@ describe('recovery of a document left in processing by a crashed worker', () => 
 
 describe('the background worker', () => {
   it('registers the processing queue and the five-minute sweep schedule, and stops', async () => {
-    const worker = new KnowledgeBaseWorker(ctx.queue, ctx.container.kbProcessor);
+    const worker = new KnowledgeBaseWorker(ctx.queue, ctx.internals.kbProcessor);
     await worker.start();
     const schedules = await ctx.queue.boss.getSchedules();
     expect(schedules.map((s) => [s.name, s.cron])).toContainEqual([KB_SWEEP_QUEUE, '*/5 * * * *']);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRetention, CallRetentionWorker, RETENTION_QUEUE } from '../../src/jobs/retention.js';
+import { RETENTION_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { CallRetention, CallRetentionWorker } from '../../src/jobs/retention.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -44,7 +45,7 @@ describe('call retention', () => {
     const young90 = await reportAt(world, world.agentId, new Date(now.getTime() - 31 * DAY), 'b-31');
     ctx.clock.set(now);
 
-    expect(await ctx.container.callRetention.run()).toBe(2);
+    expect(await ctx.internals.callRetention.run()).toBe(2);
 
     const purged = await ctx.http
       .get(`/v1/agents/${shortRetention}/calls/${old30}`)
@@ -78,13 +79,13 @@ describe('call retention', () => {
     const start = new Date('2026-10-01T00:00:00Z');
     const id = await reportAt(world, world.agentId, start, 'c-1');
     ctx.clock.set(new Date(start.getTime() + 90 * DAY - 1000));
-    await ctx.container.callRetention.run();
+    await ctx.internals.callRetention.run();
     expect((await ctx.db('calls').where({ id }).first()).is_purged).toBe(false);
     ctx.clock.set(new Date(start.getTime() + 90 * DAY + 1000));
-    expect(await ctx.container.callRetention.run()).toBeGreaterThanOrEqual(1);
+    expect(await ctx.internals.callRetention.run()).toBeGreaterThanOrEqual(1);
     expect((await ctx.db('calls').where({ id }).first()).is_purged).toBe(true);
     const purgedAt = (await ctx.db('calls').where({ id }).first()).purged_at;
-    expect(await ctx.container.callRetention.run()).toBe(0);
+    expect(await ctx.internals.callRetention.run()).toBe(0);
     expect((await ctx.db('calls').where({ id }).first()).purged_at).toEqual(purgedAt);
   });
 
@@ -104,14 +105,14 @@ describe('call retention', () => {
       })),
     );
     ctx.clock.set('2026-02-01T00:00:00Z');
-    expect(await ctx.container.callRetention.run()).toBeGreaterThanOrEqual(1203);
+    expect(await ctx.internals.callRetention.run()).toBeGreaterThanOrEqual(1203);
     expect(await ctx.db('calls').where({ agent_id: agent.id, is_purged: false }).count({ n: '*' }).first()).toEqual({
       n: 0,
     });
   });
 
   it('is scheduled hourly through the job queue as a background worker', async () => {
-    const worker = new CallRetentionWorker(ctx.queue, ctx.container.callRetention, ctx.clock);
+    const worker = new CallRetentionWorker(ctx.queue, ctx.internals.callRetention, ctx.clock);
     await worker.start();
     const schedules = await ctx.queue.boss.getSchedules();
     expect(schedules.map((s) => [s.name, s.cron])).toContainEqual([RETENTION_QUEUE, '17 * * * *']);
@@ -125,7 +126,7 @@ describe('call retention', () => {
     ctx.clock.set('2026-11-03T00:00:00Z');
     await ctx.queue.send(RETENTION_QUEUE, {});
     const ran = await ctx.queue.runPending(RETENTION_QUEUE, async () => {
-      await ctx.container.callRetention.run();
+      await ctx.internals.callRetention.run();
     });
     expect(ran).toBe(1);
     expect((await ctx.db('calls').where({ id }).first()).is_purged).toBe(true);
@@ -154,7 +155,7 @@ describe('call retention', () => {
 
   it('purges at most maxBatches batches per job and queues the continuation until nothing is left', async () => {
     const agentId = await expiredCalls(45);
-    const retention = new CallRetention(ctx.container.callRepository, ctx.clock, ctx.logger, {
+    const retention = new CallRetention(ctx.internals.callRepository, ctx.clock, ctx.logger, {
       batchSize: 10,
       maxBatches: 2,
     });

@@ -9,6 +9,7 @@ import { createDb, type Db } from '../../src/db/knex.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { Builders } from './builders.js';
+import { buildInternals } from './internals.js';
 import { databaseUrl } from './database-url.js';
 import { TestClock } from './test-clock.js';
 
@@ -77,6 +78,8 @@ export async function createTestContext(
     queue,
     logger,
     http: supertest(app),
+    /** Background pieces (events, webhook worker, KB processor, retention) wired for tests. */
+    internals: buildInternals({ db, queue, clock, config, logger }),
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
     syncCaches,
     build: new Builders(db, config, syncCaches),

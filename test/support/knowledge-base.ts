@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KB_PROCESS_QUEUE, type KbProcessJob } from '../../src/jobs/kb-processor.js';
+import type { KbProcessJob } from '../../src/jobs/kb-processor.js';
+import { KB_PROCESS_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { TestContext } from './context.js';
 
 const corpusDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/knowledge-base');
@@ -22,6 +23,6 @@ export function loadCorpus(language?: 'de' | 'en'): CorpusDocument[] {
 /** Runs every queued knowledge-base job now, through the real processor; returns how many ran. */
 export function runKnowledgeBaseJobs(ctx: TestContext): Promise<number> {
   return ctx.queue.runPending<KbProcessJob>(KB_PROCESS_QUEUE, async (data, job) => {
-    await ctx.container.kbProcessor.process(data.documentId, job.id);
+    await ctx.internals.kbProcessor.process(data.documentId, job.id);
   });
 }

@@ -23,11 +23,6 @@ export class AgentAccess {
     return agent;
   }
 
-  /** The same check; the name says the caller uses the agent's configuration, not only its id. */
-  resolveRow(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRow> {
-    return this.resolve(auth, agentId, permission);
-  }
-
   /** After a committed change to an agent row: the next request on this instance reads it anew. */
   changed(): Promise<void> {
     return this.agents.sync();

@@ -15,7 +15,7 @@ import { parseTime } from './schedule.js';
 import { text } from './text.js';
 import { isValidTimeZone } from './zoned-time.js';
 
-/** Fields a client may see but never write through PATCH (DECISIONS section 3). */
+/** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
   'id',
   'organization_id',
@@ -92,7 +92,7 @@ const scheduleDays = z
     });
   });
 
-/** DECISIONS section 5: a real IANA zone, days 0..6 unique, real times; end <= start runs past midnight. */
+/** A real IANA zone, days 0..6 unique, real times; end <= start runs past midnight (docs/decisions.md). */
 export const AgentScheduleInputSchema = z
   .strictObject({
     timezone: z.string().refine(isValidTimeZone, 'Must be an IANA time zone such as Europe/Berlin'),
@@ -116,7 +116,7 @@ const nullableEnum = <T extends readonly [string, ...string[]]>(values: T) => z.
 const between = (min: number, max: number) =>
   z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
 
-/** Every field PATCH may write (DECISIONS section 5), with the spec's constraints. */
+/** Every field PATCH may write, with the spec's constraints (the writable set: docs/decisions.md). */
 export function agentWritableShape(options: { allowPrivateWebhookTargets: boolean }) {
   return {
     name: text({ min: 1, max: 255, trim: true }),

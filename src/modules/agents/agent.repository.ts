@@ -3,20 +3,9 @@ import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { ConflictError, ValidationError } from '../../errors/index.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import type { AgentRow } from './agent-row.js';
 
-export type AgentRow = {
-  id: string;
-  organization_id: string;
-  name: string;
-  phone_number: string;
-  is_active: boolean;
-  language: string | null;
-  workflow: unknown;
-  workflow_updated_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  [column: string]: unknown;
-};
+export type { AgentRow } from './agent-row.js';
 
 /** The columns of the API's Agent; internal ones (the workflow) are served by their own endpoints. */
 export function toAgent(row: AgentRow): Record<string, unknown> {

@@ -62,7 +62,7 @@ export class AgentService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<Record<string, unknown>> {
-    return toAgent(await this.access.resolveRow(auth, agentId, 'agents:read'));
+    return toAgent(await this.access.resolve(auth, agentId, 'agents:read'));
   }
 
   /**
@@ -98,7 +98,7 @@ export class AgentService {
 
   /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
   async update(auth: AuthContext, agentId: string, body: unknown): Promise<Record<string, unknown>> {
-    const agent = await this.access.resolveRow(auth, agentId, 'agents:write');
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const { data, details } = parseStrict(this.patchSchema, body, READ_ONLY_AGENT_FIELDS);
     details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), agent)));
     if (details.length > 0 || !data) throw new ValidationError('Request body is invalid', details);

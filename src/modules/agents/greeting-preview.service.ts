@@ -7,10 +7,7 @@ import { GreetingPreviewRequestSchema } from './greeting-preview.schemas.js';
 import { chooseGreeting, GREETING_TIME_ZONE, type GreetingChoice, type GreetingVariant } from './greeting.js';
 import { addDays, instantsAt, zonedParts } from './zoned-time.js';
 
-/**
- * How many calls `phoneNumber` made to the agent in [since, until). The calls resource wires its
- * own counter in container.ts; until then no calls exist and the count is 0.
- */
+/** How many calls `phoneNumber` made to the agent in [since, until); container.ts wires it to the calls repository. */
 export type CallsTodayCounter = (query: {
   agentId: string;
   organizationId: string;
@@ -46,7 +43,7 @@ export class GreetingPreviewService {
 
   /** Which greeting the agent would speak to this caller at this time, and why (agents:read). */
   async preview(auth: AuthContext, agentId: string, body: unknown) {
-    const agent = await this.access.resolveRow(auth, agentId, 'agents:read');
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
     const input = parseBody(GreetingPreviewRequestSchema, body);
     const at = input.at ? new Date(input.at) : this.clock.now();
     const phone = input.caller_phone ?? null;

@@ -78,6 +78,3 @@ export const CreatedApiKeySchema = ApiKeySchema.extend({
     example: 'svc_live_0123456789abcdef0123456789abcdef',
   }),
 }).openapi('CreatedApiKey');
-
-export type CreateApiKeyInput = z.output<typeof CreateApiKeySchema>;
-export type UpdateApiKeyInput = z.output<typeof UpdateApiKeySchema>;

@@ -11,7 +11,7 @@ export class ApiKeyService {
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
-    /** Waits until this instance's credential cache has seen the change (see CredentialCache.sync). */
+    /** Waits until this instance's credential cache has seen the change (see ReadCache.sync). */
     private readonly credentialsChanged: () => Promise<void>,
   ) {}
 

@@ -88,7 +88,6 @@ export const ListCallsQuery = z
 
 export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'>;
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
-export type UpdateCallInput = z.output<typeof UpdateCallSchema>;
 
 const callFields = {
   id: z.uuid(),

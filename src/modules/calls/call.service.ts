@@ -3,7 +3,7 @@ import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import type { EventRecorder } from '../../events/event.repository.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -50,7 +50,7 @@ export class CallService {
    * transaction, for the webhook worker.
    */
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
-    const agent = await this.access.resolveRow(auth, agentId, 'calls:write');
+    const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     return this.db.transaction(async (trx) => {
       const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;

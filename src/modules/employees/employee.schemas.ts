@@ -82,7 +82,7 @@ const statusChangeFields = {
     .openapi({ description: 'Event only: reasons for the change; default: [new status]' }),
 };
 
-/** Unknown fields are ignored (DECISIONS section 3). */
+/** Unknown fields are ignored, as in every non-agent body (docs/decisions.md). */
 export const UpdateEmployeeSchema = z
   .object({
     name: fields.name.optional(),
@@ -133,5 +133,4 @@ export const EmployeeSchema = z
   })
   .openapi('Employee');
 
-export type CreateEmployeeInput = z.output<typeof CreateEmployeeSchema>;
 export type UpdateEmployeeInput = z.output<typeof UpdateEmployeeSchema>;

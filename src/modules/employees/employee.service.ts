@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
-import type { EventRecorder } from '../../events/event.repository.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -55,7 +55,7 @@ export class EmployeeService {
    * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
    */
   async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown): Promise<Employee> {
-    const agent = await this.access.resolveRow(auth, agentId, 'employees:write');
+    const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
     return this.db.transaction(async (trx) => {

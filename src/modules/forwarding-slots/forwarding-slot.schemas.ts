@@ -67,7 +67,6 @@ export const ReplaceSlotsSchema = z
   .openapi('ReplaceForwardingSlots');
 
 export type SlotInput = z.output<typeof SlotRowSchema>;
-export type UpdateSlotInput = z.output<typeof UpdateSlotSchema>;
 
 /** A slotnummer that repeats in one payload is an error of every row after the first. */
 export function duplicateSlotnummern(slots: unknown): ErrorDetail[] {

@@ -106,5 +106,3 @@ export const OrganizationDocumentSchema = DocumentSchema.extend({
   language: z.enum(LANGUAGES).nullable(),
   agent_ids: z.array(z.uuid()).openapi({ description: 'Agents the document is granted to' }),
 }).openapi('OrganizationKnowledgeBaseDocument');
-
-export type CreateOrganizationDocumentInput = z.output<typeof CreateOrganizationDocumentSchema>;

@@ -1,19 +1,14 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
-import { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
+import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
 
 const orgParams = uuidParams('orgId');
 const documentParams = uuidParams('orgId', 'documentId');
 
-/** Mounted at /v1/organization/:orgId/knowledge-base; dashboard token only. */
+/** Mounted at /v1/organization/:orgId/knowledge-base; dashboard token only (knowledge-base.module.ts). */
 export function organizationKnowledgeBaseRouter(kb: OrganizationKnowledgeBaseService): Router {
   const router = Router({ mergeParams: true });
-
-  router.use((req, _res, next) => {
-    OrganizationKnowledgeBaseService.assertToken(authOf(req));
-    next();
-  });
 
   router.get('/', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);

@@ -2,7 +2,7 @@ import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
-import { NotFoundError, UnauthorizedError, ValidationError } from '../../errors/index.js';
+import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { KnowledgeBaseJobs } from '../../jobs/kb-processor.js';
@@ -27,13 +27,6 @@ export class OrganizationKnowledgeBaseService {
     private readonly jobs: KnowledgeBaseJobs,
     private readonly clock: Clock,
   ) {}
-
-  /** API keys are refused before anything else (like /v1/api-keys). */
-  static assertToken(auth: AuthContext): void {
-    if (auth.kind !== 'token') {
-      throw new UnauthorizedError('Organization knowledge base management requires a dashboard login token');
-    }
-  }
 
   async list(auth: AuthContext, orgId: string, query: unknown): Promise<Page<OrganizationDocument>> {
     this.authorize(auth, orgId, 'kb:read');
@@ -110,9 +103,8 @@ export class OrganizationKnowledgeBaseService {
     return { document_id: documentId, agent_ids };
   }
 
-  /** Token only; organization out of reach: 404; permission missing there: 403. */
+  /** Organization out of reach: 404; permission missing there: 403. API keys never get here (module access). */
   private authorize(auth: AuthContext, orgId: string, permission: Permission): void {
-    OrganizationKnowledgeBaseService.assertToken(auth);
     if (!auth.organizations.has(orgId)) throw new NotFoundError('Organization');
     assertPermission(auth, permission, orgId);
   }

@@ -1,17 +1,16 @@
 import { Router } from 'express';
-import { requireDashboardToken } from '../../http/dashboard-token.js';
 import { authOf } from '../../http/request.js';
 import type { MeService } from './me.service.js';
 
-/** Mounted under /v1/me. */
+/** Mounted at /v1/me; dashboard token only (me.module.ts). */
 export function meRouter(me: MeService): Router {
   const router = Router();
 
-  router.get('/', requireDashboardToken, async (req, res) => {
+  router.get('/', async (req, res) => {
     res.json(await me.get(authOf(req)));
   });
 
-  router.patch('/', requireDashboardToken, async (req, res) => {
+  router.patch('/', async (req, res) => {
     res.json(await me.update(authOf(req), req.body));
   });
 

@@ -16,7 +16,7 @@ export const MeSchema = z
   })
   .openapi('Me');
 
-/** Unknown fields are ignored (DECISIONS section 3); the URL passes the outgoing-request guard's save-time check. */
+/** Unknown fields are ignored (docs/decisions.md); the URL passes the outgoing-request guard's save-time check. */
 export function updateMeSchema(allowPrivate: boolean) {
   return z
     .object({

@@ -12,7 +12,7 @@ export const OrganizationSchema = z
   })
   .openapi('Organization');
 
-/** PATCH body (DECISIONS section 10); like other non-agent PATCH endpoints, unknown fields are ignored. */
+/** PATCH body (docs/decisions.md); like other non-agent PATCH endpoints, unknown fields are ignored. */
 export const OrganizationPatchSchema = z
   .object({
     auto_delete_done_calls: z.boolean().optional(),

@@ -47,12 +47,10 @@ export const UpdateToolSchema = z.object({
   employee_id: fields.employee_id.optional(),
 });
 
-export type CreateToolInput = z.output<typeof CreateToolSchema>;
-export type UpdateToolInput = z.output<typeof UpdateToolSchema>;
-
 /** Documentation: `config` is one of the 14 type schemas, chosen by `tool_type`. */
+const configSchemas: z.ZodType[] = Object.values(TOOL_CONFIG_SCHEMAS);
 const ConfigDoc = z
-  .union(Object.values(TOOL_CONFIG_SCHEMAS) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]])
+  .union(configSchemas as [z.ZodType, z.ZodType, ...z.ZodType[]])
   .openapi({ description: 'The schema of the tool_type (see the *ToolConfig components)' });
 
 export const CreateToolDoc = CreateToolSchema.extend({ config: ConfigDoc.optional() }).openapi('CreateTool');

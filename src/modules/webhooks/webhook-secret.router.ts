@@ -1,21 +1,20 @@
 import { Router } from 'express';
-import { requireDashboardToken } from '../../http/dashboard-token.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { WebhookSecretService } from './webhook-secret.service.js';
 
 const orgParams = uuidParams('orgId');
 
-/** Mounted under /v1/organization. */
+/** Mounted at /v1/organization/:orgId/webhook-secret; dashboard token only (webhook.module.ts). */
 export function webhookSecretRouter(secrets: WebhookSecretService): Router {
-  const router = Router();
+  const router = Router({ mergeParams: true });
 
-  router.get('/:orgId/webhook-secret', requireDashboardToken, async (req, res) => {
+  router.get('/', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);
     res.json(await secrets.get(authOf(req), orgId));
   });
 
-  router.post('/:orgId/webhook-secret/rotate', requireDashboardToken, async (req, res) => {
+  router.post('/rotate', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);
     res.json(await secrets.rotate(authOf(req), orgId));
   });

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../errors/index.js';
+import { ForbiddenError, NotFoundError } from '../../errors/index.js';
 import type { WebhookSecretRepository, WebhookSecretRow } from './webhook-secret.repository.js';
 import { generateWebhookSecret } from './webhook-signature.js';
 
@@ -43,7 +43,6 @@ export class WebhookSecretService {
   }
 
   private assertDeveloperAdmin(auth: AuthContext, organizationId: string): void {
-    if (auth.kind !== 'token') throw new UnauthorizedError('This endpoint requires a dashboard login token');
     if (!auth.organizations.has(organizationId)) throw new NotFoundError('Organization');
     if (auth.roles.get(organizationId) !== 'developer_admin') {
       throw new ForbiddenError('The webhook secret requires the developer_admin role');

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/knex.js';
-import { EVENT_DISPATCH_QUEUE } from '../../events/event.repository.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
+import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
 import type { BackgroundWorker } from '../../jobs/workers.js';
 import type { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
 import type { DispatchJob, SendJob, WebhookDispatcher } from './webhook-dispatcher.js';

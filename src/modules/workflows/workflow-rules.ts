@@ -98,7 +98,7 @@ function graphProblems(views: StepView[]): ErrorDetail[] {
 }
 
 /**
- * Every rule of DECISIONS section 6 at once: field limits and unknown keys, unique step ids, `next`
+ * Every workflow rule (docs/decisions.md) at once: field limits and unknown keys, unique step ids, `next`
  * naming existing other steps, tools naming the agent's tools, a terminal step, and every step
  * reachable from the first. Paths are relative to the workflow (`steps[1].next[0].id`).
  */

@@ -1,7 +1,7 @@
 import { z } from '../../openapi/zod.js';
 import { text } from '../agents/text.js';
 
-/** DECISIONS section 6 limits. */
+/** Size limits of a workflow; the spec names none, these are recorded in docs/decisions.md. */
 export const WORKFLOW_LIMITS = {
   name: 100,
   description: 500,

@@ -22,7 +22,8 @@ export class WorkflowService {
 
   /** The agent's workflow record (agents:read); `workflow: null` for a single-prompt agent. */
   async get(auth: AuthContext, agentId: string): Promise<WorkflowRecord> {
-    return toRecord((await this.access.resolveRow(auth, agentId, 'agents:read')) as unknown as WorkflowRow);
+    // eslint-disable-next-line no-restricted-syntax -- until AgentRow lists its columns (typed rows, issue 10)
+    return toRecord((await this.access.resolve(auth, agentId, 'agents:read')) as unknown as WorkflowRow);
   }
 
   /**

@@ -1,11 +1,9 @@
 import type { Knex } from 'knex';
+import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
 
 export const EVENT_TYPES = ['call.completed', 'employee.forwarding_created'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The queue the webhook worker takes events from. */
-export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
 
 export type NewEvent = {
   organization_id: string;

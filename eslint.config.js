@@ -1,0 +1,62 @@
+// Lint rules for the whole repository. `npm run lint` runs this, the import-cycle check (dpdm, which,
+// unlike eslint's cycle rules, also counts type-only imports) and `prettier --check .`.
+// Formatting belongs to Prettier (eslint-config-prettier switches off every rule that would argue
+// with it); this file keeps to correctness and the layer boundaries.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/** `no-restricted-imports` patterns that keep one layer away from another. */
+const boundary = (...patterns) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', { patterns }],
+});
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', 'clients/**/dist/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+      // The API refuses control characters on purpose: regexes that match them are meant.
+      'no-control-regex': 'off',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'TSAsExpression > TSAsExpression > TSUnknownKeyword',
+          message: 'No `as unknown as`: type the row and pick its fields.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.router.ts'],
+    rules: boundary(
+      { group: ['**/*.repository.js', '**/*.repository'], message: 'Routers call services, never repositories.' },
+      { group: ['knex', '**/db/*'], message: 'Routers never touch the database: call a service.' },
+    ),
+  },
+  {
+    files: ['src/**/*.service.ts'],
+    rules: boundary({ group: ['express', 'express-*'], message: 'Services know nothing of HTTP: take plain values.' }),
+  },
+  {
+    files: ['src/**/*.repository.ts'],
+    rules: boundary(
+      { group: ['**/*.service.js', '**/*.service'], message: 'Repositories never call services.' },
+      { group: ['express', 'express-*'], message: 'Repositories know nothing of HTTP.' },
+    ),
+  },
+  {
+    // Migrations run against any future version of the code: they never import it.
+    files: ['migrations/**/*.ts'],
+    rules: boundary({ group: ['../src/*', '../src/**'], message: 'Migrations never import application code.' }),
+  },
+  prettier,
+);

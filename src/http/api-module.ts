@@ -1,0 +1,33 @@
+import type { Router } from 'express';
+import type { OpenApiRegistration } from '../openapi/document.js';
+
+/**
+ * Who may call a mount: nobody needs credentials (`public`), an API key or a dashboard token
+ * (`any`), or only a dashboard token; `tokenOnly` names what is refused in the 401 message
+ * ("API key management requires a dashboard login token").
+ */
+export type MountAccess = 'public' | 'any' | { tokenOnly: string };
+
+/** One router at one path under /v1. */
+export type Mount = {
+  /** Agent sub-resources mount at `/agents/:agentId/<sub>` with a `mergeParams` router. */
+  path: string;
+  access?: MountAccess;
+  router: Router;
+};
+
+/**
+ * What a module under src/modules mounts: its routers, built from its services, and the OpenAPI
+ * registration of exactly those routes. The container lists every module once.
+ */
+export type ApiModule<Services extends unknown[]> = {
+  mounts: (...services: Services) => Mount[];
+  openapi: OpenApiRegistration;
+};
+
+/** A module with its services bound, as the container lists it. */
+export type MountedModule = { mounts: Mount[]; openapi: OpenApiRegistration };
+
+export function mountModule<S extends unknown[]>(module: ApiModule<S>, ...services: S): MountedModule {
+  return { mounts: module.mounts(...services), openapi: module.openapi };
+}

@@ -1,0 +1,9 @@
+import type { ApiModule } from '../../http/api-module.js';
+import { registerApiKeyPaths } from './api-key.openapi.js';
+import { apiKeyRouter } from './api-key.router.js';
+import type { ApiKeyService } from './api-key.service.js';
+
+export const apiKeyModule: ApiModule<[ApiKeyService]> = {
+  mounts: (keys) => [{ path: '/api-keys', access: { tokenOnly: 'API key management' }, router: apiKeyRouter(keys) }],
+  openapi: registerApiKeyPaths,
+};

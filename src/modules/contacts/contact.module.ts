@@ -1,0 +1,9 @@
+import type { ApiModule } from '../../http/api-module.js';
+import { registerContactPaths } from './contact.openapi.js';
+import { contactRouter } from './contact.router.js';
+import type { ContactService } from './contact.service.js';
+
+export const contactModule: ApiModule<[ContactService]> = {
+  mounts: (contacts) => [{ path: '/agents/:agentId/contacts', router: contactRouter(contacts) }],
+  openapi: registerContactPaths,
+};
