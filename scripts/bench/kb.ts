@@ -48,7 +48,7 @@ function document(bytes: number, seed: number): string {
     parts.push(paragraph);
     size += paragraph.length + 2;
   }
-  return parts.join('\n\n');
+  return parts.join('\n\n').slice(0, bytes);
 }
 
 export async function kb(db: Knex, databaseUrl: string) {
