@@ -32,6 +32,12 @@ const KEY_COLUMNS = [
 ] as const;
 /** Key columns ride along the agent's own columns under this prefix, so no name can collide. */
 const KEY_PREFIX = '__key_';
+const KEY_WITH_AGENT_SQL = `SELECT a.*, ${KEY_COLUMNS.map((c) => `k.${c} AS ${KEY_PREFIX}${c}`).join(', ')},
+  coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}')
+    AS ${KEY_PREFIX}organization_ids
+  FROM api_keys k LEFT JOIN agents a ON a.id = ?::uuid
+  WHERE k.key_hash = ?
+  LIMIT 1`;
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
@@ -69,16 +75,9 @@ export class CredentialsRepository {
    * caller checks reach) in one query: the path of every agent request when nothing is cached.
    */
   async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined> {
-    const row: Record<string, unknown> | undefined = await this.db('api_keys as k')
-      .leftJoin('agents as a', 'a.id', this.db.raw('?::uuid', [agentId]))
-      .where('k.key_hash', hash)
-      .first(
-        'a.*',
-        ...KEY_COLUMNS.map((c) => `k.${c} as ${KEY_PREFIX}${c}`),
-        this.db.raw(
-          `coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}') AS ${KEY_PREFIX}organization_ids`,
-        ),
-      );
+    // Fixed text through raw: on the hot path, building the query costs more CPU than running it.
+    const { rows } = await this.db.raw<{ rows: Record<string, unknown>[] }>(KEY_WITH_AGENT_SQL, [agentId, hash]);
+    const row = rows[0];
     if (!row) return undefined;
     const key: Record<string, unknown> = {};
     const agent: Record<string, unknown> = {};
