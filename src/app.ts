@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     { version: config.APP_VERSION, publicBaseUrl: config.PUBLIC_BASE_URL, withoutIdempotencyKey },
   );
   const authentication = createAuthentication({
-    credentials: container.cache,
+    credentials: container.credentials,
     verifyToken: deps.verifyToken,
     clock,
     logger,

@@ -101,8 +101,9 @@ export function buildContainer(deps: AppDeps) {
   const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
   const agentRepository = new AgentRepository(db);
+  const credentials = new CredentialsRepository(db);
   const cache = new ReadCache(
-    new CredentialsRepository(db),
+    credentials,
     agentRepository,
     deps.databaseUrl,
     clock,
@@ -125,7 +126,7 @@ export function buildContainer(deps: AppDeps) {
     deps.logger,
     metrics,
   );
-  const webhookWorker = new WebhookWorker(deps.queue, webhookDispatcher);
+  const webhookWorker = new WebhookWorker(db, deps.queue, webhookDispatcher, webhookDeliveries, deps.logger);
   const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);
@@ -208,13 +209,15 @@ export function buildContainer(deps: AppDeps) {
     webhookWorker,
     new WebhookSweepWorker(deps.queue, webhookSweeper),
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
-    new CallRetentionWorker(deps.queue, callRetention),
+    new CallRetentionWorker(deps.queue, callRetention, clock),
     new AuditRetentionWorker(deps.queue, new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger)),
     new IdempotencyCleanupWorker(deps.queue, services.idempotency, deps.logger),
   ];
 
   return {
     cache,
+    /** What authentication reads: the cache, or (cache off) the database, key and agent in one query. */
+    credentials: config.READ_CACHE_ENABLED ? cache : credentials,
     metrics,
     modules,
     auditRecorder,

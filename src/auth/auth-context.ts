@@ -1,4 +1,5 @@
 import { AgentNotAccessibleError, ForbiddenError } from '../errors/index.js';
+import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Permission, Role } from './permissions.js';
 
 /** Who is calling, built by the authentication middleware. It says nothing about what is allowed. */
@@ -13,6 +14,11 @@ export type AuthContext = {
   /** null = every agent; [] = none. Always null for tokens. */
   allowedAgentIds: readonly string[] | null;
   rateLimit: { perMinute: number; perHour: number } | null;
+  /**
+   * The agent of this request's path, read in the same query as the key when nothing is cached
+   * (row undefined = no such agent). Only on a context built for this one request.
+   */
+  prefetchedAgent?: { id: string; row: Readonly<AgentRow> | undefined };
 };
 
 export type AgentRef = { id: string; organization_id: string };

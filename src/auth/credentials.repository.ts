@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex.js';
+import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Role } from './permissions.js';
 
 export type ApiKeyCredential = {
@@ -14,6 +15,29 @@ export type ApiKeyCredential = {
   /** Organizations the key's creator is a member of right now. */
   organization_ids: string[];
 };
+
+/** A key and the agent its request is about, read in one round trip. */
+export type ApiKeyWithAgent = { key: ApiKeyCredential; agent: AgentRow | undefined };
+
+const KEY_COLUMNS = [
+  'id',
+  'created_by',
+  'permissions',
+  'allowed_agent_ids',
+  'rate_limit_per_minute',
+  'rate_limit_per_hour',
+  'is_active',
+  'expires_at',
+  'last_used_at',
+] as const;
+/** Key columns ride along the agent's own columns under this prefix, so no name can collide. */
+const KEY_PREFIX = '__key_';
+const KEY_WITH_AGENT_SQL = `SELECT a.*, ${KEY_COLUMNS.map((c) => `k.${c} AS ${KEY_PREFIX}${c}`).join(', ')},
+  coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}')
+    AS ${KEY_PREFIX}organization_ids
+  FROM api_keys k LEFT JOIN agents a ON a.id = ?::uuid
+  WHERE k.key_hash = ?
+  LIMIT 1`;
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
@@ -44,6 +68,27 @@ export class CredentialsRepository {
         ),
       );
     return row as ApiKeyCredential | undefined;
+  }
+
+  /**
+   * The key, its creator's memberships and the agent `agentId` (whatever its organization; the
+   * caller checks reach) in one query: the path of every agent request when nothing is cached.
+   */
+  async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined> {
+    // Fixed text through raw: on the hot path, building the query costs more CPU than running it.
+    const { rows } = await this.db.raw<{ rows: Record<string, unknown>[] }>(KEY_WITH_AGENT_SQL, [agentId, hash]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const key: Record<string, unknown> = {};
+    const agent: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(row)) {
+      if (column.startsWith(KEY_PREFIX)) key[column.slice(KEY_PREFIX.length)] = value;
+      else agent[column] = value;
+    }
+    return {
+      key: key as ApiKeyCredential,
+      agent: agent.id ? (agent as AgentRow) : undefined,
+    };
   }
 
   async findUser(userId: string): Promise<UserCredential | undefined> {

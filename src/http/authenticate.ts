@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { API_KEY_PATTERN, hashApiKey } from '../auth/api-key-format.js';
 import type { AuthContext } from '../auth/auth-context.js';
-import type { ApiKeyCredential, UserCredential } from '../auth/credentials.repository.js';
+import type { ApiKeyCredential, ApiKeyWithAgent, UserCredential } from '../auth/credentials.repository.js';
 import { isPermission, permissionsForRole, type Permission, type Role } from '../auth/permissions.js';
 import type { TokenVerifier } from '../auth/token.js';
 import type { Clock } from '../clock.js';
@@ -12,7 +12,12 @@ export type Credentials = {
   findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined>;
   findUser(userId: string): Promise<UserCredential | undefined>;
   touchApiKey(id: string, at: Date): Promise<void>;
+  /** When offered (nothing cached): the key and the path's agent in one round trip. */
+  findApiKeyWithAgent?(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined>;
 };
+
+/** `/agents/{agentId}` and everything below it, relative to the `/v1` mount. */
+const AGENT_PATH = /^\/agents\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
 
 type Deps = { credentials: Credentials; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
 
@@ -70,10 +75,18 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     return true;
   }
 
-  async function apiKey(raw: string): Promise<AuthContext> {
+  /** The key alone, or with the agent of `agentId` when the credentials can read both at once. */
+  async function lookUp(hash: string, agentId: string | undefined): Promise<ApiKeyWithAgent | undefined> {
+    if (agentId && deps.credentials.findApiKeyWithAgent) return deps.credentials.findApiKeyWithAgent(hash, agentId);
+    const key = await deps.credentials.findApiKeyByHash(hash);
+    return key && { key, agent: undefined };
+  }
+
+  async function apiKey(raw: string, agentId: string | undefined): Promise<AuthContext> {
     if (!API_KEY_PATTERN.test(raw)) throw new UnauthorizedError();
-    const key = await deps.credentials.findApiKeyByHash(hashApiKey(raw));
-    if (!key) throw new UnauthorizedError();
+    const found = await lookUp(hashApiKey(raw), agentId);
+    if (!found) throw new UnauthorizedError();
+    const key = found.key;
     if (!key.is_active) throw new UnauthorizedError('API key is inactive');
     const now = deps.clock.now().getTime();
     if (key.expires_at && now >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
@@ -84,6 +97,11 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
       deps.credentials
         .touchApiKey(key.id, new Date(now))
         .catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
+    }
+    if (agentId && deps.credentials.findApiKeyWithAgent) {
+      // Read for this request only: a context of its own, never shared.
+      const row = found.agent && Object.freeze(found.agent);
+      return { ...apiKeyContext(key), prefetchedAgent: { id: agentId, row } };
     }
     let context = contexts.get(key);
     if (!context) contexts.set(key, (context = apiKeyContext(key)));
@@ -102,7 +120,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     any: async (req: Request, _res: Response, next: NextFunction) => {
       const key = req.headers['x-api-key'];
       if (typeof key === 'string' && key !== '') {
-        req.auth = await apiKey(key);
+        req.auth = await apiKey(key, AGENT_PATH.exec(req.path)?.[1]);
         return next();
       }
       const bearer = bearerToken(req);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { ValidationError } from '../errors/index.js';
 
 const positiveInt = (name: string, max?: number) =>
   z
@@ -54,5 +55,73 @@ export async function paginate<Row, T = Row>(
   return {
     data: (rows as Row[]).map(map),
     pagination: { page: params.page, limit: params.limit, total, pages: Math.ceil(total / params.limit) },
+  };
+}
+
+/*
+ * Keyset paging, beside page paging: `cursor` is opaque to clients (they pass back
+ * `pagination.next_cursor`); inside it is the position of the last row of the previous page in the
+ * list's order (created_at, id), so a page is an index range scan at any depth and rows inserted
+ * meanwhile never shift what comes next.
+ */
+
+export type KeysetPosition = { at: string; id: string };
+/** `cursor: null` = from the start (`cursor=` given empty). */
+export type CursorParams = { cursor: KeysetPosition | null; limit: number };
+export type CursorPagination = Omit<Pagination, 'page'> & { page: number | null; next_cursor: string | null };
+export type CursorPage<T> = { data: T[]; pagination: CursorPagination };
+
+const POSITION =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+export function encodeCursor(position: KeysetPosition): string {
+  return Buffer.from(`${position.at}|${position.id}`, 'utf8').toString('base64url');
+}
+
+/** The position inside a cursor, or undefined when it is not one this API handed out. */
+export function decodeCursor(cursor: string): KeysetPosition | undefined {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined;
+  const match = POSITION.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || Number.isNaN(Date.parse(match[1]!))) return undefined;
+  return { at: match[1]!, id: match[2]! };
+}
+
+/** Spread into a list query schema beside `paginationShape`; pair it with `rejectCursorWithPage`. */
+export const cursorShape = {
+  cursor: z
+    .string({ message: 'cursor must be a string' })
+    .transform((value, ctx): KeysetPosition | null => {
+      if (value === '') return null;
+      const position = decodeCursor(value);
+      if (!position) {
+        ctx.addIssue({ code: 'custom', message: 'Must be pagination.next_cursor of a previous page, or empty' });
+        return z.NEVER;
+      }
+      return position;
+    })
+    .optional(),
+};
+
+/** `cursor` and `page` name two different positions: asking for both is a 400, not a silent choice. */
+export function rejectCursorWithPage(query: unknown): void {
+  const q = (query ?? {}) as Record<string, unknown>;
+  if (q.cursor !== undefined && q.page !== undefined)
+    throw new ValidationError('Invalid query parameters', [
+      { field: 'cursor', message: 'Use either cursor or page, not both' },
+    ]);
+}
+
+/** The pagination object of a page fetched either way; `next_cursor` is null on the last page. */
+export function cursorPagination(
+  params: PageParams | CursorParams,
+  total: number,
+  next: KeysetPosition | undefined,
+): CursorPagination {
+  return {
+    page: 'page' in params ? params.page : null,
+    limit: params.limit,
+    total,
+    pages: Math.ceil(total / params.limit),
+    next_cursor: next ? encodeCursor(next) : null,
   };
 }

@@ -128,6 +128,44 @@ export class JobQueue {
   }
 
   /**
+   * Like `work`, fetching up to `batchSize` jobs per poll and handling them side by side (for
+   * independent, short jobs). A job that throws fails (and is retried per its queue) without failing
+   * the others of its batch.
+   */
+  async workBatch<T extends object>(
+    name: string,
+    handler: JobHandler<T>,
+    options: { batchSize: number; pollingIntervalSeconds: number },
+  ): Promise<void> {
+    await this.boss.work<T>(name, options, async (jobs) => {
+      await Promise.all(
+        jobs.map(async (job) => {
+          try {
+            await handler(job.data, job);
+          } catch (error) {
+            this.logger.error({ err: error, job: job.id, queue: name }, 'job failed');
+            await this.fail(name, job.id, error).catch(() => {});
+          }
+        }),
+      );
+    });
+  }
+
+  /** Takes up to `batchSize` ready jobs for a caller that completes or fails each itself. */
+  fetch<T extends object>(name: string, batchSize: number): Promise<PgBoss.Job<T>[]> {
+    return this.boss.fetch<T>(name, { batchSize });
+  }
+
+  /** Marks a fetched job done, in `trx` when given (e.g. beside the `send` that replaces it). */
+  async complete(name: string, id: string, trx?: Knex | Knex.Transaction): Promise<void> {
+    await this.boss.complete(name, id, trx ? { db: knexExecutor(trx) } : {});
+  }
+
+  async fail(name: string, id: string, error: unknown): Promise<void> {
+    await this.boss.fail(name, id, { message: error instanceof Error ? error.message : String(error) });
+  }
+
+  /**
    * Handles every job of `name` that is ready now, in this call, and returns how many ran. Tests
    * and the CLI drive workers with it instead of waiting for a poll.
    */

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { CallRepository } from '../modules/calls/call.repository.js';
@@ -5,7 +6,13 @@ import type { JobQueue } from './queue.js';
 import type { BackgroundWorker } from './workers.js';
 import { RETENTION_QUEUE } from './queue-definitions.js';
 
-const BATCH_SIZE = 1000;
+/**
+ * One batch is one short UPDATE (row locks on these calls only, SKIP LOCKED); one job does at most
+ * `maxBatches` of them and queues its continuation, so a backlog of a million old calls is purged in
+ * many small steps that shutdown and the other queues never wait behind.
+ */
+export type RetentionLimits = { batchSize: number; maxBatches: number };
+const DEFAULT_LIMITS: RetentionLimits = { batchSize: 500, maxBatches: 20 };
 
 /** Purges the personal data of calls older than their agent's retention_days (null = 90). */
 export class CallRetention {
@@ -13,38 +20,67 @@ export class CallRetention {
     private readonly calls: CallRepository,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly limits: RetentionLimits = DEFAULT_LIMITS,
   ) {}
 
-  /** One full pass, in batches; returns how many calls were purged. Tests call it directly. */
+  /**
+   * Up to `maxBatches` batches, stopping early once `signal` is aborted (checked between batches).
+   * `more` says whether expired calls may remain.
+   */
+  async runBounded(now: Date, signal?: AbortSignal): Promise<{ purged: number; more: boolean }> {
+    let purged = 0;
+    for (let batch = 0; batch < this.limits.maxBatches; batch++) {
+      if (signal?.aborted) return this.report(purged, true);
+      const n = await this.calls.purgeExpired(now, this.limits.batchSize);
+      purged += n;
+      if (n < this.limits.batchSize) return this.report(purged, false);
+      await yieldToEventLoop();
+    }
+    return this.report(purged, true);
+  }
+
+  /** Everything expired, in bounded passes; returns how many calls were purged. Tests and the CLI. */
   async run(now: Date = this.clock.now()): Promise<number> {
     let total = 0;
     for (;;) {
-      const purged = await this.calls.purgeExpired(now, BATCH_SIZE);
+      const { purged, more } = await this.runBounded(now);
       total += purged;
-      if (purged < BATCH_SIZE) break;
+      if (!more) return total;
     }
-    if (total > 0) this.logger.info({ calls: total }, 'call retention: personal data purged');
-    return total;
+  }
+
+  private report(purged: number, more: boolean): { purged: number; more: boolean } {
+    if (purged > 0) this.logger.info({ calls: purged, more }, 'call retention: personal data purged');
+    return { purged, more };
   }
 }
 
 /** Runs the retention pass hourly through a pg-boss schedule (one instance takes each run). */
 export class CallRetentionWorker implements BackgroundWorker {
   readonly name = 'call-retention';
+  private stopping = new AbortController();
 
   constructor(
     private readonly queue: JobQueue,
     private readonly retention: CallRetention,
+    private readonly clock: Clock,
   ) {}
 
   async start(): Promise<void> {
+    this.stopping = new AbortController();
     await this.queue.boss.schedule(RETENTION_QUEUE, '17 * * * *');
-    await this.queue.work(RETENTION_QUEUE, async () => {
-      await this.retention.run();
-    });
+    await this.queue.work(RETENTION_QUEUE, () => this.runJob());
   }
 
+  /** One job: a bounded pass, then a queued continuation while expired calls remain. */
+  async runJob(): Promise<void> {
+    const { more } = await this.retention.runBounded(this.clock.now(), this.stopping.signal);
+    if (more && !this.stopping.signal.aborted) await this.queue.send(RETENTION_QUEUE, {});
+  }
+
+  /** The pass under way ends after its current batch; the rest waits for the next run. */
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.queue.boss.offWork(RETENTION_QUEUE);
   }
 }

@@ -264,7 +264,7 @@ describe('GET /v1/agents/{agentId}/calls', () => {
     const page = await list();
     expectSchema({ body: page }, paginated(CallListItemSchema));
     expect(idsOf(page)).toEqual([ids.march31, ids.march15, ids.march1]);
-    expect(page.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1 });
+    expect(page.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1, next_cursor: null });
     expect(page.data[0]).not.toHaveProperty('transcript');
     expect(page.data[0]).toMatchObject({ agent_id: world.agentId, employee: null });
   });
@@ -303,7 +303,7 @@ describe('GET /v1/agents/{agentId}/calls', () => {
   it('pages with page and limit', async () => {
     const page = await list('?page=2&limit=2');
     expect(idsOf(page)).toEqual([ids.march1]);
-    expect(page.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2 });
+    expect(page.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, next_cursor: null });
   });
 
   it('rejects bad filters, all in one 400', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETENTION_QUEUE } from '../../src/jobs/queue-definitions.js';
-import { CallRetentionWorker } from '../../src/jobs/retention.js';
+import { CallRetention, CallRetentionWorker } from '../../src/jobs/retention.js';
+import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -111,7 +112,7 @@ describe('call retention', () => {
   });
 
   it('is scheduled hourly through the job queue as a background worker', async () => {
-    const worker = new CallRetentionWorker(ctx.queue, ctx.internals.callRetention);
+    const worker = new CallRetentionWorker(ctx.queue, ctx.internals.callRetention, ctx.clock);
     await worker.start();
     const schedules = await ctx.queue.boss.getSchedules();
     expect(schedules.map((s) => [s.name, s.cron])).toContainEqual([RETENTION_QUEUE, '17 * * * *']);
@@ -129,5 +130,60 @@ describe('call retention', () => {
     });
     expect(ran).toBe(1);
     expect((await ctx.db('calls').where({ id }).first()).is_purged).toBe(true);
+  });
+
+  async function expiredCalls(n: number): Promise<string> {
+    const world = await ctx.build.world();
+    const agent = await ctx.build.agent(world.orgId, { retention_days: 1 });
+    const createdAt = new Date('2026-01-01T00:00:00Z');
+    await ctx.db('calls').insert(
+      Array.from({ length: n }, (_, i) => ({
+        organization_id: world.orgId,
+        agent_id: agent.id,
+        call_id: `bounded-${i}`,
+        customer_name: 'Erika',
+        duration: 1,
+        created_at: createdAt,
+        updated_at: createdAt,
+      })),
+    );
+    ctx.clock.set('2026-02-01T00:00:00Z');
+    return agent.id;
+  }
+  const unpurged = async (agentId: string) =>
+    Number((await ctx.db('calls').where({ agent_id: agentId, is_purged: false }).count({ n: '*' }).first())!.n);
+
+  it('purges at most maxBatches batches per job and queues the continuation until nothing is left', async () => {
+    const agentId = await expiredCalls(45);
+    const retention = new CallRetention(ctx.internals.callRepository, ctx.clock, ctx.logger, {
+      batchSize: 10,
+      maxBatches: 2,
+    });
+    expect(await retention.runBounded(ctx.clock.now())).toEqual({ purged: 20, more: true });
+    expect(await unpurged(agentId)).toBe(25);
+
+    const worker = new CallRetentionWorker(ctx.queue, retention, ctx.clock);
+    await ctx.queue.send(RETENTION_QUEUE, {});
+    // 20 + 5: the first job queues a second one, which finds less than a batch and stops.
+    expect(await ctx.queue.runPending(RETENTION_QUEUE, () => worker.runJob())).toBe(2);
+    expect(await unpurged(agentId)).toBe(0);
+  });
+
+  it('stops after the current batch once stopped, leaving the rest for the next run', async () => {
+    const agentId = await expiredCalls(30);
+    const stop = new AbortController();
+    // The real repository; the signal is pulled right after its first batch, as a shutdown would.
+    const repository = new CallRepository(ctx.db);
+    const purgeExpired = repository.purgeExpired.bind(repository);
+    repository.purgeExpired = async (now, size) => {
+      const n = await purgeExpired(now, size);
+      stop.abort();
+      return n;
+    };
+    const retention = new CallRetention(repository, ctx.clock, ctx.logger, { batchSize: 10, maxBatches: 100 });
+    expect(await retention.runBounded(ctx.clock.now(), stop.signal)).toEqual({ purged: 10, more: true });
+    expect(await unpurged(agentId)).toBe(20);
+    expect(await retention.run()).toBe(20);
+    expect(await unpurged(agentId)).toBe(0);
   });
 });

@@ -53,7 +53,7 @@ export function buildInternals(deps: {
   const events = new EventRecorder(queue);
   return {
     events,
-    webhookWorker: new WebhookWorker(queue, dispatcher),
+    webhookWorker: new WebhookWorker(db, queue, dispatcher, new WebhookDeliveryRepository(db), logger),
     webhookSweeper: new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger),
     kbJobs,
     kbProcessor: new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, { events }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   containsPattern,
+  countPlan,
   intakeOutcome,
   normalizePhoneNumber,
   timeRange,
@@ -69,5 +70,35 @@ describe('timeRange', () => {
 describe('containsPattern', () => {
   it('escapes the LIKE wildcards and the escape character', () => {
     expect(containsPattern('100%_a\\b')).toBe('%100\\%\\_a\\\\b%');
+  });
+});
+
+describe('countPlan', () => {
+  const d = (s: string) => new Date(s);
+  it('counts an open or whole-day range from day counters alone', () => {
+    expect(countPlan({})).toEqual({ days: {}, edges: [] });
+    expect(countPlan({ from: d('2026-03-01T00:00:00Z'), before: d('2026-04-01T00:00:00Z') })).toEqual({
+      days: { from: '2026-03-01', before: '2026-04-01' },
+      edges: [],
+    });
+  });
+
+  it('counts partial days at the edges row by row', () => {
+    expect(countPlan({ from: d('2026-03-01T10:00:00Z'), before: d('2026-03-04T06:00:00Z') })).toEqual({
+      days: { from: '2026-03-02', before: '2026-03-04' },
+      edges: [
+        { from: d('2026-03-01T10:00:00Z'), before: d('2026-03-02T00:00:00Z') },
+        { from: d('2026-03-04T00:00:00Z'), before: d('2026-03-04T06:00:00Z') },
+      ],
+    });
+    expect(countPlan({ before: d('2026-03-04T06:00:00Z') })).toEqual({
+      days: { before: '2026-03-04' },
+      edges: [{ from: d('2026-03-04T00:00:00Z'), before: d('2026-03-04T06:00:00Z') }],
+    });
+  });
+
+  it('counts a range without a whole day in it row by row', () => {
+    const range = { from: d('2026-03-01T10:00:00Z'), before: d('2026-03-02T06:00:00Z') };
+    expect(countPlan(range)).toEqual({ days: null, edges: [range] });
   });
 });

@@ -14,9 +14,10 @@ export type AgentSource = { findAgent(id: string): Promise<AgentRow | undefined>
 export class AgentAccess {
   constructor(private readonly agents: AgentSource) {}
 
-  async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<AgentRow> {
+  async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<Readonly<AgentRow>> {
     assertPermission(auth, permission);
-    const agent = await this.agents.findAgent(agentId);
+    const prefetched = auth.prefetchedAgent?.id === agentId ? auth.prefetchedAgent : undefined;
+    const agent = prefetched ? prefetched.row : await this.agents.findAgent(agentId);
     if (!agent || !auth.organizations.has(agent.organization_id)) throw new NotFoundError('Agent');
     assertAgentAccess(auth, agent, permission);
     return agent;

@@ -3,18 +3,10 @@ import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { ConflictError, ValidationError } from '../../errors/index.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
-import type { z } from '../../openapi/zod.js';
-import type { Workflow } from '../workflows/workflow.schemas.js';
 import { AgentSchema } from './agent.schemas.js';
+import type { Agent, AgentRow } from './agent-row.js';
 
-/** The Agent as the API returns it, with the timestamps as the driver hands them over. */
-export type Agent = Omit<z.output<typeof AgentSchema>, 'created_at' | 'updated_at'> & {
-  created_at: Date;
-  updated_at: Date;
-};
-
-/** A row of `agents`: the Agent's fields and the workflow, which has its own endpoints. */
-export type AgentRow = Agent & { workflow: Workflow | null; workflow_updated_at: Date | null };
+export type { Agent, AgentRow } from './agent-row.js';
 
 /** The response fields: exactly those the Agent schema (and so the OpenAPI document) declares. */
 const AGENT_FIELDS = Object.keys(AgentSchema.shape) as (keyof Agent)[];

@@ -5,8 +5,8 @@ import {
   errorResponses,
   json,
   jsonBody,
-  paginated,
   PaginationQuerySchema,
+  PaginationSchema,
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
@@ -35,7 +35,28 @@ const ListQuery = PaginationQuerySchema.extend({
     .enum(['true', 'false'])
     .optional()
     .openapi({ description: 'Include calls in the trash (default false)' }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        'Keyset paging instead of page: pass pagination.next_cursor of the previous page; empty starts at the newest call. ' +
+        'Same order as page paging, and calls reported meanwhile never shift the next page. Not together with page (400).',
+    }),
 });
+
+const CallsPaginationSchema = PaginationSchema.extend({
+  page: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: 'The page number; null when the page was fetched by cursor' }),
+  next_cursor: z.string().nullable().openapi({
+    description: 'Opaque; pass as cursor to get the page after this one. Null on the last page',
+  }),
+}).openapi('CallsPagination');
+
+const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
@@ -50,7 +71,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     summary: 'List calls (calls:read), newest first; items without the transcript',
     security: anyAuth,
     request: { params: AgentParams, query: ListQuery },
-    responses: { 200: json(paginated(CallListItemSchema), 'A page of calls'), ...errors },
+    responses: { 200: json(CallPageSchema, 'A page of calls'), ...errors },
   });
   registry.registerPath({
     method: 'post',

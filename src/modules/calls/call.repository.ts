@@ -1,8 +1,15 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
-import { containsPattern, DEFAULT_RETENTION_DAYS, normalizePhoneNumber, timeRange } from './call.rules.js';
+import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../http/pagination.js';
+import {
+  containsPattern,
+  countPlan,
+  DEFAULT_RETENTION_DAYS,
+  normalizePhoneNumber,
+  timeRange,
+  type TimeRange,
+} from './call.rules.js';
 import type { ListCallsFilters } from './call.schemas.js';
 
 export type TranscriptEntry = { role: string; text: string };
@@ -79,6 +86,11 @@ export function toCallListItem(row: CallRow) {
 export type Call = ReturnType<typeof toCall>;
 export type CallListItem = ReturnType<typeof toCallListItem>;
 
+const LIST_ORDER = [
+  { column: 'c.created_at', order: 'desc' as const },
+  { column: 'c.id', order: 'desc' as const },
+];
+
 export class CallRepository {
   constructor(private readonly db: Db) {}
 
@@ -128,30 +140,90 @@ export class CallRepository {
     return row?.auto_delete_done_calls === true;
   }
 
-  /** Newest first; trashed calls only with `include_deleted`. */
-  async list(agent: AgentRef, filters: ListCallsFilters, page: PageParams): Promise<Page<CallListItem>> {
-    const query = this.scoped(this.db, agent);
-    if (!filters.include_deleted) query.whereNull('c.deleted_at');
-    if (filters.done !== undefined) query.where('c.done', filters.done);
-    const { from, before } = timeRange(filters.from, filters.to);
-    if (from) query.where('c.created_at', '>=', from);
-    if (before) query.where('c.created_at', '<', before);
-    if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
-    if (filters.search) this.whereContains(query, filters.search);
-    return paginate<CallRow, CallListItem>(
-      query,
-      page,
-      [
-        { column: 'c.created_at', order: 'desc' },
-        { column: 'c.id', order: 'desc' },
-      ],
-      toCallListItem,
-    );
+  /**
+   * Newest first; trashed calls only with `include_deleted`. A page is picked by number or by
+   * keyset cursor; either way the ids are chosen on the calls indexes alone and only the page's rows
+   * are read in full. The exact total comes from the per-day counters when no text filter applies.
+   */
+  async list(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    paging: PageParams | CursorParams,
+  ): Promise<CursorPage<CallListItem>> {
+    const range = timeRange(filters.from, filters.to);
+    const ids = this.filtered(agent, filters, range).select('c.id').orderBy(LIST_ORDER);
+    if ('page' in paging) ids.limit(paging.limit).offset((paging.page - 1) * paging.limit);
+    else {
+      if (paging.cursor)
+        ids.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
+      ids.limit(paging.limit + 1);
+    }
+    const [total, rows] = await Promise.all([
+      this.count(agent, filters, range),
+      this.scoped(this.db, agent)
+        .whereIn('c.id', ids)
+        .orderBy(LIST_ORDER)
+        .select(
+          this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
+        ),
+    ]);
+    const page = (rows as (CallRow & { position_at: string })[]).slice(0, paging.limit);
+    const last = page[page.length - 1];
+    const more = 'page' in paging ? (paging.page - 1) * paging.limit + page.length < total : rows.length > paging.limit;
+    return {
+      data: page.map(toCallListItem),
+      pagination: cursorPagination(paging, total, more && last ? { at: last.position_at, id: last.id } : undefined),
+    };
   }
 
-  /** Case-insensitive: caller name and number, request, summary, note and the transcript's text. */
+  /** The agent's calls matching the filters, time range given apart (the count splits it). */
+  private filtered(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.QueryBuilder {
+    const query = this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id });
+    if (!filters.include_deleted) query.whereNull('c.deleted_at');
+    if (filters.done !== undefined) query.where('c.done', filters.done);
+    if (range.from) query.where('c.created_at', '>=', range.from);
+    if (range.before) query.where('c.created_at', '<', range.before);
+    if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
+    if (filters.search) this.whereContains(query, filters.search);
+    return query;
+  }
+
+  /** Exact: counters for whole days, rows for the partial days at the edges; text filters count rows. */
+  private async count(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Promise<number> {
+    const countRows = async (r: TimeRange) => {
+      const row = await this.filtered(agent, filters, r).count({ n: '*' }).first();
+      return Number(row?.n ?? 0);
+    };
+    if (filters.phone_number || filters.search) return countRows(range);
+    const plan = countPlan(range);
+    const parts = plan.edges.map(countRows);
+    if (plan.days) {
+      const days = this.db('call_day_counts').where({ agent_id: agent.id, organization_id: agent.organization_id });
+      if (plan.days.from) days.where('day', '>=', plan.days.from);
+      if (plan.days.before) days.where('day', '<', plan.days.before);
+      if (filters.done !== undefined) days.where('done', filters.done);
+      if (!filters.include_deleted) days.where('deleted', false);
+      parts.push(
+        days
+          .sum({ n: 'calls' })
+          .first()
+          .then((row) => Number(row?.n ?? 0)),
+      );
+    }
+    return (await Promise.all(parts)).reduce((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Case-insensitive: caller name and number, request, summary, note and the transcript's text.
+   * The first condition is the trigram-indexed text of all of them (it narrows); the second keeps
+   * the answer exact (no match across two fields).
+   */
   private whereContains(query: Knex.QueryBuilder, text: string): void {
     const pattern = containsPattern(text.trim());
+    query.whereRaw(
+      `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE ?`,
+      [pattern],
+    );
     query.where((q) =>
       q
         .whereILike('c.customer_name', pattern)

@@ -46,3 +46,25 @@ export function timeRange(from: string | undefined, to: string | undefined): { f
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+export type TimeRange = { from?: Date; before?: Date };
+
+/**
+ * How to count a [from, before) range exactly from per-day counters: the whole UTC days inside it
+ * (`days`, as dates, null when there is none) plus the partial days at its edges, which are counted
+ * row by row (at most two days' worth of calls).
+ */
+export function countPlan(range: TimeRange): { days: { from?: string; before?: string } | null; edges: TimeRange[] } {
+  const startOfDay = (d: Date) => new Date(Math.floor(d.getTime() / DAY_MS) * DAY_MS);
+  const dayOf = (d: Date) => d.toISOString().slice(0, 10);
+  const lo = range.from ? new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS) : undefined;
+  const hi = range.before ? startOfDay(range.before) : undefined;
+  if (lo && hi && lo.getTime() >= hi.getTime()) return { days: null, edges: [range] };
+  const edges: TimeRange[] = [];
+  if (range.from && lo && range.from.getTime() < lo.getTime()) edges.push({ from: range.from, before: lo });
+  if (range.before && hi && hi.getTime() < range.before.getTime()) edges.push({ from: hi, before: range.before });
+  const days: { from?: string; before?: string } = {};
+  if (lo) days.from = dayOf(lo);
+  if (hi) days.before = dayOf(hi);
+  return { days, edges };
+}

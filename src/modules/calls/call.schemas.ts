@@ -1,4 +1,4 @@
-import { paginationShape } from '../../http/pagination.js';
+import { cursorShape, paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { timeRange } from './call.rules.js';
 import { uuidField } from '../../http/validate.js';
@@ -70,6 +70,7 @@ const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
 export const ListCallsQuery = z
   .object({
     ...paginationShape,
+    ...cursorShape,
     done: flag.optional(),
     from: bound.optional(),
     to: bound.optional(),
@@ -84,7 +85,7 @@ export const ListCallsQuery = z
     }
   });
 
-export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit'>;
+export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'>;
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
 
 const callFields = {

@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
-import type { Page } from '../../http/pagination.js';
+import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
@@ -29,10 +29,12 @@ export class CallService {
     private readonly clock: Clock,
   ) {}
 
-  async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<CallListItem>> {
+  /** A page by number (`page`) or after a keyset position (`cursor`); never both. */
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<CursorPage<CallListItem>> {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
-    const { page, limit, ...filters } = parse(ListCallsQuery, query, 'Invalid query parameters');
-    return this.calls.list(agent, filters, { page, limit });
+    rejectCursorWithPage(query);
+    const { page, limit, cursor, ...filters } = parse(ListCallsQuery, query, 'Invalid query parameters');
+    return this.calls.list(agent, filters, cursor === undefined ? { page, limit } : { cursor, limit });
   }
 
   async get(auth: AuthContext, agentId: string, callId: string): Promise<Call> {

@@ -133,6 +133,14 @@ export class WebhookDeliveryRepository {
       .first('d.*', 'e.payload');
   }
 
+  /** The receiver of each delivery (organization and URL origin): what per-target limits count. */
+  async targetsOf(deliveryIds: string[]): Promise<Map<string, string>> {
+    const rows: { id: string; organization_id: string; target_url: string }[] = await this.db('webhook_deliveries')
+      .whereIn('id', deliveryIds)
+      .select('id', 'organization_id', 'target_url');
+    return new Map(rows.map((r) => [r.id, `${r.organization_id} ${originOf(r.target_url)}`]));
+  }
+
   async hasAttemptForJob(jobId: string): Promise<boolean> {
     return (await this.db('webhook_delivery_attempts').where({ job_id: jobId }).first('id')) !== undefined;
   }
@@ -207,5 +215,13 @@ export class WebhookDeliveryRepository {
       .select(ATTEMPT_COLUMNS);
     for (const row of rows) byDelivery.set(row.delivery_id, [...(byDelivery.get(row.delivery_id) ?? []), row]);
     return byDelivery;
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
   }
 }

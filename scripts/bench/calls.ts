@@ -1,0 +1,207 @@
+/**
+ * calls: one agent with 1,000,000 calls (seeded with generate_series, reused by later runs) and a
+ * second agent with 1,000; p99 of the list by page and by cursor at depth, every filter and
+ * combinations, and search, each in alternating rounds with the one-PK-read baseline server.
+ */
+import type autocannon from 'autocannon';
+import type { Knex } from 'knex';
+import { encodeCursor } from '../../src/http/pagination.js';
+import { OpsRepository } from '../../src/ops/ops.repository.js';
+import {
+  failures,
+  load,
+  pad,
+  productEntry,
+  sampleRss,
+  startServer,
+  summarize,
+  tenant,
+  type Summary,
+  type Tenant,
+} from './support.js';
+
+const SECONDS = Number(process.env.BENCH_CALLS_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_CALLS_ROUNDS ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CALLS_CONNECTIONS ?? 4);
+const BIG = 1_000_000;
+const SEED_ORG = 'Bench calls 1M';
+const END = '2026-11-20T00:00:00Z';
+
+const SEARCH_INDEX = `CREATE INDEX calls_search_trgm ON calls USING gin (call_search_text(customer_name, phone_number,
+  customer_request, call_summary, note, transcript) gin_trgm_ops)`;
+
+/** One INSERT ... SELECT generate_series: names, requests, summaries, a two-line transcript, every 40th call trashed. */
+function seedSql(n: number, prefix: string): string {
+  return `
+  INSERT INTO calls (organization_id, agent_id, call_id, customer_name, customer_request, phone_number, duration, done,
+                     general_success, call_summary, transcript, created_at, updated_at, deleted_at)
+  SELECT :org, :agent, '${prefix}-' || g,
+    (ARRAY['Anna','Ben','Clara','David','Emma','Felix','Greta','Hans','Ida','Jonas'])[1 + g % 10] || ' ' ||
+      CASE WHEN g % 10000 = 0 THEN 'Zebulon'
+           ELSE (ARRAY['Müller','Schmidt','Schneider','Fischer','Weber','Meyer','Wagner','Becker','Schulz','Hoffmann','Koch','Richter'])[1 + (g / 10) % 12] END,
+    (ARRAY['Termin verschieben','Rückruf erbeten','Rechnung unklar','Heizung defekt','Angebot anfragen'])[1 + g % 5],
+    '+4930' || lpad((g % 50000)::text, 7, '0'), g % 600, g % 3 = 0, g % 4 <> 0,
+    'Anrufer möchte ' || (ARRAY['einen neuen Termin','einen Rückruf','eine Erklärung der Rechnung','eine Reparatur','ein Angebot'])[1 + g % 5] || ', Vorgang ' || g,
+    jsonb_build_array(jsonb_build_object('role','agent','text','Guten Tag, wie kann ich helfen?'),
+                      jsonb_build_object('role','user','text',(ARRAY['Es geht um meinen Termin.','Bitte rufen Sie zurück.','Die Rechnung stimmt nicht.','Die Heizung ist kalt.','Ich hätte gern ein Angebot.'])[1 + g % 5])),
+    timestamptz '${END}' - g * interval '31 seconds', timestamptz '${END}' - g * interval '31 seconds',
+    CASE WHEN g % 40 = 0 THEN timestamptz '${END}' ELSE NULL END
+  FROM generate_series(1, ${n}) g`;
+}
+
+async function seeded(
+  db: Knex,
+): Promise<{ big: Tenant; small: Tenant; seedSeconds: number | null; indexSeconds: number | null }> {
+  const existing = await db('organizations as o')
+    .join('agents as a', 'a.organization_id', 'o.id')
+    .join('memberships as m', 'm.organization_id', 'o.id')
+    .where('o.name', SEED_ORG)
+    .first('o.id as org', 'a.id as agent', 'm.user_id as user');
+  const count = existing
+    ? Number((await db('call_day_counts').where({ agent_id: existing.agent }).sum({ n: 'calls' }).first())?.n ?? 0)
+    : 0;
+  if (existing && count === BIG) {
+    const key = await new OpsRepository(db).createApiKey({
+      organizationId: existing.org,
+      userId: existing.user,
+      rateLimitPerMinute: 2_000_000_000,
+      rateLimitPerHour: 2_000_000_000,
+    });
+    const small = await tenant(db, 'Bench calls 1k');
+    await db.raw(seedSql(1000, 'small'), { org: small.orgId, agent: small.agentId });
+    return {
+      big: { orgId: existing.org, userId: existing.user, agentId: existing.agent, key: key.key },
+      small,
+      seedSeconds: null,
+      indexSeconds: null,
+    };
+  }
+  const big = await tenant(db, SEED_ORG);
+  const small = await tenant(db, 'Bench calls 1k');
+  const trigram = (await db.raw(`SELECT 1 FROM pg_indexes WHERE indexname = 'calls_search_trgm'`)).rows.length > 0;
+  // A bulk load builds the trigram index once afterwards instead of updating it a million times.
+  if (trigram) await db.raw('DROP INDEX calls_search_trgm');
+  let started = Date.now();
+  await db.raw(seedSql(BIG, 'seed'), { org: big.orgId, agent: big.agentId });
+  const seedSeconds = (Date.now() - started) / 1000;
+  started = Date.now();
+  if (trigram) {
+    await db.raw(`SET maintenance_work_mem = '256MB'`);
+    await db.raw(SEARCH_INDEX);
+  }
+  const indexSeconds = trigram ? (Date.now() - started) / 1000 : null;
+  await db.raw(seedSql(1000, 'small'), { org: small.orgId, agent: small.agentId });
+  await db.raw('VACUUM ANALYZE calls');
+  return { big, small, seedSeconds, indexSeconds };
+}
+
+export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[] } = {}) {
+  const { big, small, seedSeconds, indexSeconds } = await seeded(db);
+  if (seedSeconds !== null)
+    process.stdout.write(
+      `calls: seeded ${BIG} calls in ${seedSeconds.toFixed(1)} s, search index built in ${indexSeconds?.toFixed(1) ?? '-'} s\n`,
+    );
+  else process.stdout.write('calls: reusing the seeded 1,000,000 calls\n');
+  const deep = await db('calls')
+    .where({ agent_id: big.agentId })
+    .whereNull('deleted_at')
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset(500_000)
+    .first(db.raw(`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at`), 'id');
+  const deepCursor = encodeCursor({ at: deep.at, id: deep.id });
+
+  const env = {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WORKERS_ENABLED: 'false',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  };
+  const entry = productEntry();
+  const product = await startServer(entry.args, env);
+  const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
+  const rss = sampleRss(product.pid);
+  const queries: [string, string, number][] = [
+    ['page 1', 'limit=20', 50],
+    ['page 500', 'limit=20&page=500', 50],
+    ['cursor= (start)', 'limit=20&cursor=', 10],
+    ['cursor at row 500,000', `limit=20&cursor=${deepCursor}`, 10],
+    ['done=true', 'done=true', 50],
+    ['done=false, page 100', 'done=false&page=100', 50],
+    ['include_deleted=true', 'include_deleted=true', 50],
+    ['from/to (one month)', 'from=2026-06-01&to=2026-06-30', 50],
+    ['from (date-time, open)', 'from=2026-09-15T12:34:56Z', 50],
+    ['to (date-time)', 'to=2026-03-01T08:00:00Z', 50],
+    ['phone_number', 'phone_number=%2B49300012345', 50],
+    ['done + from/to', 'done=true&from=2026-02-10T06:00:00Z&to=2026-08-20T18:00:00Z', 50],
+    ['phone + done + trash', 'phone_number=%2B49300012345&done=false&include_deleted=true', 50],
+    ['search (name, rare)', 'search=zebulon&include_deleted=true', 200],
+    ['search (number part)', 'search=0012345', 200],
+    ['search + done', 'search=zebulon&done=false&include_deleted=true', 200],
+    ['small agent page 1', '', 50],
+  ];
+  try {
+    const baseUrl = `${baseline.url}/v1/agents/${big.agentId}`;
+    const targets = queries.map(([name, query, target], i) => ({
+      name,
+      target,
+      url: `${product.url}/v1/agents/${i === queries.length - 1 ? small.agentId : big.agentId}/calls?${query}`,
+      headers: { 'X-API-Key': i === queries.length - 1 ? small.key : big.key },
+      runs: [] as autocannon.Result[],
+    }));
+    const baseRuns: autocannon.Result[] = [];
+    for (const t of targets) {
+      const res = await fetch(t.url, { headers: t.headers });
+      if (res.status !== 200) throw new Error(`${t.name}: ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { pagination: { total: number } };
+      (t as { total?: number }).total = body.pagination.total;
+      await load(t.url, { headers: t.headers, connections: CONNECTIONS, duration: 1 });
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      baseRuns.push(await load(baseUrl, { connections: CONNECTIONS, duration: SECONDS }));
+      for (const t of targets)
+        t.runs.push(await load(t.url, { headers: t.headers, connections: CONNECTIONS, duration: SECONDS }));
+    }
+    const failed = failures([...baseRuns, ...targets.flatMap((t) => t.runs)]);
+    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+    const base = summarize(baseRuns);
+    const rows = targets.map((t) => ({
+      name: t.name,
+      total: (t as { total?: number }).total,
+      target_p99_ms: t.target,
+      ...summarize(t.runs),
+    }));
+    const samples = rss.stop();
+    options.rss?.push(...samples);
+    process.stdout.write(
+      [
+        `calls: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; product runs ${entry.runtime}`,
+        `${'query'.padEnd(26)} ${pad('total', 8)} ${pad('req/s', 7)} ${pad('p50', 5)} ${pad('p99', 5)} ${pad('target', 6)}  p99/baseline`,
+        ...rows.map(
+          (r: Summary & { name: string; total?: number; target_p99_ms: number }) =>
+            `${r.name.padEnd(26)} ${pad(r.total ?? '', 8)} ${pad(r.rps, 7)} ${pad(r.p50, 5)} ${pad(r.p99, 5)} ${pad(`<=${r.target_p99_ms}`, 6)}  ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)}x${r.p99 <= r.target_p99_ms ? '' : '  MISSED'}`,
+        ),
+        `${'baseline (one PK read)'.padEnd(26)} ${pad('', 8)} ${pad(base.rps, 7)} ${pad(base.p50, 5)} ${pad(base.p99, 5)}`,
+        `product RSS max ${Math.max(...samples)} MB`,
+        '',
+      ].join('\n'),
+    );
+    return {
+      seed_seconds: seedSeconds,
+      search_index_seconds: indexSeconds,
+      connections: CONNECTIONS,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      runtime: entry.runtime,
+      baseline: base,
+      queries: rows,
+      product_rss_mb: { max: Math.max(...samples), samples: samples.length },
+    };
+  } finally {
+    rss.stop();
+    await product.stop();
+    await baseline.stop();
+  }
+}

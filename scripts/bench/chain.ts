@@ -1,0 +1,162 @@
+/**
+ * chain: authenticated GET /v1/agents/{agentId} through the whole product (key check, rate limit,
+ * scope check, agent read) with the read cache on and off, next to the one-PK-read baseline and the
+ * bare Express floor, in alternating rounds. With BENCH_PROFILE=1 the cached product runs under
+ * --cpu-prof and the top self-time functions are listed.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import type { Knex } from 'knex';
+import {
+  f,
+  failures,
+  load,
+  pad,
+  productEntry,
+  ROUNDS,
+  sampleRss,
+  SECONDS,
+  startServer,
+  summarize,
+  tenant,
+  type Summary,
+} from './support.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const PROFILE_DIR = '.data/bench-profile';
+
+export async function chain(db: Knex, databaseUrl: string, options: { rss?: number[] } = {}) {
+  const t = await tenant(db, 'Bench chain');
+  const env = {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    WORKERS_ENABLED: 'false',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  };
+  const profile = process.env.BENCH_PROFILE === '1';
+  if (profile) {
+    rmSync(PROFILE_DIR, { recursive: true, force: true });
+    mkdirSync(PROFILE_DIR, { recursive: true });
+  }
+  const entry = productEntry();
+  const product = await startServer(entry.args, env, profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+  const servers = [
+    product,
+    await startServer(entry.args, { ...env, READ_CACHE_ENABLED: 'false' }),
+    await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env),
+    await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'floor'], env),
+  ];
+  const names = [
+    'product (read cache on)',
+    'product (read cache off)',
+    'baseline (one PK read)',
+    'floor (bare Express)',
+  ];
+  const rss = sampleRss(product.pid);
+  try {
+    const headers = { 'X-API-Key': t.key };
+    const targets = servers.map((s) => ({ url: `${s.url}/v1/agents/${t.agentId}`, runs: [] as autocannon.Result[] }));
+    for (const target of targets) {
+      const check = await fetch(target.url, { headers });
+      if (check.status !== 200) throw new Error(`${target.url} answered ${check.status}`);
+      await load(target.url, { headers, connections: CONNECTIONS, duration: 2 }); // warm up
+    }
+    for (let round = 0; round < ROUNDS; round++)
+      for (const target of targets)
+        target.runs.push(await load(target.url, { headers, connections: CONNECTIONS, duration: SECONDS }));
+    const failed = failures(targets.flatMap((t) => t.runs));
+    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+    const [cached, uncached, baseline, floor] = targets.map((t) => summarize(t.runs)) as Summary[] as [
+      Summary,
+      Summary,
+      Summary,
+      Summary,
+    ];
+    const rssSamples = rss.stop();
+    options.rss?.push(...rssSamples);
+    const result = {
+      connections: CONNECTIONS,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      runtime: entry.runtime,
+      servers: Object.fromEntries(names.map((n, i) => [n, [cached, uncached, baseline, floor][i]])),
+      ratios: {
+        cached_vs_floor_rps: cached.rps / floor.rps,
+        cached_vs_baseline_rps: cached.rps / baseline.rps,
+        uncached_vs_baseline_rps: uncached.rps / baseline.rps,
+      },
+      targets: {
+        'cached >= 0.6x floor': cached.rps / floor.rps >= 0.6,
+        'uncached >= 0.8x baseline': uncached.rps / baseline.rps >= 0.8,
+        'p99 <= 25 ms (cached)': cached.p99 <= 25,
+        'p99 <= 25 ms (uncached)': uncached.p99 <= 25,
+      },
+      product_rss_mb: { max: Math.max(...rssSamples), samples: rssSamples.length },
+      profile: undefined as undefined | { self_ms: number; share: string; fn: string }[],
+    };
+    const row = (name: string, r: Summary) => `${name.padEnd(26)} ${pad(r.rps, 8)} ${pad(r.p50, 7)} ${pad(r.p99, 7)}`;
+    process.stdout.write(
+      [
+        `chain: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; product runs ${entry.runtime}`,
+        `${'server'.padEnd(26)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)}`,
+        ...names.map((n, i) => row(n, [cached, uncached, baseline, floor][i]!)),
+        `ratios: cached/floor ${f(result.ratios.cached_vs_floor_rps)} (target >= 0.60), cached/baseline ${f(result.ratios.cached_vs_baseline_rps)}, uncached/baseline ${f(result.ratios.uncached_vs_baseline_rps)} (target >= 0.80)`,
+        `product RSS max ${result.product_rss_mb.max} MB`,
+        '',
+      ].join('\n'),
+    );
+    for (const s of servers) await s.stop();
+    if (profile) {
+      result.profile = topCosts(PROFILE_DIR, 15);
+      process.stdout.write(
+        [
+          'top self time, share of busy CPU (cached product, whole run incl. start):',
+          ...result.profile.map((p) => `  ${pad(p.share, 6)} ${p.fn}`),
+          '',
+        ].join('\n'),
+      );
+    }
+    return result;
+  } finally {
+    rss.stop();
+    for (const s of servers) await s.stop();
+  }
+}
+
+type ProfileNode = {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+};
+
+/** Self time per function from the .cpuprofile files Node wrote, largest first. */
+function topCosts(dir: string, n: number): { self_ms: number; share: string; fn: string }[] {
+  const totals = new Map<string, number>();
+  let all = 0;
+  for (const file of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as {
+      nodes: ProfileNode[];
+      samples: number[];
+      timeDeltas: number[];
+    };
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    profile.samples.forEach((id, i) => {
+      const node = byId.get(id)!;
+      const { functionName, url, lineNumber } = node.callFrame;
+      const where = url
+        ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|scripts)\//, '$1/')}:${lineNumber + 1}`
+        : '';
+      const key = `${functionName || '(anonymous)'} ${where}`.trim();
+      const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+      // Shares of busy time: waiting for I/O is not a cost of the chain.
+      if (functionName === '(idle)' || functionName === '(program)') return;
+      totals.set(key, (totals.get(key) ?? 0) + dt);
+      all += dt;
+    });
+  }
+  return [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([fn, ms]) => ({ fn, self_ms: Math.round(ms), share: `${((100 * ms) / all).toFixed(1)}%` }));
+}

@@ -1,0 +1,143 @@
+/**
+ * kb: time for the largest document the product accepts (100,000 characters: the API and a database
+ * constraint refuse more, so a 1 MB document cannot be measured) to reach `ready` through the
+ * background worker, and search p99 over 10,000+ chunks, next to the one-PK-read baseline in
+ * alternating rounds.
+ */
+import type autocannon from 'autocannon';
+import type { Knex } from 'knex';
+import { failures, load, productEntry, startServer, summarize, tenant } from './support.js';
+
+const SECONDS = Number(process.env.BENCH_KB_SECONDS ?? 3);
+/** What the API and the database accept for one document's content (characters). */
+const MAX_CHARS = 100_000;
+const ROUNDS = Number(process.env.BENCH_KB_ROUNDS ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_KB_CONNECTIONS ?? 10);
+const WORDS = [
+  'Heizung',
+  'Wartung',
+  'Notdienst',
+  'Rechnung',
+  'Zahlung',
+  'Termin',
+  'Anfahrt',
+  'Garantie',
+  'Reparatur',
+  'Ersatzteil',
+  'Kessel',
+  'Thermostat',
+  'Druck',
+  'Wasser',
+  'Leitung',
+  'Filter',
+  'Pumpe',
+  'Brenner',
+];
+
+/** About `bytes` of German-looking prose in paragraphs, deterministic. */
+function document(bytes: number, seed: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  let i = seed;
+  while (size < bytes) {
+    const sentence = Array.from(
+      { length: 12 },
+      () => WORDS[(i = (i * 1103515245 + 12345) % 2 ** 31) % WORDS.length],
+    ).join(' ');
+    const paragraph = `${sentence}. Der Kunde fragt nach ${WORDS[i % WORDS.length]} Nummer ${i % 100000}.`;
+    parts.push(paragraph);
+    size += paragraph.length + 2;
+  }
+  return parts.join('\n\n').slice(0, bytes);
+}
+
+export async function kb(db: Knex, databaseUrl: string) {
+  const t = await tenant(db, 'Bench kb');
+  const entry = productEntry();
+  const product = await startServer(entry.args, {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WORKERS_ENABLED: 'true',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  });
+  const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], {
+    DATABASE_URL: databaseUrl,
+  });
+  const headers = { 'X-API-Key': t.key, 'content-type': 'application/json' };
+  const base = `${product.url}/v1/agents/${t.agentId}/knowledge-base`;
+
+  /** Creates a document through the API and times it to ready. */
+  async function toReady(content: string, title: string): Promise<number> {
+    const started = performance.now();
+    const res = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ title, content }) });
+    if (res.status !== 201) throw new Error(`create document: ${res.status} ${await res.text()}`);
+    const { id } = (await res.json()) as { id: string };
+    await waitReady(id, 120_000);
+    return performance.now() - started;
+  }
+  async function waitReady(id: string, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const res = await fetch(`${base}/${id}`, { headers });
+      const { status } = (await res.json()) as { status: string };
+      if (status === 'ready') return;
+      if (status === 'error' || status === 'failed') throw new Error(`document ${id} ended ${status}`);
+      if (performance.now() > deadline) throw new Error(`document ${id} not ready in ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  try {
+    const largest = await toReady(document(MAX_CHARS, 1), 'Largest accepted document');
+    const countChunks = async () =>
+      Number(
+        (
+          await db('kb_chunks')
+            .count({ n: '*' })
+            .whereIn('document_id', db('kb_documents').select('id').where({ agent_id: t.agentId }))
+            .first()
+        )?.n ?? 0,
+      );
+    let chunks = await countChunks();
+    for (let seed = 2; chunks < 10_000; seed += 8) {
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) => toReady(document(MAX_CHARS, seed + i), `Filler ${seed + i}`)),
+      );
+      chunks = await countChunks();
+    }
+    await db.raw('ANALYZE kb_chunks');
+    const searchUrl = `${base}/search`;
+    const body = JSON.stringify({ query: 'Notdienst Kessel Druck', top_k: 5 });
+    const check = await fetch(searchUrl, { method: 'POST', headers, body });
+    if (check.status !== 200) throw new Error(`search: ${check.status} ${await check.text()}`);
+    const runs: autocannon.Result[] = [];
+    const baseRuns: autocannon.Result[] = [];
+    const baseUrl = `${baseline.url}/v1/agents/${t.agentId}`;
+    for (let round = 0; round < ROUNDS; round++) {
+      baseRuns.push(await load(baseUrl, { connections: CONNECTIONS, duration: SECONDS }));
+      runs.push(await load(searchUrl, { method: 'POST', headers, body, connections: CONNECTIONS, duration: SECONDS }));
+    }
+    if (failures([...runs, ...baseRuns]) > 0) throw new Error('kb search: failed answers');
+    const search = summarize(runs);
+    const b = summarize(baseRuns);
+    process.stdout.write(
+      [
+        `kb: product runs ${entry.runtime}`,
+        `largest accepted document (${MAX_CHARS} characters; 1 MB is refused) to ready: ${Math.round(largest)} ms (target for 1 MB <= 5000)`,
+        `search over ${chunks} chunks, ${CONNECTIONS} connections: ${search.rps} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms (target <= 50); baseline p99 ${b.p99} ms, ratio ${(search.p99 / Math.max(b.p99, 1)).toFixed(1)}x`,
+        '',
+      ].join('\n'),
+    );
+    return {
+      largest_document_chars: MAX_CHARS,
+      largest_document_ready_ms: Math.round(largest),
+      chunks,
+      search,
+      baseline: b,
+      runtime: entry.runtime,
+    };
+  } finally {
+    await product.stop();
+    await baseline.stop();
+  }
+}

@@ -1,0 +1,178 @@
+/** Shared pieces of the benchmark scenarios: servers as child processes, load, figures. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import type { Knex } from 'knex';
+import { OpsRepository } from '../../src/ops/ops.repository.js';
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+
+export type Summary = { rps: number; p50: number; p99: number; requests: number };
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Compiled JavaScript when `npm run build` produced it, else TypeScript through tsx. */
+export function productEntry(): { args: string[]; runtime: string } {
+  for (const file of ['dist/src/main.js', 'dist/main.js'])
+    if (existsSync(file)) return { args: [file], runtime: `node ${file} (compiled)` };
+  return { args: ['--import', 'tsx', 'src/main.ts'], runtime: 'tsx src/main.ts' };
+}
+
+export type Server = { url: string; pid: number; child: ChildProcess; stop(): Promise<void> };
+
+/** Starts a node process serving on a free port and waits until /v1/health (or /) answers. */
+export async function startServer(args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeFlags, ...args], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`))),
+  );
+  const ready = (async () => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const res = await fetch(`${url}/v1/health`).catch(() => undefined);
+      if (res) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${args.join(' ')} did not start`);
+  })();
+  await Promise.race([ready, exited]);
+  exited.catch(() => {});
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  };
+}
+
+export function load(
+  url: string,
+  options: {
+    headers?: Record<string, string>;
+    connections: number;
+    duration: number;
+    method?: 'GET' | 'POST';
+    body?: string;
+  },
+): Promise<autocannon.Result> {
+  return autocannon({
+    url,
+    headers: options.headers ?? {},
+    method: options.method ?? 'GET',
+    body: options.body,
+    connections: options.connections,
+    duration: options.duration,
+    pipelining: 1,
+  });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  if (sorted.length === 0) return 0;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Requests per second over all rounds; latency percentiles as the median of the rounds. */
+export function summarize(runs: autocannon.Result[]): Summary {
+  const requests = runs.reduce((n, r) => n + r.requests.total, 0);
+  const seconds = runs.reduce((n, r) => n + r.duration, 0);
+  return {
+    rps: Math.round(requests / seconds),
+    p50: median(runs.map((r) => r.latency.p50)),
+    p99: median(runs.map((r) => r.latency.p99)),
+    requests,
+  };
+}
+
+export function failures(runs: autocannon.Result[]): number {
+  return runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
+}
+
+/** Resident set size of a process in MB (Linux /proc). */
+export function rssMb(pid: number): number | undefined {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples a process's RSS until stopped; returns the samples. */
+export function sampleRss(pid: number, everyMs = 250): { stop(): number[] } {
+  const samples: number[] = [];
+  const timer = setInterval(() => {
+    const mb = rssMb(pid);
+    if (mb !== undefined) samples.push(mb);
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
+export function machine(): string {
+  const cpus = os.cpus();
+  return `${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+}
+
+export type Tenant = { orgId: string; userId: string; agentId: string; key: string };
+
+/** An organization with a developer_admin, one agent and a key whose limits the run never reaches. */
+export async function tenant(db: Knex, name: string, agentFields: Record<string, unknown> = {}): Promise<Tenant> {
+  const ops = new OpsRepository(db);
+  const org = await ops.createOrganization(name);
+  const user = await ops.createUser(`bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, 'Bench');
+  await ops.addMember(user.id, org.id, 'developer_admin');
+  const agent = await ops.createAgent(org.id, {
+    name: `${name} agent`,
+    phone_number: `+4930${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`,
+    prompt: 'x'.repeat(2000),
+    ...agentFields,
+  });
+  const key = await ops.createApiKey({
+    organizationId: org.id,
+    userId: user.id,
+    rateLimitPerMinute: 2_000_000_000,
+    rateLimitPerHour: 2_000_000_000,
+  });
+  return { orgId: org.id, userId: user.id, agentId: agent.id, key: key.key };
+}
+
+export const f = (x: number, digits = 2) => x.toFixed(digits);
+export const pad = (s: string | number, n: number) => String(s).padStart(n);

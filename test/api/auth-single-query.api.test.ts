@@ -1,0 +1,109 @@
+import supertest from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { createTokenVerifier } from '../../src/auth/token.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+
+/**
+ * The same database served twice: the default app (read cache on) and one with
+ * READ_CACHE_ENABLED=false, where key, memberships and the path's agent come from one query.
+ * Every case must answer the same on both.
+ */
+let ctx: TestContext;
+let uncached: supertest.Agent;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  const { app } = createApp({
+    config: { ...ctx.config, READ_CACHE_ENABLED: false },
+    db: ctx.db,
+    databaseUrl: ctx.config.DATABASE_URL!,
+    logger: ctx.logger,
+    clock: ctx.clock,
+    rateLimitStore: new MemoryRateLimitStore(),
+    verifyToken: createTokenVerifier(ctx.config),
+    queue: ctx.queue,
+  });
+  uncached = supertest(app);
+});
+afterAll(() => ctx.close());
+
+type Answer = { status: number; body: unknown };
+
+async function both(path: string, key: string): Promise<[Answer, Answer]> {
+  const cachedRes = await ctx.http.get(path).set('X-API-Key', key);
+  const uncachedRes = await uncached.get(path).set('X-API-Key', key);
+  const strip = (r: supertest.Response): Answer => {
+    const body = r.body as { error?: { request_id?: string } };
+    if (body.error) delete body.error.request_id;
+    return { status: r.status, body };
+  };
+  return [strip(cachedRes), strip(uncachedRes)];
+}
+
+describe('authentication without the read cache: one query for key, memberships and agent', () => {
+  it('answers every case exactly as the cached path does', async () => {
+    const w = await ctx.build.world();
+    const other = await ctx.build.world();
+    const second = await ctx.build.agent(w.orgId);
+    const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [second.id] });
+    const readOnly = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['agents:read'] });
+    const expired = await ctx.build.apiKey(w.orgId, w.userId, { expiresAt: new Date('2020-01-01T00:00:00Z') });
+    const inactive = await ctx.build.apiKey(w.orgId, w.userId);
+    await ctx.db('api_keys').where({ id: inactive.id }).update({ is_active: false });
+    const orphanUser = await ctx.build.user(w.orgId, 'member');
+    const orphan = await ctx.build.apiKey(w.orgId, orphanUser.id);
+    await ctx.build.removeMember(orphanUser.id, w.orgId);
+    await ctx.syncCaches();
+
+    const cases: [string, string, number][] = [
+      [`/v1/agents/${w.agentId}`, w.key, 200],
+      [`/v1/agents/${w.agentId}/calls?limit=1`, w.key, 200],
+      [`/v1/agents/${w.agentId.toUpperCase()}`, w.key, 200],
+      [`/v1/agents/${other.agentId}`, w.key, 404],
+      ['/v1/agents/00000000-0000-4000-8000-000000000000', w.key, 404],
+      [`/v1/agents/${w.agentId}`, scoped.key, 403],
+      [`/v1/agents/${second.id}`, scoped.key, 200],
+      [`/v1/agents/${w.agentId}/calls`, readOnly.key, 403],
+      [`/v1/agents/${w.agentId}`, readOnly.key, 200],
+      [`/v1/agents/${w.agentId}`, expired.key, 401],
+      [`/v1/agents/${w.agentId}`, inactive.key, 401],
+      [`/v1/agents/${w.agentId}`, orphan.key, 401],
+      [`/v1/agents/${w.agentId}`, `${w.key.slice(0, -4)}abcd`, 401],
+      ['/v1/agents/not-a-uuid', w.key, 400],
+      ['/v1/agents', w.key, 200],
+    ];
+    for (const [path, key, status] of cases) {
+      const [cached, fresh] = await both(path, key);
+      expect(fresh, `${path} (${status})`).toEqual(cached);
+      expect(fresh.status, path).toBe(status);
+    }
+  });
+
+  it('reads key, memberships and agent in a single query per request', async () => {
+    const w = await ctx.build.world();
+    const path = `/v1/agents/${w.agentId}`;
+    await uncached.get(path).set('X-API-Key', w.key).expect(200); // the once-a-minute last_used_at write
+    const queries: string[] = [];
+    const listen = (q: { sql: string }) => queries.push(q.sql);
+    ctx.db.on('query', listen);
+    try {
+      await uncached.get(path).set('X-API-Key', w.key).expect(200);
+    } finally {
+      ctx.db.off('query', listen);
+    }
+    expect(queries).toHaveLength(1);
+    expect(queries[0]).toContain('api_keys');
+    expect(queries[0]).toContain('agents');
+    expect(queries[0]).toContain('memberships');
+  });
+
+  it('sees a change to key or agent on the very next request', async () => {
+    const w = await ctx.build.world();
+    const path = `/v1/agents/${w.agentId}`;
+    await ctx.db('agents').where({ id: w.agentId }).update({ name: 'Renamed in SQL' });
+    expect((await uncached.get(path).set('X-API-Key', w.key).expect(200)).body.name).toBe('Renamed in SQL');
+    await ctx.db('memberships').where({ user_id: w.userId }).delete();
+    await uncached.get(path).set('X-API-Key', w.key).expect(401);
+  });
+});

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
+import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
+import type { World } from '../support/builders.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+
+/** Hanging receivers are cut only when their test closes them: the timeout is far away. */
+let ctx: TestContext;
+let ok: Receiver;
+beforeAll(async () => {
+  ctx = await createTestContext({ config: { WEBHOOK_TIMEOUT_MS: '30000' } });
+  ok = await startReceiver();
+});
+afterAll(async () => {
+  await ok.close();
+  await ctx.close();
+});
+
+/** Waits for a condition the background worker brings about; fails after `timeoutMs` (a bound, not a sleep). */
+async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function recordCall(world: World, agentId: string): Promise<void> {
+  await ctx.db.transaction((trx) =>
+    ctx.internals.events.record(trx, {
+      organization_id: world.orgId,
+      agent_id: agentId,
+      type: 'call.completed',
+      payload: { event: 'call.completed', call: { agent_id: agentId } },
+    }),
+  );
+}
+
+function workerWith(limits: { perTarget: number; perTargetWaiting: number; maxInFlight?: number }) {
+  return new WebhookWorker(
+    ctx.db,
+    ctx.queue,
+    ctx.internals.webhookWorker.dispatcher,
+    new WebhookDeliveryRepository(ctx.db),
+    ctx.logger,
+    { maxInFlight: 16, pollIntervalMs: 20, deferSeconds: 1, ...limits },
+  );
+}
+
+const attemptsTo = (url: string) =>
+  ctx.db('webhook_delivery_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where({
+    'd.target_url': url,
+  });
+
+describe('per-target concurrency of webhook sends', () => {
+  it("delivers another organization's events while one organization's receiver hangs, and sends that receiver at most perTarget at a time", async () => {
+    const hanging = await startReceiver();
+    const slow = await ctx.build.world();
+    const fast = await ctx.build.world();
+    const hangUrl = hanging.url('hang');
+    const okUrl = ok.url('ok');
+    const slowAgent = await ctx.build.agent(slow.orgId, { post_call_webhook_url: hangUrl });
+    const fastAgent = await ctx.build.agent(fast.orgId, { post_call_webhook_url: okUrl });
+    // The hanging organization's events come first: with one job at a time they would block the queue.
+    for (let i = 0; i < 6; i++) await recordCall(slow, slowAgent.id);
+    await recordCall(fast, fastAgent.id);
+
+    const worker = workerWith({ perTarget: 2, perTargetWaiting: 10 });
+    const arrived = ok.nextRequestTo(okUrl);
+    await worker.start();
+    try {
+      await arrived;
+      await until('the fast delivery to be recorded', async () => (await attemptsTo(okUrl)).length === 1);
+      // Every attempt to the hanging receiver is still open: none has been recorded.
+      expect(await attemptsTo(hangUrl)).toEqual([]);
+      await until('two requests to the hanging receiver', () => hanging.requestsTo(hangUrl).length === 2);
+      expect(worker.pool.inFlightTo(`${slow.orgId} ${new URL(hangUrl).origin}`)).toBe(2);
+
+      // The receiver goes away: the open attempts fail, the waiting ones are refused, all recorded.
+      await hanging.close();
+      await until('all six attempts', async () => (await attemptsTo(hangUrl)).length === 6);
+    } finally {
+      await worker.stop();
+    }
+    // Never more than two at a time reached the receiver: the four others found it closed.
+    expect(hanging.requestsTo(hangUrl)).toHaveLength(2);
+    expect((await attemptsTo(hangUrl)).every((a: { status: string }) => a.status === 'failed')).toBe(true);
+  });
+
+  it('puts jobs beyond the waiting limit back on the queue and still sends each exactly once', async () => {
+    const hanging = await startReceiver();
+    const world = await ctx.build.world();
+    const hangUrl = hanging.url('hang');
+    const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: hangUrl });
+    for (let i = 0; i < 5; i++) await recordCall(world, agent.id);
+
+    const worker = workerWith({ perTarget: 1, perTargetWaiting: 1 });
+    await worker.start();
+    try {
+      await until('one open request', () => hanging.requestsTo(hangUrl).length === 1);
+      // One in flight, one waiting in memory, three put back as new jobs for later.
+      await until('three jobs put back', async () => {
+        const rows = await ctx
+          .db('pgboss.job')
+          .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
+          .whereRaw(`start_after > now()`);
+        return rows.length >= 3;
+      });
+      await hanging.close();
+      await until('five attempts', async () => (await attemptsTo(hangUrl)).length === 5, 20_000);
+    } finally {
+      await worker.stop();
+    }
+    const deliveries = await ctx.db('webhook_deliveries').where({ target_url: hangUrl });
+    expect(deliveries).toHaveLength(5);
+    expect(deliveries.every((d: { attempt_count: number }) => d.attempt_count === 1)).toBe(true);
+  });
+
+  it('puts held jobs back when stopped, so another instance can take them', async () => {
+    const hanging = await startReceiver();
+    const world = await ctx.build.world();
+    const hangUrl = hanging.url('hang');
+    const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: hangUrl });
+    for (let i = 0; i < 3; i++) await recordCall(world, agent.id);
+    const worker = workerWith({ perTarget: 1, perTargetWaiting: 5 });
+    await worker.start();
+    await until('one open request', () => hanging.requestsTo(hangUrl).length === 1);
+    const stopped = worker.stop();
+    await hanging.close();
+    await stopped;
+    // The open attempt was recorded; the two held ones are queued again, not lost and not active.
+    expect(await attemptsTo(hangUrl)).toHaveLength(1);
+    const deliveryIds = (await ctx.db('webhook_deliveries').where({ target_url: hangUrl }).select('id')).map(
+      (d: { id: string }) => d.id,
+    );
+    const queued = await ctx
+      .db('pgboss.job')
+      .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
+      .whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
+    expect(queued).toHaveLength(2);
+  });
+});
