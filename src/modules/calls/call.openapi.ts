@@ -56,7 +56,7 @@ const CallsPaginationSchema = PaginationSchema.extend({
   }),
 }).openapi('CallsPagination');
 
-const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
+export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
