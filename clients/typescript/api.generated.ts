@@ -182,7 +182,8 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    patch?: never;
+    /** Older form without an id (organization:write): changes the only organization the caller may change, or an API key's home organization; 400 when several are possible */
+    patch: operations['updateOwnOrganization'];
     trace?: never;
   };
   '/v1/organization/{orgId}': {
@@ -198,7 +199,7 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Update organization settings (organization:write): auto_delete_done_calls, notdienst_bereiche */
+    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored */
     patch: operations['updateOrganization'];
     trace?: never;
   };
@@ -370,7 +371,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List the tools of an agent (tools:read), not paginated, highest priority first */
+    /** List the tools of an agent (tools:read), not paginated, highest priority (lowest number) first */
     get: operations['listTools'];
     put?: never;
     /** Create a tool (tools:write); config is validated against the schema of its tool_type */
@@ -501,7 +502,8 @@ export interface paths {
     /** List the chunks of a document in order (kb:read) */
     get: operations['listKnowledgeBaseChunks'];
     put?: never;
-    post?: never;
+    /** Add chunks the client made itself, 1 to 100 per request, with optional embeddings (stored, never returned) (kb:write). The document becomes ready and the pipeline no longer re-chunks it; 409 for a chunk_index it already has */
+    post: operations['createKnowledgeBaseChunks'];
     /** Remove all chunks of a document (kb:write); organization documents: 403 */
     delete: operations['deleteKnowledgeBaseChunks'];
     options?: never;
@@ -599,6 +601,100 @@ export interface paths {
     patch: operations['updateCall'];
     trace?: never;
   };
+  '/v1/agents/{agentId}/versions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Configuration versions of the agent, newest first (agents:read)
+     * @description A version is recorded by every successful change of the configuration: agent PATCH (fields, greeting variants, schedule), workflow PUT, tool create/update/delete, and restore.
+     */
+    get: operations['listAgentVersions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/versions/{version}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One version with its full configuration (agents:read) */
+    get: operations['getAgentVersion'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/versions/{from}/diff/{to}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What changed from one version to another (agents:read) */
+    get: operations['diffAgentVersions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/versions/{version}/restore': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make a version's configuration current again (agents:write; tools:write when tools change)
+     * @description One transaction, recorded as a new version (`change: version.restored`). Agent fields, tools and workflow go through the same rules as their own routes; tools deleted since are recreated with their ids, tools added since are removed. 409 lists every reason the version no longer passes (e.g. an employee or backup agent deleted since); nothing changes then.
+     */
+    post: operations['restoreAgentVersion'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/audit-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every write through the API in the organization, newest first (organization:read)
+     * @description One entry per successful write: action, route pattern, resource, actor (user id or API key prefix), request id and time. Request bodies are never stored. A key restricted to certain agents sees only entries about those agents. Entries are kept AUDIT_RETENTION_DAYS (365 by default).
+     */
+    get: operations['listAuditLog'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'call.completed': {
@@ -629,6 +725,57 @@ export interface webhooks {
     put?: never;
     /** When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me) */
     post: operations['employeeForwardingCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'agent.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** After every change of an agent's configuration (a new version), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    post: operations['agentUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'kb.document.ready': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When a knowledge-base document is indexed, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
+    post: operations['kbDocumentReady'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'kb.document.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When a knowledge-base document cannot be indexed (status error or failed), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
+    post: operations['kbDocumentFailed'];
     delete?: never;
     options?: never;
     head?: never;
@@ -688,6 +835,49 @@ export interface components {
       start_date: string | null;
       reasons: string[];
     };
+    AgentUpdatedWebhook: {
+      /** @enum {string} */
+      event: 'agent.updated';
+      /** Format: uuid */
+      agent_id: string;
+      /** @description The new configuration version (GET /v1/agents/{agentId}/versions/{version}) */
+      version: number;
+      /** @description agent.created, agent.updated, workflow.replaced, tool.created, tool.updated, tool.deleted or version.restored */
+      change: string;
+      /** Format: date-time */
+      changed_at: string;
+    };
+    KbDocumentReadyWebhook: {
+      /** @enum {string} */
+      event: 'kb.document.ready';
+      document: components['schemas']['WebhookKbDocument'];
+    };
+    WebhookKbDocument: {
+      /** Format: uuid */
+      id: string;
+      title: string;
+      /** @enum {string} */
+      scope: 'agent' | 'organization';
+      /**
+       * Format: uuid
+       * @description null for an organization document
+       */
+      agent_id: string | null;
+      /**
+       * @description ready; error = no text to index; failed = processing broke (a content edit retries)
+       * @enum {string}
+       */
+      status: 'ready' | 'error' | 'failed';
+      chunk_count: number;
+      error_message: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    KbDocumentFailedWebhook: {
+      /** @enum {string} */
+      event: 'kb.document.failed';
+      document: components['schemas']['WebhookKbDocument'];
+    };
     Health: {
       /** @enum {string} */
       status: 'ok' | 'degraded';
@@ -699,6 +889,14 @@ export interface components {
         /** @enum {string} */
         database: 'ok' | 'unavailable';
       };
+    };
+    ApiKeyListItem: components['schemas']['ApiKey'] & {
+      /** @description Name of the home organization */
+      organization_name: string;
+      /** @description The creator's e-mail address */
+      created_by_email: string | null;
+      /** @description Created by the calling user */
+      is_own: boolean;
     };
     ApiKey: {
       /** Format: uuid */
@@ -753,7 +951,8 @@ export interface components {
           | 'METHOD_NOT_ALLOWED'
           | 'CONFLICT'
           | 'RATE_LIMITED'
-          | 'INTERNAL_ERROR';
+          | 'INTERNAL_ERROR'
+          | 'SERVICE_UNAVAILABLE';
         message: string;
         details?: {
           field: string;
@@ -880,6 +1079,8 @@ export interface components {
       greeting: string | null;
       greeting_variants: components['schemas']['GreetingVariant'][] | null;
       post_call_webhook_url: string | null;
+      /** @description Event types sent to post_call_webhook_url */
+      post_call_webhook_events: string[];
       schedule: components['schemas']['AgentSchedule'];
       /** Format: uuid */
       backup_agent_id: string | null;
@@ -914,6 +1115,11 @@ export interface components {
       thinking_sound_enabled: boolean;
       thinking_sound_volume: number;
       aic_enhancement_enabled: boolean;
+      /** @description The backup agent takes the calls (see status) */
+      vacation_mode: boolean;
+      /** Format: date-time */
+      vacation_end: string | null;
+      vacation_notdienst: boolean;
       retention_days: number | null;
       metadata: {
         [key: string]: unknown;
@@ -940,7 +1146,22 @@ export interface components {
         /** @example 17:00 */
         end_time: string;
       }[];
+      exceptions?: components['schemas']['ScheduleException'][];
     } | null;
+    ScheduleException: {
+      /** @example 2026-12-24 */
+      date?: string;
+      /** @example 2026-12-27 */
+      from?: string;
+      /** @example 2026-12-30 */
+      to?: string;
+      closed?: boolean;
+      rules?: {
+        start_time: string;
+        end_time: string;
+      }[];
+      note?: string;
+    };
     Pagination: {
       page: number;
       limit: number;
@@ -979,6 +1200,14 @@ export interface components {
       greeting?: string | null;
       greeting_variants?: components['schemas']['GreetingVariantInput'][] | null;
       post_call_webhook_url?: string | null;
+      /**
+       * @description Event types sent to post_call_webhook_url (default: call.completed)
+       * @example [
+       *       "call.completed",
+       *       "agent.updated"
+       *     ]
+       */
+      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1013,6 +1242,14 @@ export interface components {
       thinking_sound_enabled?: boolean;
       thinking_sound_volume?: number;
       aic_enhancement_enabled?: boolean;
+      vacation_mode?: boolean;
+      /**
+       * Format: date-time
+       * @description Vacation mode ends by itself at this moment; null = until switched off
+       */
+      vacation_end?: string | null;
+      /** @description Emergency calls still reach the agent during vacation */
+      vacation_notdienst?: boolean;
       /** @example +4930123456 */
       phone_number: string;
       /** Format: uuid */
@@ -1032,7 +1269,21 @@ export interface components {
         start_time: string;
         end_time: string;
       }[];
+      /** @description Dated exceptions (closures, special hours), checked before public holidays and weekly rules; at most 366, no two covering the same day */
+      exceptions?: components['schemas']['ScheduleExceptionInput'][];
     } | null;
+    ScheduleExceptionInput: {
+      date?: string;
+      from?: string;
+      to?: string;
+      /** @enum {boolean} */
+      closed?: true;
+      rules?: {
+        start_time: string;
+        end_time: string;
+      }[];
+      note?: string;
+    };
     AgentPatch: {
       name?: string;
       is_active?: boolean;
@@ -1065,6 +1316,14 @@ export interface components {
       greeting?: string | null;
       greeting_variants?: components['schemas']['GreetingVariantInput'][] | null;
       post_call_webhook_url?: string | null;
+      /**
+       * @description Event types sent to post_call_webhook_url (default: call.completed)
+       * @example [
+       *       "call.completed",
+       *       "agent.updated"
+       *     ]
+       */
+      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1099,6 +1358,14 @@ export interface components {
       thinking_sound_enabled?: boolean;
       thinking_sound_volume?: number;
       aic_enhancement_enabled?: boolean;
+      vacation_mode?: boolean;
+      /**
+       * Format: date-time
+       * @description Vacation mode ends by itself at this moment; null = until switched off
+       */
+      vacation_end?: string | null;
+      /** @description Emergency calls still reach the agent during vacation */
+      vacation_notdienst?: boolean;
     };
     AgentStatus: {
       /** Format: uuid */
@@ -1108,14 +1375,20 @@ export interface components {
       schedule: components['schemas']['AgentSchedule'];
       /** @description The schedule zone, or Europe/Berlin without a schedule */
       timezone: string;
-      /** @description true without a schedule; false on a public holiday */
+      /** @description true without a schedule; a dated exception decides first, then a public holiday closes the day */
       is_within_schedule: boolean;
+      /**
+       * @description What decided is_within_schedule: a dated exception, a public holiday, or the weekly rules
+       * @enum {string}
+       */
+      reason: 'exception' | 'holiday' | 'schedule';
+      exception: components['schemas']['ScheduleException'] & (Record<string, never> | null);
       is_holiday: boolean;
       holiday: {
         date: string;
         name: string;
       } | null;
-      /** @description is_active and is_within_schedule */
+      /** @description is_active and is_within_schedule, and not on vacation (then the backup takes the calls) */
       accepting_calls: boolean;
       /**
        * Format: uuid
@@ -1127,6 +1400,14 @@ export interface components {
        * @description When is_within_schedule next flips; null if never
        */
       next_change_at: string | null;
+      /** @description vacation_mode is set and vacation_end (if any) has not passed */
+      on_vacation: boolean;
+      vacation_mode: boolean;
+      /** Format: date-time */
+      vacation_end: string | null;
+      vacation_notdienst: boolean;
+      /** @description Emergency (Notdienst) calls reach this agent: as accepting_calls, and during vacation only with vacation_notdienst */
+      accepting_emergency_calls: boolean;
     };
     GreetingPreview: {
       /** Format: uuid */
@@ -1234,7 +1515,16 @@ export interface components {
       id: string;
       name: string;
       auto_delete_done_calls: boolean;
-      notdienst_bereiche: string[];
+      cascade_done_same_number: boolean;
+      calendar_status_update: boolean;
+      forward_call_email: boolean;
+      transfer_popup_enabled: boolean;
+      /** @description Emergency-duty areas; null = one emergency service for everything */
+      notdienst_bereiche: string[] | null;
+      /** @description Read-only; null = unlimited */
+      max_concurrent_calls: number | null;
+      /** @description Read-only; where calls over the limit go (E.164); null = busy tone */
+      concurrency_overflow_number: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1242,8 +1532,16 @@ export interface components {
     };
     OrganizationPatch: {
       auto_delete_done_calls?: boolean;
-      /** @description Emergency-duty areas; trimmed, duplicates removed */
-      notdienst_bereiche?: string[];
+      /** @description Marking a call done also marks the open calls from the same number */
+      cascade_done_same_number?: boolean;
+      /** @description Employee status follows their connected calendars */
+      calendar_status_update?: boolean;
+      /** @description Calls may be forwarded by e-mail */
+      forward_call_email?: boolean;
+      /** @description Employees see a caller card with the transcript on transfer */
+      transfer_popup_enabled?: boolean;
+      /** @description Emergency-duty areas; trimmed, duplicates removed; [] or null = none */
+      notdienst_bereiche?: string[] | null;
     };
     WebhookDelivery: {
       /** Format: uuid */
@@ -1322,8 +1620,10 @@ export interface components {
       id: string;
       email: string;
       name: string;
-      /** @description Receives employee.forwarding_created events of every organization the user belongs to; null = none */
+      /** @description Receives the events listed in webhook_events of every organization the user belongs to; null = none */
       webhook_url: string | null;
+      /** @description Event types sent to webhook_url (default: employee.forwarding_created) */
+      webhook_events: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
       organizations: {
         /** Format: uuid */
         organization_id: string;
@@ -1342,6 +1642,14 @@ export interface components {
        * @example https://hooks.example.com/employees
        */
       webhook_url?: string | null;
+      /**
+       * @description Event types sent to webhook_url; an empty list stops them without removing the URL
+       * @example [
+       *       "employee.forwarding_created",
+       *       "kb.document.failed"
+       *     ]
+       */
+      webhook_events?: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
     };
     Employee: {
       /** Format: uuid */
@@ -1566,10 +1874,11 @@ export interface components {
       }[];
       body_template?: string;
       /**
-       * @description Milliseconds
+       * @description Milliseconds as a string, 100 to 30000
        * @default 5000
+       * @example 5000
        */
-      timeout?: number;
+      timeout?: string;
       /** @default false */
       speak_during_execution?: boolean;
       /** @default true */
@@ -1601,36 +1910,45 @@ export interface components {
       /** @default false */
       play_hold_music?: boolean;
       transfer_message?: string;
-      /** @description Default: the agent's transfer_timeout_seconds */
+      /** @description Seconds to wait for an answer; default: the agent's transfer_timeout_seconds */
       timeout_seconds?: number;
       /** @description Said when nobody answers */
       fallback_message?: string;
     };
     EndCallToolConfig: {
-      farewell_message?: string;
+      /** @description Said before hanging up */
+      goodbye_message?: string;
     };
     ExtractVariableToolConfig: {
-      variables: {
-        name: string;
-        description: string;
-        /**
-         * @default string
-         * @enum {string}
-         */
-        type?: 'string' | 'number' | 'boolean' | 'date';
-        /** @default false */
-        required?: boolean;
-      }[];
+      /** @example email */
+      variable_name: string;
+      /**
+       * @default custom
+       * @enum {string}
+       */
+      variable_type?: 'email' | 'phone' | 'name' | 'number' | 'date' | 'custom';
+      /** @description What the agent asks to get the value */
+      prompt_text?: string;
+      /** @example name@example.com */
+      example_format?: string;
+      /** @default false */
+      confirmation_enabled?: boolean;
     };
     PlayToneToolConfig: {
       /**
-       * @default beep
+       * @default dtmf
        * @enum {string}
        */
-      tone?: 'beep' | 'chime' | 'dtmf';
-      dtmf_digits?: string;
-      /** @default 500 */
-      duration_ms?: number;
+      tone_type?: 'dtmf';
+      /** @example 1 */
+      dtmf_digit: string;
+      /**
+       * @description Milliseconds
+       * @default 500
+       */
+      duration?: number;
+      /** @default 0.8 */
+      volume?: number;
     };
     KnowledgeBaseToolConfig: {
       /** @default 5 */
@@ -1640,27 +1958,36 @@ export interface components {
       /** @description Said while the knowledge base is searched */
       bridging_sentence?: string;
     };
-    SetCallResultToolConfig: {
-      /**
-       * @default [
-       *       "customer_name",
-       *       "customer_request",
-       *       "general_success",
-       *       "call_summary",
-       *       "done"
-       *     ]
-       */
-      fields?: ('customer_name' | 'customer_request' | 'general_success' | 'call_summary' | 'done')[];
-    };
+    /** @description No configuration: send {} */
+    SetCallResultToolConfig: Record<string, never>;
     IdentifyCallerToolConfig: {
+      /** @description Looks the caller up; passes the outgoing-request guard */
+      lookup_url: string;
+      /** @description Fetches a case by its Aktenzeichen */
+      fetch_case_url: string;
+      /** @description Checks a postcode (PLZ) */
+      verify_plz_url?: string;
       /**
-       * @default [
-       *       "phone_number"
-       *     ]
+       * @default {
+       *       "min_digits": 4,
+       *       "max_digits": 12
+       *     }
        */
-      match_fields?: ('phone_number' | 'customer_number' | 'name')[];
-      /** @default false */
-      ask_for_name_if_unknown?: boolean;
+      aktenzeichen?: {
+        /** @default 4 */
+        min_digits?: number;
+        /** @default 12 */
+        max_digits?: number;
+      };
+      /**
+       * @default {
+       *       "digits": 5
+       *     }
+       */
+      plz?: {
+        /** @default 5 */
+        digits?: number;
+      };
     };
     SwitchAgentToolConfig: {
       /**
@@ -1668,62 +1995,108 @@ export interface components {
        * @description Another agent of the same organization
        */
       target_agent_id: string;
-      handover_message?: string;
-      /** @default true */
-      carry_context?: boolean;
+      /** @default 1 */
+      ring_count?: number;
+      intro_instructions?: string;
     };
     VerifyValueToolConfig: {
-      /** @description What the caller is asked for, e.g. customer_number */
-      value_name: string;
-      /**
-       * @description The caller's contact field the answer must match
-       * @enum {string}
-       */
-      contact_field: 'customer_number' | 'email' | 'first_name' | 'last_name' | 'address' | 'company' | 'phone_number';
-      /** @default 3 */
-      max_attempts?: number;
-      /** @default false */
-      case_sensitive?: boolean;
+      value: {
+        /** @example plz */
+        name: string;
+        /**
+         * @default text
+         * @enum {string}
+         */
+        type?: 'digits' | 'text';
+      };
+      /** @default [] */
+      rules?: {
+        /** @enum {string} */
+        match: 'in';
+        values: string[];
+        outcome: string;
+      }[];
+      default_outcome: string;
+      unresolved_outcome?: string;
+      outcomes: {
+        [key: string]: {
+          say: string;
+        };
+      };
     };
     ListAvailableSlotsToolConfig: {
-      calendar_id: string;
-      /** @default 30 */
+      business_hours: components['schemas']['BusinessHours'];
+      /** @default 60 */
       duration_minutes?: number;
-      /** @default Europe/Berlin */
-      timezone?: string;
+      /** @default 24 */
+      lead_time_hours?: number;
       /** @default 14 */
-      days_ahead?: number;
-      /** @default 5 */
-      max_results?: number;
+      search_window_days?: number;
+      /**
+       * @default email
+       * @enum {string}
+       */
+      contact_mode?: 'email' | 'phone';
+      /** @default email */
+      email_variable?: string;
+    };
+    /**
+     * @description Per day a list of [start, end] "HH:MM" (Europe/Berlin); a missing day is closed
+     * @example {
+     *       "mon": [
+     *         [
+     *           "08:00",
+     *           "12:00"
+     *         ]
+     *       ]
+     *     }
+     */
+    BusinessHours: {
+      mon?: [string, string][];
+      tue?: [string, string][];
+      wed?: [string, string][];
+      thu?: [string, string][];
+      fri?: [string, string][];
+      sat?: [string, string][];
+      sun?: [string, string][];
     };
     BookAppointmentToolConfig: {
-      calendar_id: string;
-      /** @default 30 */
+      business_hours: components['schemas']['BusinessHours'];
+      /** @default 60 */
       duration_minutes?: number;
-      /** @default Europe/Berlin */
-      timezone?: string;
-      /** @default false */
-      require_email?: boolean;
-      confirmation_message?: string;
+      /** @default 24 */
+      lead_time_hours?: number;
+      /** @default 14 */
+      search_window_days?: number;
+      /**
+       * @default email
+       * @enum {string}
+       */
+      contact_mode?: 'email' | 'phone';
+      /** @default email */
+      email_variable?: string;
     };
     ResolveContactToolConfig: {
-      /** @default false */
-      create_if_missing?: boolean;
-      /** @default [] */
-      update_fields?: (
-        'salutation' | 'customer_number' | 'email' | 'first_name' | 'last_name' | 'address' | 'company' | 'phone_number'
-      )[];
+      /** @description Fills {mitarbeiter} */
+      employee_name?: string;
+      confirm_calling_number: string;
+      ask_mobile: string;
+      ask_mobile_anonymous: string;
+      ask_other_number: string;
+      ask_email: string;
+      no_contact: string;
+      /** @default caller_phone */
+      phone_variable?: string;
+      /** @default email */
+      email_variable?: string;
     };
     CreateTool: {
       /** @example transfer_to_office */
       name: string;
       /** @default null */
       display_name?: string | null;
-      /**
-       * @description What the tool does, for the language model
-       * @default null
-       */
-      description?: string | null;
+      /** @description What the tool does, for the language model (1 to 2000 characters) */
+      description: string;
       /** @enum {string} */
       tool_type:
         | 'http_request'
@@ -1759,7 +2132,7 @@ export interface components {
       /** @default true */
       is_enabled?: boolean;
       /**
-       * @description Higher first in the tool list
+       * @description A lower number is a higher priority (listed first)
        * @default 0
        */
       priority?: number;
@@ -1774,8 +2147,8 @@ export interface components {
       /** @example transfer_to_office */
       name?: string;
       display_name?: string | null;
-      /** @description What the tool does, for the language model */
-      description?: string | null;
+      /** @description What the tool does, for the language model (1 to 2000 characters) */
+      description?: string;
       /** @enum {string} */
       tool_type?:
         | 'http_request'
@@ -1792,24 +2165,12 @@ export interface components {
         | 'list_available_slots'
         | 'book_appointment'
         | 'resolve_contact';
-      /** @description Replaces the whole config; validated against the tool type */
-      config?:
-        | components['schemas']['HttpRequestToolConfig']
-        | components['schemas']['TransferCallToolConfig']
-        | components['schemas']['MonitoredTransferToolConfig']
-        | components['schemas']['EndCallToolConfig']
-        | components['schemas']['ExtractVariableToolConfig']
-        | components['schemas']['PlayToneToolConfig']
-        | components['schemas']['KnowledgeBaseToolConfig']
-        | components['schemas']['SetCallResultToolConfig']
-        | components['schemas']['IdentifyCallerToolConfig']
-        | components['schemas']['SwitchAgentToolConfig']
-        | components['schemas']['VerifyValueToolConfig']
-        | components['schemas']['ListAvailableSlotsToolConfig']
-        | components['schemas']['BookAppointmentToolConfig']
-        | components['schemas']['ResolveContactToolConfig'];
+      /** @description Merged into the stored config (JSON merge patch: a field set to null is removed, objects merge, lists replace); the result is validated against the tool type's schema */
+      config?: {
+        [key: string]: unknown;
+      };
       is_enabled?: boolean;
-      /** @description Higher first in the tool list */
+      /** @description A lower number is a higher priority (listed first) */
       priority?: number;
       /**
        * Format: uuid
@@ -1834,9 +2195,20 @@ export interface components {
       company: string | null;
       tags: string[];
       note: string | null;
-      customer_number: string | null;
-      /** Format: date */
+      /** @description A number when it is one (digits without a leading zero), else the text */
+      customer_number: number | string | null;
+      /** Format: date-time */
       last_contact_date: string | null;
+      /**
+       * @description Read-only. manual: parts sent; auto: split from customer_name; unclear: not split (the agent does not greet by name)
+       * @enum {string}
+       */
+      name_parsed: 'auto' | 'llm' | 'manual' | 'unclear';
+      /**
+       * @description Read-only. manual: maintained by a person (API or dashboard); ai: captured from calls
+       * @enum {string}
+       */
+      name_source: 'ai' | 'manual';
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1868,26 +2240,30 @@ export interface components {
       address?: string | null;
       company?: string | null;
       /**
-       * @description Trimmed, empty ones dropped, de-duplicated case-insensitively
+       * @description Trimmed, empty ones dropped, de-duplicated case-insensitively; null means none
        * @default []
        * @example [
        *       "VIP"
        *     ]
        */
-      tags?: string[];
+      tags?: string[] | null;
       note?: string | null;
-      customer_number?: string | null;
-      /** Format: date */
-      last_contact_date?: string | null;
+      /** @description A number (TalkPilot) or a text such as K-42 */
+      customer_number?: number | string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-20T14:30:00Z
+       */
+      last_contact_date?: string;
     };
     UpdateContact: components['schemas']['CreateContact'] & {
       /**
-       * @description Trimmed, empty ones dropped, de-duplicated case-insensitively
+       * @description Trimmed, empty ones dropped, de-duplicated case-insensitively; null means none
        * @example [
        *       "VIP"
        *     ]
        */
-      tags?: string[];
+      tags?: string[] | null;
     };
     KnowledgeBaseDocument: {
       /** Format: uuid */
@@ -1917,6 +2293,7 @@ export interface components {
     };
     CreateKnowledgeBaseDocument: {
       title: string;
+      /** @description Empty: the document waits for chunks from the client (POST .../chunks) and is not processed */
       content: string;
     };
     KnowledgeBaseSearchResult: {
@@ -1929,6 +2306,7 @@ export interface components {
         /** @enum {string} */
         scope: 'agent' | 'organization';
         position: number;
+        chunk_index: number;
         content: string;
         /** @description Relevance between 0 and 1; higher is better */
         score: number;
@@ -1941,6 +2319,7 @@ export interface components {
     };
     UpdateKnowledgeBaseDocument: {
       title?: string;
+      /** @description Empty: the document waits for chunks from the client (POST .../chunks) and is not processed */
       content?: string;
     };
     KnowledgeBaseChunk: {
@@ -1948,11 +2327,38 @@ export interface components {
       id: string;
       /** Format: uuid */
       document_id: string;
+      /**
+       * Format: uuid
+       * @description The document's agent; null for organization documents
+       */
+      agent_id: string | null;
       /** @description Order of the chunk in its document, from 0 */
+      chunk_index: number;
+      /** @description Same as chunk_index (kept for existing clients) */
       position: number;
       content: string;
+      token_count: number | null;
+      metadata: {
+        [key: string]: unknown;
+      } | null;
       /** Format: date-time */
       created_at: string;
+    };
+    CreatedKnowledgeBaseChunks: {
+      data: components['schemas']['KnowledgeBaseChunk'][];
+      inserted_count: number;
+    };
+    CreateKnowledgeBaseChunks: {
+      chunks: {
+        content: string;
+        chunk_index: number;
+        token_count?: number;
+        metadata?: {
+          [key: string]: unknown;
+        };
+        /** @description Stored, never returned */
+        embedding?: number[];
+      }[];
     };
     OrganizationKnowledgeBaseDocument: components['schemas']['KnowledgeBaseDocument'] & {
       /** @enum {string|null} */
@@ -2019,6 +2425,12 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
+    CallsPagination: components['schemas']['Pagination'] & {
+      /** @description The page number; null when the page was fetched by cursor */
+      page?: number | null;
+      /** @description Opaque; pass as cursor to get the page after this one. Null on the last page */
+      next_cursor: string | null;
+    };
     Call: {
       /** Format: uuid */
       id: string;
@@ -2055,6 +2467,10 @@ export interface components {
       updated_at: string;
       /** @description JSON array of {role, text}, serialized into a string */
       transcript: string | null;
+      /** @description The stored recording URL as the telephony layer reported it (not re-signed: it may have expired); null once purged */
+      audio_file_url: string | null;
+      /** @description Call quality score, 1 to 10 */
+      final_score: number | null;
     };
     CallIntake: {
       /** @description Identifier in the telephony layer; a repeated one returns the stored call */
@@ -2078,6 +2494,13 @@ export interface components {
           }[]
         | string
         | null;
+      /**
+       * Format: uri
+       * @description Where the recording is stored; returned as given, never re-signed
+       */
+      audio_file_url?: string | null;
+      /** @description Call quality, 1 to 10 */
+      final_score?: number | null;
       /** Format: uuid */
       employee_id?: string | null;
       note?: string | null;
@@ -2087,6 +2510,86 @@ export interface components {
       note?: string | null;
       /** Format: uuid */
       employee_id?: string | null;
+    };
+    AgentVersionSummary: {
+      /** Format: uuid */
+      agent_id: string;
+      /** @description Sequence number per agent, from 1 */
+      version: number;
+      /**
+       * @description What made this version
+       * @enum {string}
+       */
+      change:
+        | 'agent.created'
+        | 'agent.updated'
+        | 'workflow.replaced'
+        | 'tool.created'
+        | 'tool.updated'
+        | 'tool.deleted'
+        | 'version.restored';
+      /** @description For `version.restored`: the version restored */
+      restored_from: number | null;
+      actor: {
+        /** @enum {string} */
+        type: 'user' | 'api_key';
+        /** Format: uuid */
+        user_id: string | null;
+        key_prefix: string | null;
+      };
+      request_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    AgentVersion: components['schemas']['AgentVersionSummary'] & {
+      configuration: components['schemas']['AgentConfiguration'];
+    };
+    /** @description Every field PATCH /v1/agents/{agentId} may write, plus `workflow` (as PUT .../workflow stores it) and `tools` (each with id, name, display_name, description, tool_type, config, is_enabled, priority, employee_id; sorted by name) */
+    AgentConfiguration: {
+      [key: string]: unknown;
+    };
+    AgentVersionDiff: {
+      /** Format: uuid */
+      agent_id: string;
+      from: number;
+      to: number;
+      /** @description Sorted by path; tools are addressed by name (`tools.lookup_order.config.url`) */
+      changes: components['schemas']['ConfigurationChange'][];
+    };
+    ConfigurationChange: {
+      /** @enum {string} */
+      op: 'added' | 'removed' | 'changed';
+      /** @example workflow.steps[2].next */
+      path: string;
+      old_value?: unknown;
+      new_value?: unknown;
+    };
+    AuditEntry: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /** Format: uuid */
+      agent_id: string | null;
+      /** @example agents.tools.update */
+      action: string;
+      /** @enum {string} */
+      method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+      /** @example /v1/agents/{agentId}/tools/{toolId} */
+      route: string;
+      /** @example tools */
+      resource_type: string;
+      resource_id: string | null;
+      actor: {
+        /** @enum {string} */
+        type: 'user' | 'api_key';
+        /** Format: uuid */
+        user_id: string | null;
+        key_prefix: string | null;
+      };
+      request_id: string;
+      /** Format: date-time */
+      created_at: string;
     };
   };
   responses: {
@@ -2132,7 +2635,10 @@ export interface components {
       };
     };
   };
-  parameters: never;
+  parameters: {
+    /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: {
     /** @description The incoming X-Request-Id when well-formed, otherwise a new UUID; also in error bodies */
@@ -2225,7 +2731,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            data: components['schemas']['ApiKey'][];
+            data: components['schemas']['ApiKeyListItem'][];
           };
         };
       };
@@ -2471,7 +2977,7 @@ export interface operations {
   listAgents: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -2550,7 +3056,10 @@ export interface operations {
   createAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2829,7 +3338,10 @@ export interface operations {
   updateAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -3009,7 +3521,10 @@ export interface operations {
   previewGreeting: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -3180,7 +3695,10 @@ export interface operations {
   replaceWorkflow: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -3337,10 +3855,111 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  updateOwnOrganization: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OrganizationPatch'];
+      };
+    };
+    responses: {
+      /** @description The updated organization */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Organization'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   updateOrganization: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         orgId: string;
       };
@@ -3437,7 +4056,7 @@ export interface operations {
   listWebhookDeliveries: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -3529,7 +4148,10 @@ export interface operations {
   redeliverWebhookDelivery: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         deliveryId: string;
@@ -3679,7 +4301,10 @@ export interface operations {
   rotateWebhookSecret: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         orgId: string;
       };
@@ -3779,7 +4404,10 @@ export interface operations {
   updateMe: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3828,7 +4456,7 @@ export interface operations {
   listEmployees: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -3923,7 +4551,10 @@ export interface operations {
   createEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -4187,7 +4818,10 @@ export interface operations {
   updateEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         employeeId: string;
@@ -4371,7 +5005,10 @@ export interface operations {
   replaceForwardingSlots: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -4463,7 +5100,10 @@ export interface operations {
   createForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -4727,7 +5367,10 @@ export interface operations {
   updateForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         slotId: string;
@@ -4911,7 +5554,10 @@ export interface operations {
   createTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -5185,7 +5831,10 @@ export interface operations {
   updateTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         toolId: string;
@@ -5284,7 +5933,7 @@ export interface operations {
   listContacts: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -5381,7 +6030,10 @@ export interface operations {
   createContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -5645,7 +6297,10 @@ export interface operations {
   updateContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         contactId: string;
@@ -5744,12 +6399,12 @@ export interface operations {
   listKnowledgeBaseDocuments: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
-        /** @description Only documents in this processing status */
-        status?: 'pending' | 'processing' | 'ready' | 'error' | 'failed';
+        /** @description Only documents in this processing status; completed is another name for ready */
+        status?: 'pending' | 'processing' | 'ready' | 'error' | 'failed' | 'completed';
       };
       header?: never;
       path: {
@@ -5837,7 +6492,10 @@ export interface operations {
   createKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -5925,7 +6583,10 @@ export interface operations {
   searchKnowledgeBase: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -6179,7 +6840,10 @@ export interface operations {
   updateKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -6268,7 +6932,7 @@ export interface operations {
   listKnowledgeBaseChunks: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -6339,6 +7003,108 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createKnowledgeBaseChunks: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        documentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateKnowledgeBaseChunks'];
+      };
+    };
+    responses: {
+      /** @description The stored chunks */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedKnowledgeBaseChunks'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6442,12 +7208,12 @@ export interface operations {
   listOrganizationKnowledgeBaseDocuments: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
-        /** @description Only documents in this processing status */
-        status?: 'pending' | 'processing' | 'ready' | 'error' | 'failed';
+        /** @description Only documents in this processing status; completed is another name for ready */
+        status?: 'pending' | 'processing' | 'ready' | 'error' | 'failed' | 'completed';
       };
       header?: never;
       path: {
@@ -6518,7 +7284,10 @@ export interface operations {
   createOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         orgId: string;
       };
@@ -6721,7 +7490,10 @@ export interface operations {
   updateOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -6793,7 +7565,10 @@ export interface operations {
   replaceKnowledgeBaseGrants: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -6869,7 +7644,7 @@ export interface operations {
   listCalls: {
     parameters: {
       query?: {
-        /** @description Page number, from 1 */
+        /** @description Page number, 1..1000000 */
         page?: number;
         /** @description Items per page */
         limit?: number;
@@ -6884,6 +7659,8 @@ export interface operations {
         search?: string;
         /** @description Include calls in the trash (default false) */
         include_deleted?: 'true' | 'false';
+        /** @description Keyset paging instead of page: pass pagination.next_cursor of the previous page; empty starts at the newest call. Same order as page paging, and calls reported meanwhile never shift the next page. Not together with page (400). */
+        cursor?: string;
       };
       header?: never;
       path: {
@@ -6905,7 +7682,7 @@ export interface operations {
         content: {
           'application/json': {
             data: components['schemas']['CallListItem'][];
-            pagination: components['schemas']['Pagination'];
+            pagination: components['schemas']['CallsPagination'];
           };
         };
       };
@@ -6971,7 +7748,10 @@ export interface operations {
   reportCall: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
       };
@@ -7156,7 +7936,10 @@ export interface operations {
   updateCall: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         agentId: string;
         callId: string;
@@ -7242,6 +8025,468 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  listAgentVersions: {
+    parameters: {
+      query?: {
+        /** @description Page number, 1..1000000 */
+        page?: number;
+        /** @description Items per page */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of versions (without configurations) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['AgentVersionSummary'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getAgentVersion: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        /** @description Version number (integer >= 1) */
+        version: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The version */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentVersion'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  diffAgentVersions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        /** @description Version number (integer >= 1) */
+        from: string;
+        /** @description Version number (integer >= 1) */
+        to: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The changes */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentVersionDiff'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  restoreAgentVersion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        /** @description Version number (integer >= 1) */
+        version: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new version, now current */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentVersion'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listAuditLog: {
+    parameters: {
+      query?: {
+        /** @description Page number, 1..1000000 */
+        page?: number;
+        /** @description Items per page */
+        limit?: number;
+        /** @description Only entries about this agent */
+        agent_id?: string;
+        /** @description A user id or an API key prefix */
+        actor?: string;
+        /** @description Exact action, e.g. `agents.tools.create` */
+        action?: string;
+        /** @description Entries at or after this instant (ISO 8601) */
+        from?: string;
+        /** @description Entries before this instant (ISO 8601) */
+        to?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of audit entries */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['AuditEntry'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   callCompleted: {
     parameters: {
       query?: never;
@@ -7288,6 +8533,93 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': components['schemas']['EmployeeForwardingCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  agentUpdated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['AgentUpdatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  kbDocumentReady: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['KbDocumentReadyWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  kbDocumentFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['KbDocumentFailedWebhook'];
       };
     };
     responses: {
