@@ -134,7 +134,7 @@ export function buildContainer(deps: AppDeps) {
   const kbDocuments = new KnowledgeBaseRepository(db);
   const kbIndex = new KnowledgeBaseIndexRepository(db);
   const kbJobs = new KnowledgeBaseJobs(deps.queue);
-  const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger, { events });
+  const kbProcessor = new KnowledgeBaseProcessor(db, kbIndex, kbJobs, clock, deps.logger, { events });
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>

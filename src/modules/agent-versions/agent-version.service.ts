@@ -7,6 +7,7 @@ import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { AgentRepository, type AgentRow } from '../agents/agent.repository.js';
+import { agentUpdateError } from '../agents/agent-write-errors.js';
 import type { AgentService } from '../agents/agent.service.js';
 import type { Tool, ToolFields, ToolRepository } from '../tools/tool.repository.js';
 import type { ToolService } from '../tools/tool.service.js';
@@ -124,10 +125,11 @@ export class AgentVersionService {
 
     const restored = await this.db.transaction(async (trx) => {
       const now = this.clock.now();
-      const row = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
-        ...fields,
-        updated_at: now,
-      });
+      const row = await new AgentRepository(trx)
+        .update(agent.id, agent.organization_id, { ...fields, updated_at: now })
+        .catch((error: unknown) => {
+          throw agentUpdateError(error);
+        });
       if (!row) throw new NotFoundError('Agent');
       await this.replaceTools(trx, agent, tools, now);
       await new WorkflowRepository(trx).save(agent.id, agent.organization_id, workflow, now);

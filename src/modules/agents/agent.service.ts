@@ -20,7 +20,8 @@ import {
 import { noteAuditResource } from '../../audit/request-context.js';
 import type { Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { AgentRepository, toAgent, type Agent, type AgentRow } from './agent.repository.js';
+import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
+import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
 export type AgentServiceOptions = {
@@ -92,13 +93,12 @@ export class AgentService {
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
     const row = await this.db.transaction(async (trx) => {
-      const created = await new AgentRepository(trx).create({
-        ...NEW_AGENT_DEFAULTS,
-        ...fields,
-        organization_id: organizationId,
-        created_at: now,
-        updated_at: now,
-      });
+      const created = await this.agents
+        .with(trx)
+        .create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now })
+        .catch((error: unknown) => {
+          throw agentCreateError(error);
+        });
       noteAuditResource({ organizationId, agentId: created.id, resourceId: created.id });
       await this.versions.record(trx, created, auth, 'agent.created');
       return created;
@@ -112,10 +112,12 @@ export class AgentService {
     const data = await this.validatePatch(auth, agent, body);
     if (Object.keys(data).length === 0) return toAgent(agent);
     const row = await this.db.transaction(async (trx) => {
-      const updated = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
-        ...data,
-        updated_at: this.clock.now(),
-      });
+      const updated = await this.agents
+        .with(trx)
+        .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })
+        .catch((error: unknown) => {
+          throw agentUpdateError(error);
+        });
       if (!updated) throw new NotFoundError('Agent');
       await this.versions.record(trx, updated, auth, 'agent.updated');
       return updated;
@@ -146,7 +148,10 @@ export class AgentService {
         referrers.map((r) => ({ field: 'backup_agent_id', message: `Backup of agent ${r.id} (${r.name})` })),
       );
     }
-    if (!(await this.agents.delete(agent.id, agent.organization_id))) throw new NotFoundError('Agent');
+    const deleted = await this.agents.delete(agent.id, agent.organization_id).catch((error: unknown) => {
+      throw agentDeleteError(error);
+    });
+    if (!deleted) throw new NotFoundError('Agent');
     await this.access.changed();
   }
 

@@ -119,7 +119,12 @@ export function visibleTo(query: Knex.QueryBuilder, agent: AgentRef): Knex.Query
 }
 
 export class KnowledgeBaseRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): KnowledgeBaseRepository {
+    return new KnowledgeBaseRepository(trx);
+  }
 
   async insert(trx: Knex.Transaction, document: NewDocument): Promise<DocumentRow> {
     const [row] = await trx('kb_documents').insert(document).returning('*');
@@ -265,13 +270,12 @@ export class KnowledgeBaseRepository {
       .sort((a, b) => a.chunk_index - b.chunk_index);
   }
 
+  /** Two writes: call it on `with(trx)`. */
   async deleteChunks(organizationId: string, documentId: string, now: Date): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await trx('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
-      await trx('kb_documents')
-        .where({ id: documentId, organization_id: organizationId })
-        .update({ chunk_count: 0, updated_at: now });
-    });
+    await this.db('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
+    await this.db('kb_documents')
+      .where({ id: documentId, organization_id: organizationId })
+      .update({ chunk_count: 0, updated_at: now });
   }
 
   // Organization documents and their grants.

@@ -1,6 +1,6 @@
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { paginationQuery, type Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
@@ -112,7 +112,10 @@ export class KnowledgeBaseService {
   async deleteChunks(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
-    await this.documents.deleteChunks(agent.organization_id, documentId, this.clock.now());
+    const now = this.clock.now();
+    await inTransaction(this.db, (trx) =>
+      this.documents.with(trx).deleteChunks(agent.organization_id, documentId, now),
+    );
   }
 
   /**
