@@ -15,6 +15,7 @@ import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
 import { AgentRepository } from './modules/agents/agent.repository.js';
+import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
 import { GreetingContactRepository } from './modules/agents/greeting-contact.repository.js';
@@ -101,6 +102,7 @@ export function buildContainer(deps: AppDeps) {
   const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
   const agentRepository = new AgentRepository(db);
+  const workflowRepository = new WorkflowRepository(db);
   const credentials = new CredentialsRepository(db);
   const cache = new ReadCache(
     credentials,
@@ -155,7 +157,7 @@ export function buildContainer(deps: AppDeps) {
     }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
-    workflows: new WorkflowService(db, agentAccess, versionRecorder, clock),
+    workflows: new WorkflowService(db, workflowRepository, agentAccess, versionRecorder, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
@@ -176,6 +178,8 @@ export function buildContainer(deps: AppDeps) {
     agentVersions,
     versionRecorder,
     toolRepository,
+    agentRepository,
+    workflowRepository,
     services.agents,
     services.tools,
     agentAccess,

@@ -18,7 +18,7 @@ import {
   READ_ONLY_AGENT_FIELDS,
 } from './agent-input.schemas.js';
 import { noteAuditResource } from '../../audit/request-context.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
 import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
@@ -92,7 +92,7 @@ export class AgentService {
     if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const created = await this.agents
         .with(trx)
         .create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now })
@@ -111,7 +111,7 @@ export class AgentService {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const data = await this.validatePatch(auth, agent, body);
     if (Object.keys(data).length === 0) return toAgent(agent);
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const updated = await this.agents
         .with(trx)
         .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
@@ -52,7 +52,7 @@ export class CallService {
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;
       const autoDeleteDoneCalls = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
       const row = await this.calls.insertIfNew(trx, this.newCall(agent, input, autoDeleteDoneCalls));
@@ -77,7 +77,7 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
     const input = parseBody(UpdateCallSchema, body);
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const current = await this.calls.lock(trx, agent, callId);
       if (!current) throw new NotFoundError('Call');
       if (input.employee_id) await this.requireEmployee(trx, agent, input.employee_id);

@@ -49,7 +49,7 @@ export class KnowledgeBaseService {
     const input = parseBody(CreateDocumentSchema, body);
     const now = this.clock.now();
     const placeholder = input.content === '';
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const created = await this.documents.insert(trx, {
         organization_id: agent.organization_id,
         agent_id: agent.id,
@@ -81,7 +81,7 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const current = await this.documents.lock(trx, agent.organization_id, documentId);
       if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
       const contentChanged = input.content !== undefined && input.content !== current.content;
@@ -132,7 +132,7 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const { chunks } = parseBody(CreateChunksSchema, body);
-    const data = await this.db.transaction(async (trx) => {
+    const data = await inTransaction(this.db, async (trx) => {
       const document = await this.documents.lock(trx, agent.organization_id, documentId);
       if (!document || document.agent_id !== agent.id) throw new NotFoundError('Document');
       const indexes = chunks.map((c) => c.chunk_index);

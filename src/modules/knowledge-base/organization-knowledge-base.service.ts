@@ -41,7 +41,7 @@ export class OrganizationKnowledgeBaseService {
     const input = parseBody(CreateOrganizationDocumentSchema, body);
     await this.assertAgentsOf(orgId, input.agent_ids);
     const now = this.clock.now();
-    const row = await this.db.transaction(async (trx) => {
+    const row = await inTransaction(this.db, async (trx) => {
       const created = await this.documents.insert(trx, {
         organization_id: orgId,
         agent_id: null,
@@ -70,7 +70,7 @@ export class OrganizationKnowledgeBaseService {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
     const input = parseBody(UpdateOrganizationDocumentSchema, body);
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const current = await this.documents.lock(trx, orgId, documentId);
       if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
       const changes = Object.fromEntries(

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
@@ -46,7 +46,7 @@ export class WebhookDispatcher {
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const event = await this.deliveries.lockEvent(trx, eventId);
       if (!event || event.dispatched_at) return;
       const targets = await this.targetsOf(trx, event);
@@ -74,7 +74,7 @@ export class WebhookDispatcher {
       ...signatureHeaders(signingSecrets(secret, attemptedAt), delivery.event_id, attemptedAt, body),
     };
     const outcome = await this.attempt(delivery.target_url, headers, body);
-    await this.db.transaction((trx) =>
+    await inTransaction(this.db, (trx) =>
       this.deliveries.recordAttempt(trx, delivery, {
         ...outcome,
         job_id: jobId,
