@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
@@ -53,11 +52,12 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     return inTransaction(this.db, async (trx) => {
-      const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;
-      const autoDeleteDoneCalls = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
-      const row = await this.calls.insertIfNew(trx, this.newCall(agent, input, autoDeleteDoneCalls));
+      const calls = this.calls.with(trx);
+      const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+      const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
+      const row = await calls.insertIfNew(this.newCall(agent, input, autoDeleteDoneCalls));
       if (!row) {
-        const stored = await this.calls.findByCallId(trx, agent, input.call_id);
+        const stored = await calls.findByCallId(agent, input.call_id);
         if (!stored) throw new Error('call_id conflict without a stored call');
         return { created: false, call: toCall(stored) };
       }
@@ -78,24 +78,25 @@ export class CallService {
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
     const input = parseBody(UpdateCallSchema, body);
     const row = await inTransaction(this.db, async (trx) => {
-      const current = await this.calls.lock(trx, agent, callId);
+      const calls = this.calls.with(trx);
+      const current = await calls.lock(agent, callId);
       if (!current) throw new NotFoundError('Call');
-      if (input.employee_id) await this.requireEmployee(trx, agent, input.employee_id);
+      if (input.employee_id) await this.requireEmployee(calls, agent, input.employee_id);
       const changes: Partial<CallRow> = Object.fromEntries(
         Object.entries(input).filter(([, value]) => value !== undefined),
       );
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
-      const autoDelete = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
+      const autoDelete = await calls.autoDeleteDoneCalls(agent.organization_id);
       if (trashOnDone(current.done, input.done, autoDelete) && current.deleted_at === null) changes.deleted_at = now;
-      return this.calls.update(trx, agent, callId, { ...changes, updated_at: now });
+      return calls.update(agent, callId, { ...changes, updated_at: now });
     });
     return toCall(row);
   }
 
   /** 400 unless the employee belongs to this agent. */
-  private async requireEmployee(trx: Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string> {
-    const name = await this.calls.employeeName(trx, agent, employeeId);
+  private async requireEmployee(calls: CallRepository, agent: AgentRef, employeeId: string): Promise<string> {
+    const name = await calls.employeeName(agent, employeeId);
     if (name === undefined) {
       throw new ValidationError('Request body is invalid', [
         { field: 'employee_id', message: 'No employee of this agent has this id' },
