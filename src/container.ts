@@ -97,7 +97,7 @@ export type Container = ReturnType<typeof buildContainer>;
 export function buildContainer(deps: AppDeps) {
   const { clock, config } = deps;
   const auditLog = new AuditLogRepository(deps.db);
-  const auditRecorder = new AuditRecorder(deps.db, auditLog, clock, deps.logger);
+  const auditRecorder = new AuditRecorder(auditLog, clock, deps.logger);
   // Every transaction a service opens during a write request also writes that request's audit row.
   const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 

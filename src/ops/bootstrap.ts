@@ -22,8 +22,9 @@ export async function bootstrap(
   tokenConfig: TokenConfig,
   options: { organizationName?: string; email?: string } = {},
 ): Promise<BootstrapResult> {
+  const repository = new OpsRepository(db);
   return inTransaction(db, async (trx) => {
-    const ops = new OpsRepository(trx);
+    const ops = repository.with(trx);
     const organization = await ops.createOrganization(options.organizationName ?? 'Demo Organization');
     const email = options.email ?? `admin+${organization.id.slice(0, 8)}@example.com`;
     const user = (await ops.findUserByEmail(email)) ?? (await ops.createUser(email, 'Demo Admin'));

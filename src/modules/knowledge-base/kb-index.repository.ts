@@ -110,8 +110,7 @@ export class KnowledgeBaseIndexRepository {
   }
 
   private async replaceChunks(claimed: ClaimedDocument, chunks: string[], now: Date): Promise<void> {
-    const trx = this.db;
-    await trx('kb_chunks').where({ document_id: claimed.id }).delete();
+    await this.db('kb_chunks').where({ document_id: claimed.id }).delete();
     for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
       const rows = chunks.slice(start, start + INSERT_BATCH).map((content, i) => ({
         document_id: claimed.id,
@@ -119,10 +118,10 @@ export class KnowledgeBaseIndexRepository {
         position: start + i,
         content,
         ts_config: claimed.ts_config,
-        tsv: trx.raw('to_tsvector(?::regconfig, ?)', [claimed.ts_config, content]),
+        tsv: this.db.raw('to_tsvector(?::regconfig, ?)', [claimed.ts_config, content]),
         created_at: now,
       }));
-      await trx('kb_chunks').insert(rows);
+      await this.db('kb_chunks').insert(rows);
     }
   }
 

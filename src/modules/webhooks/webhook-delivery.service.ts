@@ -37,7 +37,7 @@ export class WebhookDeliveryService {
     if (!delivery) throw new NotFoundError('Webhook delivery');
     const at = this.clock.now();
     await inTransaction(this.db, async (trx) => {
-      await this.deliveries.markPending(trx, agent.organization_id, delivery.id, at);
+      await this.deliveries.with(trx).markPending(agent.organization_id, delivery.id, at);
       await this.dispatcher.enqueueSend(trx, { deliveryId: delivery.id, trigger: 'redelivery' });
     });
     return toDelivery({ ...delivery, status: 'pending', updated_at: at });
