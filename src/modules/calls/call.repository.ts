@@ -43,6 +43,32 @@ export type CallRow = {
 
 export type NewCall = Omit<CallRow, 'id' | 'employee_name' | 'is_purged' | 'purged_at'>;
 
+/** The stored columns of a CallRow; queries select these, never `*`. */
+const CALL_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'call_id',
+  'customer_name',
+  'customer_request',
+  'phone_number',
+  'duration',
+  'done',
+  'general_success',
+  'disconnection_reason',
+  'call_summary',
+  'transcript',
+  'audio_file_url',
+  'final_score',
+  'employee_id',
+  'note',
+  'is_purged',
+  'purged_at',
+  'deleted_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly Exclude<keyof CallRow, 'employee_name'>[];
+
 /** The call object of the post-call webhook (spec, Events): transcript as a JSON string. */
 export function toEventCall(row: CallRow) {
   return {
@@ -105,7 +131,7 @@ export class CallRepository {
       .insert({ ...call, transcript: call.transcript === null ? null : JSON.stringify(call.transcript) })
       .onConflict(['agent_id', 'call_id'])
       .ignore()
-      .returning('*');
+      .returning(CALL_COLUMNS);
     return row;
   }
 
@@ -114,7 +140,7 @@ export class CallRepository {
     return this.db('calls as c')
       .leftJoin('employees as e', 'e.id', 'c.employee_id')
       .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id })
-      .select('c.*', 'e.name as employee_name');
+      .select(...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name');
   }
 
   async findByCallId(agent: AgentRef, callId: string): Promise<CallRow | undefined> {
