@@ -65,6 +65,30 @@ export type DocumentRow = {
   updated_at: Date;
 };
 
+/** Every column of a DocumentRow; queries select these, never `*`. */
+const DOCUMENT_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'scope',
+  'title',
+  'content',
+  'source_type',
+  'source_url',
+  'status',
+  'chunk_count',
+  'error_message',
+  'language',
+  'chunk_source',
+  'content_version',
+  'processing_started_at',
+  'processing_job_id',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DocumentRow)[];
+/** The same, on the `d` alias. */
+const D_COLUMNS = DOCUMENT_COLUMNS.map((column) => `d.${column}`);
+
 export type NewDocument = Pick<
   DocumentRow,
   'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'
@@ -127,7 +151,7 @@ export class KnowledgeBaseRepository {
   }
 
   async insert(document: NewDocument): Promise<DocumentRow> {
-    const [row] = await this.db('kb_documents').insert(document).returning('*');
+    const [row] = await this.db('kb_documents').insert(document).returning(DOCUMENT_COLUMNS);
     return row;
   }
 
@@ -138,16 +162,19 @@ export class KnowledgeBaseRepository {
   ): Promise<Page<KnowledgeBaseDocument>> {
     const query = visibleTo(this.db('kb_documents as d'), agent);
     if (status) query.andWhere('d.status', status);
-    return paginate<DocumentRow, KnowledgeBaseDocument>(query.select('d.*'), page, NEWEST_FIRST, toDocument);
+    return paginate<DocumentRow, KnowledgeBaseDocument>(query.select(D_COLUMNS), page, NEWEST_FIRST, toDocument);
   }
 
   async findVisible(agent: AgentRef, documentId: string): Promise<DocumentRow | undefined> {
-    return visibleTo(this.db('kb_documents as d'), agent).andWhere('d.id', documentId).first('d.*');
+    return visibleTo(this.db('kb_documents as d'), agent).andWhere('d.id', documentId).first(D_COLUMNS);
   }
 
   /** Row lock for a change, scoped by organization. */
   async lock(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
-    return this.db('kb_documents').where({ id: documentId, organization_id: organizationId }).forUpdate().first();
+    return this.db('kb_documents')
+      .where({ id: documentId, organization_id: organizationId })
+      .forUpdate()
+      .first(DOCUMENT_COLUMNS);
   }
 
   /**
@@ -187,7 +214,7 @@ export class KnowledgeBaseRepository {
     const [row] = await this.db('kb_documents')
       .where({ id: current.id, organization_id: current.organization_id })
       .update(values)
-      .returning('*');
+      .returning(DOCUMENT_COLUMNS);
     return row;
   }
 
@@ -284,13 +311,13 @@ export class KnowledgeBaseRepository {
       'd.scope': 'organization',
     });
     if (status) query.andWhere('d.status', status);
-    return paginate<DocumentRow>(query.select('d.*'), page, NEWEST_FIRST);
+    return paginate<DocumentRow>(query.select(D_COLUMNS), page, NEWEST_FIRST);
   }
 
   async findOrganization(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
     return this.db('kb_documents')
       .where({ id: documentId, organization_id: organizationId, scope: 'organization' })
-      .first();
+      .first(DOCUMENT_COLUMNS);
   }
 
   async grantsOf(organizationId: string, documentIds: string[]): Promise<Map<string, string[]>> {
