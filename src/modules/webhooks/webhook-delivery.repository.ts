@@ -30,6 +30,22 @@ export type DeliveryRow = {
   updated_at: Date;
 };
 
+/** Every column of a DeliveryRow; queries select these, never `*`. */
+const DELIVERY_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'event_id',
+  'event_type',
+  'target_kind',
+  'target_url',
+  'status',
+  'attempt_count',
+  'last_attempt_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DeliveryRow)[];
+
 export type AttemptRow = {
   delivery_id: string;
   attempt_number: number;
@@ -125,7 +141,7 @@ export class WebhookDeliveryRepository {
     return this.db('webhook_deliveries as d')
       .join('events as e', 'e.id', 'd.event_id')
       .where('d.id', deliveryId)
-      .first('d.*', 'e.payload');
+      .first(...DELIVERY_COLUMNS.map((column) => `d.${column}`), 'e.payload');
   }
 
   /** The receiver of each delivery (organization and URL origin): what per-target limits count. */
@@ -174,7 +190,7 @@ export class WebhookDeliveryRepository {
   ): Promise<Page<DeliveryWithAttempts>> {
     const query = this.db('webhook_deliveries').where({ organization_id: organizationId, agent_id: agentId });
     if (filter.status) query.where({ status: filter.status });
-    const result = await paginate<DeliveryRow>(query.select('*'), page, [
+    const result = await paginate<DeliveryRow>(query.select(DELIVERY_COLUMNS), page, [
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ]);
@@ -188,7 +204,7 @@ export class WebhookDeliveryRepository {
   async find(organizationId: string, agentId: string, deliveryId: string): Promise<DeliveryWithAttempts | undefined> {
     const row: DeliveryRow | undefined = await this.db('webhook_deliveries')
       .where({ id: deliveryId, organization_id: organizationId, agent_id: agentId })
-      .first();
+      .first(DELIVERY_COLUMNS);
     if (!row) return undefined;
     return { ...row, attempts: (await this.attemptsOf(organizationId, [row.id])).get(row.id) ?? [] };
   }
