@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { expectSchema } from '../support/expect-schema.js';
-import { paginated } from '../../src/openapi/common.js';
-import { CallListItemSchema, CallSchema } from '../../src/modules/calls/call.schemas.js';
+import { CallPageSchema } from '../../src/modules/calls/call.openapi.js';
+import { CallSchema } from '../../src/modules/calls/call.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -262,7 +262,7 @@ describe('GET /v1/agents/{agentId}/calls', () => {
 
   it('lists the calls newest first without transcripts and without the trash', async () => {
     const page = await list();
-    expectSchema({ body: page }, paginated(CallListItemSchema));
+    expectSchema({ body: page }, CallPageSchema);
     expect(idsOf(page)).toEqual([ids.march31, ids.march15, ids.march1]);
     expect(page.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1, next_cursor: null });
     expect(page.data[0]).not.toHaveProperty('transcript');

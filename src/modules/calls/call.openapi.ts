@@ -56,7 +56,8 @@ const CallsPaginationSchema = PaginationSchema.extend({
   }),
 }).openapi('CallsPagination');
 
-const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
+/** The list response: the page schema with the calls pagination (cursor paging). */
+export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
