@@ -51,6 +51,10 @@ export default tseslint.config(
     rules: boundary(
       { group: ['**/*.service.js', '**/*.service'], message: 'Repositories never call services.' },
       { group: ['express', 'express-*'], message: 'Repositories know nothing of HTTP.' },
+      {
+        group: ['**/errors/*', '**/errors/**'],
+        message: 'Repositories never throw HTTP errors: return undefined or let the database error through.',
+      },
     ),
   },
   {

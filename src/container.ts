@@ -15,6 +15,7 @@ import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
 import { AgentRepository } from './modules/agents/agent.repository.js';
+import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
 import { GreetingContactRepository } from './modules/agents/greeting-contact.repository.js';
@@ -96,11 +97,12 @@ export type Container = ReturnType<typeof buildContainer>;
 export function buildContainer(deps: AppDeps) {
   const { clock, config } = deps;
   const auditLog = new AuditLogRepository(deps.db);
-  const auditRecorder = new AuditRecorder(deps.db, auditLog, clock, deps.logger);
+  const auditRecorder = new AuditRecorder(auditLog, clock, deps.logger);
   // Every transaction a service opens during a write request also writes that request's audit row.
   const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
   const agentRepository = new AgentRepository(db);
+  const workflowRepository = new WorkflowRepository(db);
   const credentials = new CredentialsRepository(db);
   const cache = new ReadCache(
     credentials,
@@ -134,7 +136,7 @@ export function buildContainer(deps: AppDeps) {
   const kbDocuments = new KnowledgeBaseRepository(db);
   const kbIndex = new KnowledgeBaseIndexRepository(db);
   const kbJobs = new KnowledgeBaseJobs(deps.queue);
-  const kbProcessor = new KnowledgeBaseProcessor(kbIndex, kbJobs, clock, deps.logger, { events });
+  const kbProcessor = new KnowledgeBaseProcessor(db, kbIndex, kbJobs, clock, deps.logger, { events });
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>
@@ -155,7 +157,7 @@ export function buildContainer(deps: AppDeps) {
     }),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
-    workflows: new WorkflowService(db, agentAccess, versionRecorder, clock),
+    workflows: new WorkflowService(db, workflowRepository, agentAccess, versionRecorder, clock),
     organizations: new OrganizationService(new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
@@ -176,6 +178,8 @@ export function buildContainer(deps: AppDeps) {
     agentVersions,
     versionRecorder,
     toolRepository,
+    agentRepository,
+    workflowRepository,
     services.agents,
     services.tools,
     agentAccess,

@@ -46,20 +46,27 @@ const COLUMNS = [
 export class AuditLogRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
-  async insert(trx: Db | Knex.Transaction, entry: NewAuditEntry): Promise<void> {
-    await trx('audit_log').insert(entry);
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): AuditLogRepository {
+    return new AuditLogRepository(trx);
+  }
+
+  async insert(entry: NewAuditEntry): Promise<void> {
+    await this.db('audit_log').insert(entry);
   }
 
   /** The organization of an agent, when the agent (still) exists. */
-  async agentOrganization(trx: Db | Knex.Transaction, agentId: string): Promise<string | undefined> {
-    const row: { organization_id: string } | undefined = await trx('agents')
+  async agentOrganization(agentId: string): Promise<string | undefined> {
+    const row: { organization_id: string } | undefined = await this.db('agents')
       .where({ id: agentId })
       .first('organization_id');
     return row?.organization_id;
   }
 
-  async keyPrefix(trx: Db | Knex.Transaction, apiKeyId: string): Promise<string | null> {
-    const row: { key_prefix: string } | undefined = await trx('api_keys').where({ id: apiKeyId }).first('key_prefix');
+  async keyPrefix(apiKeyId: string): Promise<string | null> {
+    const row: { key_prefix: string } | undefined = await this.db('api_keys')
+      .where({ id: apiKeyId })
+      .first('key_prefix');
     return row?.key_prefix ?? null;
   }
 

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/knex.js';
 import { describeRoute, openApiRoute } from './audit-entry.js';
 import type { AuditLogRepository } from './audit-log.repository.js';
 import { currentRequestContext, isWriteMethod, requestKeyPrefix, type RequestContext } from './request-context.js';
@@ -24,7 +23,6 @@ const READING_POSTS = /\/(search|preview)$/;
  */
 export class AuditRecorder {
   constructor(
-    private readonly db: Db,
     private readonly entries: AuditLogRepository,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -34,7 +32,7 @@ export class AuditRecorder {
     const context = currentRequestContext();
     if (!context || !this.auditable(context)) return;
     context.audited = true;
-    await this.write(trx, context);
+    await this.write(this.entries.with(trx), context);
   }
 
   /** Never throws: the change is already committed and the caller is owed its answer. */
@@ -42,7 +40,7 @@ export class AuditRecorder {
     if (status >= 400 || !this.auditable(context)) return;
     context.audited = true;
     try {
-      await this.write(this.db, context);
+      await this.write(this.entries, context);
     } catch (error) {
       this.logger.error({ err: error, request_id: context.requestId }, 'audit entry not written');
     }
@@ -60,7 +58,7 @@ export class AuditRecorder {
     );
   }
 
-  private async write(trx: Db | Knex.Transaction, context: RequestContext): Promise<void> {
+  private async write(entries: AuditLogRepository, context: RequestContext): Promise<void> {
     const auth = context.auth;
     const pattern = context.route();
     if (!auth || !pattern) return;
@@ -70,13 +68,13 @@ export class AuditRecorder {
     const organizationId =
       context.note.organizationId ??
       uuidOrNull(params.orgId) ??
-      (agentId ? await this.entries.agentOrganization(trx, agentId) : undefined) ??
+      (agentId ? await entries.agentOrganization(agentId) : undefined) ??
       (auth.organizations.size === 1 ? [...auth.organizations.keys()][0] : undefined);
     // A user-level write (their own profile) with several organizations belongs to none of them.
     if (!organizationId || !auth.organizations.has(organizationId)) return;
     const isKey = auth.kind === 'api_key';
     const apiKeyId = auth.apiKeyId;
-    await this.entries.insert(trx, {
+    await entries.insert({
       organization_id: organizationId,
       agent_id: agentId,
       action: described.action,
@@ -86,7 +84,7 @@ export class AuditRecorder {
       resource_id: context.note.resourceId ?? described.resourceId,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
-      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => this.entries.keyPrefix(trx, apiKeyId)) : null,
+      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => entries.keyPrefix(apiKeyId)) : null,
       request_id: context.requestId,
       created_at: this.clock.now(),
     });

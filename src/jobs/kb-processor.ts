@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { inTransaction, type Db } from '../db/knex.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-base/chunking.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
@@ -53,6 +54,7 @@ export class KnowledgeBaseProcessor {
   private readonly events: EventRecorder | undefined;
 
   constructor(
+    private readonly db: Db,
     private readonly index: KnowledgeBaseIndexRepository,
     private readonly jobs: KnowledgeBaseJobs,
     private readonly clock: Clock,
@@ -76,8 +78,9 @@ export class KnowledgeBaseProcessor {
     const outcome = await this.outcomeFor(claimed);
     const status = 'chunks' in outcome ? 'ready' : outcome.status;
     const finishedAt = this.clock.now();
-    const committed = await this.index.finish(claimed, outcome, finishedAt, async (trx) => {
-      if (!this.events) return;
+    const committed = await inTransaction(this.db, async (trx) => {
+      if (!(await this.index.with(trx).finish(claimed, outcome, finishedAt))) return false;
+      if (!this.events) return true;
       await this.events.record(trx, {
         organization_id: claimed.organization_id,
         agent_id: claimed.agent_id,
@@ -95,6 +98,7 @@ export class KnowledgeBaseProcessor {
           },
         },
       });
+      return true;
     });
     this.logger.info(
       { document_id: documentId, job_id: jobId, status, committed },

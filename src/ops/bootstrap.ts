@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { signDashboardToken, type TokenConfig } from '../auth/token.js';
-import type { Db } from '../db/knex.js';
+import { inTransaction, type Db } from '../db/knex.js';
 import { NEW_AGENT_DEFAULTS } from '../modules/agents/agent.service.js';
 import { OpsRepository } from './ops.repository.js';
 
@@ -22,8 +22,9 @@ export async function bootstrap(
   tokenConfig: TokenConfig,
   options: { organizationName?: string; email?: string } = {},
 ): Promise<BootstrapResult> {
-  return db.transaction(async (trx) => {
-    const ops = new OpsRepository(trx);
+  const repository = new OpsRepository(db);
+  return inTransaction(db, async (trx) => {
+    const ops = repository.with(trx);
     const organization = await ops.createOrganization(options.organizationName ?? 'Demo Organization');
     const email = options.email ?? `admin+${organization.id.slice(0, 8)}@example.com`;
     const user = (await ops.findUserByEmail(email)) ?? (await ops.createUser(email, 'Demo Admin'));

@@ -7,6 +7,11 @@ import type { Db } from '../db/knex.js';
 export class OpsRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): OpsRepository {
+    return new OpsRepository(trx);
+  }
+
   async createOrganization(name: string): Promise<{ id: string; name: string }> {
     const [org] = await this.db('organizations').insert({ name }).returning(['id', 'name']);
     return org;

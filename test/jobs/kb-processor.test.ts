@@ -41,6 +41,7 @@ async function createDocument(content: string, world: World = w): Promise<string
 /** A processor wired like the container's, with test hooks for the splitting step. */
 function processorWith(options: ProcessorOptions): KnowledgeBaseProcessor {
   return new KnowledgeBaseProcessor(
+    ctx.db,
     new KnowledgeBaseIndexRepository(ctx.db),
     ctx.internals.kbJobs,
     ctx.clock,

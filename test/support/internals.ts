@@ -56,7 +56,9 @@ export function buildInternals(deps: {
     webhookWorker: new WebhookWorker(db, queue, dispatcher, new WebhookDeliveryRepository(db), logger),
     webhookSweeper: new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger),
     kbJobs,
-    kbProcessor: new KnowledgeBaseProcessor(new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, { events }),
+    kbProcessor: new KnowledgeBaseProcessor(db, new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, {
+      events,
+    }),
     callRepository,
     callRetention: new CallRetention(callRepository, clock, logger),
     auditRetention: new AuditRetention(new AuditLogRepository(db), config.AUDIT_RETENTION_DAYS, clock, logger),

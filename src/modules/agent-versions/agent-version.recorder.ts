@@ -34,13 +34,14 @@ export class AgentVersionRecorder {
     change: ConfigurationChangeKind,
     restoredFrom: number | null = null,
   ): Promise<number | undefined> {
-    const version = await this.versions.takeNextNumber(trx, agent.id);
-    const configuration = await this.versions.loadConfiguration(trx, agent.id, agent.organization_id);
+    const versions = this.versions.with(trx);
+    const version = await versions.takeNextNumber(agent.id);
+    const configuration = await versions.loadConfiguration(agent.id, agent.organization_id);
     if (!configuration) return undefined;
     const isKey = auth.kind === 'api_key';
     const apiKeyId = auth.apiKeyId;
     const at = this.clock.now();
-    await this.versions.insert(trx, {
+    await versions.insert({
       version,
       organization_id: agent.organization_id,
       agent_id: agent.id,
@@ -49,7 +50,7 @@ export class AgentVersionRecorder {
       restored_from: restoredFrom,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
-      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => this.versions.keyPrefix(trx, apiKeyId)) : null,
+      actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => versions.keyPrefix(apiKeyId)) : null,
       request_id: currentRequestContext()?.requestId ?? null,
       created_at: at,
     });

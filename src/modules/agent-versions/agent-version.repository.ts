@@ -44,20 +44,21 @@ const SUMMARY_COLUMNS = [
 export class AgentVersionRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): AgentVersionRepository {
+    return new AgentVersionRepository(trx);
+  }
+
   /**
    * The agent's configuration as the transaction sees it. Undefined when the agent is gone. The
    * agent's own row is read first, then its tools by name.
    */
-  async loadConfiguration(
-    trx: Knex.Transaction,
-    agentId: string,
-    organizationId: string,
-  ): Promise<AgentConfiguration | undefined> {
-    const agent: Record<string, unknown> | undefined = await trx('agents')
+  async loadConfiguration(agentId: string, organizationId: string): Promise<AgentConfiguration | undefined> {
+    const agent: Record<string, unknown> | undefined = await this.db('agents')
       .where({ id: agentId, organization_id: organizationId })
       .first([...CONFIGURATION_AGENT_FIELDS, 'workflow']);
     if (!agent) return undefined;
-    const tools: ToolSnapshot[] = await trx('tools')
+    const tools: ToolSnapshot[] = await this.db('tools')
       .where({ agent_id: agentId, organization_id: organizationId })
       .orderBy('name')
       .select(CONFIGURATION_TOOL_FIELDS);
@@ -71,8 +72,8 @@ export class AgentVersionRepository {
    * ends: a concurrent change of the same agent waits here, and reads the configuration only after
    * this one committed, so version n+1 always contains version n's change.
    */
-  async takeNextNumber(trx: Knex.Transaction, agentId: string): Promise<number> {
-    const result = await trx.raw(
+  async takeNextNumber(agentId: string): Promise<number> {
+    const result = await this.db.raw(
       `INSERT INTO agent_version_counters (agent_id, last_version) VALUES (?, 1)
        ON CONFLICT (agent_id) DO UPDATE SET last_version = agent_version_counters.last_version + 1
        RETURNING last_version`,
@@ -81,12 +82,14 @@ export class AgentVersionRepository {
     return Number(result.rows[0].last_version);
   }
 
-  async insert(trx: Knex.Transaction, version: NewAgentVersion & { version: number }): Promise<void> {
-    await trx('agent_versions').insert({ ...version, configuration: JSON.stringify(version.configuration) });
+  async insert(version: NewAgentVersion & { version: number }): Promise<void> {
+    await this.db('agent_versions').insert({ ...version, configuration: JSON.stringify(version.configuration) });
   }
 
-  async keyPrefix(trx: Knex.Transaction, apiKeyId: string): Promise<string | null> {
-    const row: { key_prefix: string } | undefined = await trx('api_keys').where({ id: apiKeyId }).first('key_prefix');
+  async keyPrefix(apiKeyId: string): Promise<string | null> {
+    const row: { key_prefix: string } | undefined = await this.db('api_keys')
+      .where({ id: apiKeyId })
+      .first('key_prefix');
     return row?.key_prefix ?? null;
   }
 

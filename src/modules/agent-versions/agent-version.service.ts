@@ -1,17 +1,18 @@
 import type { Knex } from 'knex';
 import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { AgentRepository, type AgentRow } from '../agents/agent.repository.js';
+import type { AgentRepository, AgentRow } from '../agents/agent.repository.js';
+import { agentUpdateError } from '../agents/agent-write-errors.js';
 import type { AgentService } from '../agents/agent.service.js';
 import type { Tool, ToolFields, ToolRepository } from '../tools/tool.repository.js';
 import type { ToolService } from '../tools/tool.service.js';
 import { validateWorkflow } from '../workflows/workflow-rules.js';
-import { WorkflowRepository } from '../workflows/workflow.repository.js';
+import type { WorkflowRepository } from '../workflows/workflow.repository.js';
 import type { Workflow } from '../workflows/workflow.schemas.js';
 import {
   CONFIGURATION_AGENT_FIELDS,
@@ -59,6 +60,8 @@ export class AgentVersionService {
     private readonly versions: AgentVersionRepository,
     private readonly recorder: AgentVersionRecorder,
     private readonly tools: ToolRepository,
+    private readonly agents: AgentRepository,
+    private readonly workflows: WorkflowRepository,
     private readonly agentService: AgentService,
     private readonly toolService: ToolService,
     private readonly access: AgentAccess,
@@ -122,15 +125,17 @@ export class AgentVersionService {
     if (details.length > 0)
       throw new ConflictError(`Version ${version} cannot be restored: it no longer passes validation`, details);
 
-    const restored = await this.db.transaction(async (trx) => {
+    const restored = await inTransaction(this.db, async (trx) => {
       const now = this.clock.now();
-      const row = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
-        ...fields,
-        updated_at: now,
-      });
+      const row = await this.agents
+        .with(trx)
+        .update(agent.id, agent.organization_id, { ...fields, updated_at: now })
+        .catch((error: unknown) => {
+          throw agentUpdateError(error);
+        });
       if (!row) throw new NotFoundError('Agent');
       await this.replaceTools(trx, agent, tools, now);
-      await new WorkflowRepository(trx).save(agent.id, agent.organization_id, workflow, now);
+      await this.workflows.with(trx).save(agent.id, agent.organization_id, workflow, now);
       const number = await this.recorder.record(trx, agent, auth, 'version.restored', version);
       if (number === undefined) throw new NotFoundError('Agent');
       return number;

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { ConflictError, ValidationError } from '../../errors/index.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
 import { AgentSchema } from './agent.schemas.js';
 import type { Agent, AgentRow } from './agent-row.js';
@@ -29,15 +28,13 @@ function toColumns(fields: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-const PG_UNIQUE_VIOLATION = '23505';
-const PG_FOREIGN_KEY_VIOLATION = '23503';
-
-function pgCode(error: unknown): string | undefined {
-  return (error as { code?: string } | null)?.code;
-}
-
 export class AgentRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): AgentRepository {
+    return new AgentRepository(trx);
+  }
 
   /** Just enough to authorise a sub-resource request: one indexed read. */
   async findRef(id: string, organizationIds: string[]): Promise<(AgentRef & { language: string | null }) | undefined> {
@@ -71,37 +68,19 @@ export class AgentRepository {
     );
   }
 
+  /** A phone number already taken fails with PostgreSQL's unique violation; the service maps it. */
   async create(fields: Record<string, unknown>): Promise<AgentRow> {
-    try {
-      const [row] = await this.db('agents').insert(toColumns(fields)).returning(AGENT_COLUMNS);
-      return row;
-    } catch (error) {
-      if (pgCode(error) === PG_UNIQUE_VIOLATION) {
-        throw new ConflictError('An agent with this phone number already exists', [
-          { field: 'phone_number', message: 'Already used by another agent' },
-        ]);
-      }
-      throw error;
-    }
+    const [row] = await this.db('agents').insert(toColumns(fields)).returning(AGENT_COLUMNS);
+    return row;
   }
 
-  /** Undefined when the agent is gone. */
+  /** Undefined when the agent is gone; a vanished backup agent fails with a foreign-key violation. */
   async update(id: string, organizationId: string, fields: Record<string, unknown>): Promise<AgentRow | undefined> {
-    try {
-      const [row] = await this.db('agents')
-        .where({ id, organization_id: organizationId })
-        .update(toColumns(fields))
-        .returning(AGENT_COLUMNS);
-      return row;
-    } catch (error) {
-      // The backup agent was deleted between the check and this write.
-      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) {
-        throw new ValidationError('Request body is invalid', [
-          { field: 'backup_agent_id', message: 'Must be another agent of the same organization' },
-        ]);
-      }
-      throw error;
-    }
+    const [row] = await this.db('agents')
+      .where({ id, organization_id: organizationId })
+      .update(toColumns(fields))
+      .returning(AGENT_COLUMNS);
+    return row;
   }
 
   /** Agents of the organization that name `id` as their backup. */
@@ -112,14 +91,8 @@ export class AgentRepository {
       .select('id', 'name');
   }
 
-  /** False when nothing was deleted; a row that still references the agent is a 409. */
+  /** False when nothing was deleted; a row that still references the agent fails with a foreign-key violation. */
   async delete(id: string, organizationId: string): Promise<boolean> {
-    try {
-      return (await this.db('agents').where({ id, organization_id: organizationId }).delete()) > 0;
-    } catch (error) {
-      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION)
-        throw new ConflictError('The agent is still referenced and cannot be deleted');
-      throw error;
-    }
+    return (await this.db('agents').where({ id, organization_id: organizationId }).delete()) > 0;
   }
 }

@@ -18,9 +18,10 @@ import {
   READ_ONLY_AGENT_FIELDS,
 } from './agent-input.schemas.js';
 import { noteAuditResource } from '../../audit/request-context.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { AgentRepository, toAgent, type Agent, type AgentRow } from './agent.repository.js';
+import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
+import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
 export type AgentServiceOptions = {
@@ -91,14 +92,13 @@ export class AgentService {
     if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
-    const row = await this.db.transaction(async (trx) => {
-      const created = await new AgentRepository(trx).create({
-        ...NEW_AGENT_DEFAULTS,
-        ...fields,
-        organization_id: organizationId,
-        created_at: now,
-        updated_at: now,
-      });
+    const row = await inTransaction(this.db, async (trx) => {
+      const created = await this.agents
+        .with(trx)
+        .create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now })
+        .catch((error: unknown) => {
+          throw agentCreateError(error);
+        });
       noteAuditResource({ organizationId, agentId: created.id, resourceId: created.id });
       await this.versions.record(trx, created, auth, 'agent.created');
       return created;
@@ -111,11 +111,13 @@ export class AgentService {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const data = await this.validatePatch(auth, agent, body);
     if (Object.keys(data).length === 0) return toAgent(agent);
-    const row = await this.db.transaction(async (trx) => {
-      const updated = await new AgentRepository(trx).update(agent.id, agent.organization_id, {
-        ...data,
-        updated_at: this.clock.now(),
-      });
+    const row = await inTransaction(this.db, async (trx) => {
+      const updated = await this.agents
+        .with(trx)
+        .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })
+        .catch((error: unknown) => {
+          throw agentUpdateError(error);
+        });
       if (!updated) throw new NotFoundError('Agent');
       await this.versions.record(trx, updated, auth, 'agent.updated');
       return updated;
@@ -146,7 +148,10 @@ export class AgentService {
         referrers.map((r) => ({ field: 'backup_agent_id', message: `Backup of agent ${r.id} (${r.name})` })),
       );
     }
-    if (!(await this.agents.delete(agent.id, agent.organization_id))) throw new NotFoundError('Agent');
+    const deleted = await this.agents.delete(agent.id, agent.organization_id).catch((error: unknown) => {
+      throw agentDeleteError(error);
+    });
+    if (!deleted) throw new NotFoundError('Agent');
     await this.access.changed();
   }
 

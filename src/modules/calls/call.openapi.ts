@@ -56,6 +56,7 @@ const CallsPaginationSchema = PaginationSchema.extend({
   }),
 }).openapi('CallsPagination');
 
+/** The list response: the page schema with the calls pagination (cursor paging). */
 export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
 const tags = ['Calls'];

@@ -43,6 +43,32 @@ export type CallRow = {
 
 export type NewCall = Omit<CallRow, 'id' | 'employee_name' | 'is_purged' | 'purged_at'>;
 
+/** The stored columns of a CallRow; queries select these, never `*`. */
+const CALL_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'call_id',
+  'customer_name',
+  'customer_request',
+  'phone_number',
+  'duration',
+  'done',
+  'general_success',
+  'disconnection_reason',
+  'call_summary',
+  'transcript',
+  'audio_file_url',
+  'final_score',
+  'employee_id',
+  'note',
+  'is_purged',
+  'purged_at',
+  'deleted_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly Exclude<keyof CallRow, 'employee_name'>[];
+
 /** The call object of the post-call webhook (spec, Events): transcript as a JSON string. */
 export function toEventCall(row: CallRow) {
   return {
@@ -92,51 +118,57 @@ const LIST_ORDER = [
 ];
 
 export class CallRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): CallRepository {
+    return new CallRepository(trx);
+  }
 
   /** Inserts unless the agent already has this call_id; undefined = it existed. */
-  async insertIfNew(trx: Knex.Transaction, call: NewCall): Promise<CallRow | undefined> {
-    const [row] = await trx('calls')
+  async insertIfNew(call: NewCall): Promise<CallRow | undefined> {
+    const [row] = await this.db('calls')
       .insert({ ...call, transcript: call.transcript === null ? null : JSON.stringify(call.transcript) })
       .onConflict(['agent_id', 'call_id'])
       .ignore()
-      .returning('*');
+      .returning(CALL_COLUMNS);
     return row;
   }
 
   /** Calls of the agent with the linked employee's name. */
-  private scoped(db: Db | Knex.Transaction, agent: AgentRef): Knex.QueryBuilder {
-    return db('calls as c')
+  private scoped(agent: AgentRef): Knex.QueryBuilder {
+    return this.db('calls as c')
       .leftJoin('employees as e', 'e.id', 'c.employee_id')
       .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id })
-      .select('c.*', 'e.name as employee_name');
+      .select(...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name');
   }
 
-  async findByCallId(trx: Knex.Transaction, agent: AgentRef, callId: string): Promise<CallRow | undefined> {
-    return this.scoped(trx, agent).where('c.call_id', callId).first();
+  async findByCallId(agent: AgentRef, callId: string): Promise<CallRow | undefined> {
+    return this.scoped(agent).where('c.call_id', callId).first();
   }
 
-  async find(agent: AgentRef, id: string, trx: Db | Knex.Transaction = this.db): Promise<CallRow | undefined> {
-    return this.scoped(trx, agent).where('c.id', id).first();
+  async find(agent: AgentRef, id: string): Promise<CallRow | undefined> {
+    return this.scoped(agent).where('c.id', id).first();
   }
 
-  async lock(trx: Knex.Transaction, agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return this.scoped(trx, agent).where('c.id', id).forUpdate('c').first();
+  /** Row lock until the caller's transaction ends: call it on `with(trx)`. */
+  async lock(agent: AgentRef, id: string): Promise<CallRow | undefined> {
+    return this.scoped(agent).where('c.id', id).forUpdate('c').first();
   }
 
-  async update(trx: Knex.Transaction, agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
-    await trx('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes);
-    return (await this.find(agent, id, trx))!;
+  async update(agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
+    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes);
+    return (await this.find(agent, id))!;
   }
 
   /** The name of `employeeId` when it is an employee of the agent. */
-  async employeeName(trx: Db | Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string | undefined> {
-    const row = await trx('employees').where({ id: employeeId, agent_id: agent.id }).first('name');
+  async employeeName(agent: AgentRef, employeeId: string): Promise<string | undefined> {
+    const row = await this.db('employees').where({ id: employeeId, agent_id: agent.id }).first('name');
     return row?.name;
   }
 
-  async autoDeleteDoneCalls(trx: Db | Knex.Transaction, organizationId: string): Promise<boolean> {
-    const row = await trx('organizations').where({ id: organizationId }).first('auto_delete_done_calls');
+  async autoDeleteDoneCalls(organizationId: string): Promise<boolean> {
+    const row = await this.db('organizations').where({ id: organizationId }).first('auto_delete_done_calls');
     return row?.auto_delete_done_calls === true;
   }
 
@@ -160,7 +192,7 @@ export class CallRepository {
     }
     const [total, rows] = await Promise.all([
       this.count(agent, filters, range),
-      this.scoped(this.db, agent)
+      this.scoped(agent)
         .whereIn('c.id', ids)
         .orderBy(LIST_ORDER)
         .select(

@@ -1,7 +1,6 @@
-import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
@@ -52,12 +51,13 @@ export class CallService {
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
-    return this.db.transaction(async (trx) => {
-      const employeeName = input.employee_id ? await this.requireEmployee(trx, agent, input.employee_id) : null;
-      const autoDeleteDoneCalls = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
-      const row = await this.calls.insertIfNew(trx, this.newCall(agent, input, autoDeleteDoneCalls));
+    return inTransaction(this.db, async (trx) => {
+      const calls = this.calls.with(trx);
+      const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+      const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
+      const row = await calls.insertIfNew(this.newCall(agent, input, autoDeleteDoneCalls));
       if (!row) {
-        const stored = await this.calls.findByCallId(trx, agent, input.call_id);
+        const stored = await calls.findByCallId(agent, input.call_id);
         if (!stored) throw new Error('call_id conflict without a stored call');
         return { created: false, call: toCall(stored) };
       }
@@ -77,25 +77,26 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
     const input = parseBody(UpdateCallSchema, body);
-    const row = await this.db.transaction(async (trx) => {
-      const current = await this.calls.lock(trx, agent, callId);
+    const row = await inTransaction(this.db, async (trx) => {
+      const calls = this.calls.with(trx);
+      const current = await calls.lock(agent, callId);
       if (!current) throw new NotFoundError('Call');
-      if (input.employee_id) await this.requireEmployee(trx, agent, input.employee_id);
+      if (input.employee_id) await this.requireEmployee(calls, agent, input.employee_id);
       const changes: Partial<CallRow> = Object.fromEntries(
         Object.entries(input).filter(([, value]) => value !== undefined),
       );
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
-      const autoDelete = await this.calls.autoDeleteDoneCalls(trx, agent.organization_id);
+      const autoDelete = await calls.autoDeleteDoneCalls(agent.organization_id);
       if (trashOnDone(current.done, input.done, autoDelete) && current.deleted_at === null) changes.deleted_at = now;
-      return this.calls.update(trx, agent, callId, { ...changes, updated_at: now });
+      return calls.update(agent, callId, { ...changes, updated_at: now });
     });
     return toCall(row);
   }
 
   /** 400 unless the employee belongs to this agent. */
-  private async requireEmployee(trx: Knex.Transaction, agent: AgentRef, employeeId: string): Promise<string> {
-    const name = await this.calls.employeeName(trx, agent, employeeId);
+  private async requireEmployee(calls: CallRepository, agent: AgentRef, employeeId: string): Promise<string> {
+    const name = await calls.employeeName(agent, employeeId);
     if (name === undefined) {
       throw new ValidationError('Request body is invalid', [
         { field: 'employee_id', message: 'No employee of this agent has this id' },

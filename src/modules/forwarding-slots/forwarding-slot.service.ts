@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
@@ -90,7 +90,7 @@ export class ForwardingSlotService {
     work: (slots: ForwardingSlotRepository) => Promise<T>,
   ): Promise<T> {
     try {
-      return await this.db.transaction(async (trx) => {
+      return await inTransaction(this.db, async (trx) => {
         const slots = this.slots.with(trx);
         await slots.lock(agentId);
         return work(slots);

@@ -31,7 +31,12 @@ const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
 
 /** The full-text index: what the processing pipeline writes and what search reads. */
 export class KnowledgeBaseIndexRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): KnowledgeBaseIndexRepository {
+    return new KnowledgeBaseIndexRepository(trx);
+  }
 
   /**
    * Takes a document for processing: a pending one, or one left in `processing` by this same job
@@ -75,45 +80,37 @@ export class KnowledgeBaseIndexRepository {
   /**
    * Ends processing, but only if the document is still in `processing` at the version that was
    * read: an edit in the meantime (new version, back to pending) wins, and its own job rebuilds it.
+   * False when nothing was written. Call it on `with(trx)`: the row lock holds until the caller's
+   * transaction ends.
    */
   async finish(
     claimed: ClaimedDocument,
     outcome: { chunks: string[] } | { status: 'error' | 'failed'; message: string },
     now: Date,
-    /** Runs in the same transaction once the outcome is written (the webhook event). */
-    alsoInTransaction?: (trx: Knex.Transaction) => Promise<void>,
   ): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
-      const current = await trx('kb_documents')
-        .where({ id: claimed.id, organization_id: claimed.organization_id })
-        .forUpdate()
-        .first('status', 'content_version');
-      if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version)
-        return false;
-      const done = { processing_started_at: null, processing_job_id: null, updated_at: now };
-      if ('chunks' in outcome) {
-        await this.replaceChunks(trx, claimed, outcome.chunks, now);
-        await trx('kb_documents')
-          .where({ id: claimed.id })
-          .update({ ...done, status: 'ready', chunk_count: outcome.chunks.length, error_message: null });
-      } else {
-        await trx('kb_chunks').where({ document_id: claimed.id }).delete();
-        await trx('kb_documents')
-          .where({ id: claimed.id })
-          .update({ ...done, status: outcome.status, chunk_count: 0, error_message: outcome.message });
-      }
-      if (alsoInTransaction) await alsoInTransaction(trx);
-      return true;
-    });
+    const current = await this.db('kb_documents')
+      .where({ id: claimed.id, organization_id: claimed.organization_id })
+      .forUpdate()
+      .first('status', 'content_version');
+    if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version)
+      return false;
+    const done = { processing_started_at: null, processing_job_id: null, updated_at: now };
+    if ('chunks' in outcome) {
+      await this.replaceChunks(claimed, outcome.chunks, now);
+      await this.db('kb_documents')
+        .where({ id: claimed.id })
+        .update({ ...done, status: 'ready', chunk_count: outcome.chunks.length, error_message: null });
+    } else {
+      await this.db('kb_chunks').where({ document_id: claimed.id }).delete();
+      await this.db('kb_documents')
+        .where({ id: claimed.id })
+        .update({ ...done, status: outcome.status, chunk_count: 0, error_message: outcome.message });
+    }
+    return true;
   }
 
-  private async replaceChunks(
-    trx: Knex.Transaction,
-    claimed: ClaimedDocument,
-    chunks: string[],
-    now: Date,
-  ): Promise<void> {
-    await trx('kb_chunks').where({ document_id: claimed.id }).delete();
+  private async replaceChunks(claimed: ClaimedDocument, chunks: string[], now: Date): Promise<void> {
+    await this.db('kb_chunks').where({ document_id: claimed.id }).delete();
     for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
       const rows = chunks.slice(start, start + INSERT_BATCH).map((content, i) => ({
         document_id: claimed.id,
@@ -121,10 +118,10 @@ export class KnowledgeBaseIndexRepository {
         position: start + i,
         content,
         ts_config: claimed.ts_config,
-        tsv: trx.raw('to_tsvector(?::regconfig, ?)', [claimed.ts_config, content]),
+        tsv: this.db.raw('to_tsvector(?::regconfig, ?)', [claimed.ts_config, content]),
         created_at: now,
       }));
-      await trx('kb_chunks').insert(rows);
+      await this.db('kb_chunks').insert(rows);
     }
   }
 

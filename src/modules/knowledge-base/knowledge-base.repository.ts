@@ -65,6 +65,30 @@ export type DocumentRow = {
   updated_at: Date;
 };
 
+/** Every column of a DocumentRow; queries select these, never `*`. */
+const DOCUMENT_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'scope',
+  'title',
+  'content',
+  'source_type',
+  'source_url',
+  'status',
+  'chunk_count',
+  'error_message',
+  'language',
+  'chunk_source',
+  'content_version',
+  'processing_started_at',
+  'processing_job_id',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DocumentRow)[];
+/** The same, on the `d` alias. */
+const D_COLUMNS = DOCUMENT_COLUMNS.map((column) => `d.${column}`);
+
 export type NewDocument = Pick<
   DocumentRow,
   'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'
@@ -119,10 +143,15 @@ export function visibleTo(query: Knex.QueryBuilder, agent: AgentRef): Knex.Query
 }
 
 export class KnowledgeBaseRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db | Knex.Transaction) {}
 
-  async insert(trx: Knex.Transaction, document: NewDocument): Promise<DocumentRow> {
-    const [row] = await trx('kb_documents').insert(document).returning('*');
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): KnowledgeBaseRepository {
+    return new KnowledgeBaseRepository(trx);
+  }
+
+  async insert(document: NewDocument): Promise<DocumentRow> {
+    const [row] = await this.db('kb_documents').insert(document).returning(DOCUMENT_COLUMNS);
     return row;
   }
 
@@ -133,28 +162,26 @@ export class KnowledgeBaseRepository {
   ): Promise<Page<KnowledgeBaseDocument>> {
     const query = visibleTo(this.db('kb_documents as d'), agent);
     if (status) query.andWhere('d.status', status);
-    return paginate<DocumentRow, KnowledgeBaseDocument>(query.select('d.*'), page, NEWEST_FIRST, toDocument);
+    return paginate<DocumentRow, KnowledgeBaseDocument>(query.select(D_COLUMNS), page, NEWEST_FIRST, toDocument);
   }
 
-  async findVisible(
-    agent: AgentRef,
-    documentId: string,
-    trx: Db | Knex.Transaction = this.db,
-  ): Promise<DocumentRow | undefined> {
-    return visibleTo(trx('kb_documents as d'), agent).andWhere('d.id', documentId).first('d.*');
+  async findVisible(agent: AgentRef, documentId: string): Promise<DocumentRow | undefined> {
+    return visibleTo(this.db('kb_documents as d'), agent).andWhere('d.id', documentId).first(D_COLUMNS);
   }
 
   /** Row lock for a change, scoped by organization. */
-  async lock(trx: Knex.Transaction, organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
-    return trx('kb_documents').where({ id: documentId, organization_id: organizationId }).forUpdate().first();
+  async lock(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
+    return this.db('kb_documents')
+      .where({ id: documentId, organization_id: organizationId })
+      .forUpdate()
+      .first(DOCUMENT_COLUMNS);
   }
 
   /**
    * Applies title/content changes. A content change bumps the version, drops the old chunks and
-   * sends the document back to pending; the caller enqueues the processing job in `trx`.
+   * sends the document back to pending; the caller enqueues the processing job in its transaction.
    */
   async update(
-    trx: Knex.Transaction,
     current: DocumentRow,
     changes: DocumentChanges,
     reprocess: boolean | 'await-client-chunks',
@@ -164,7 +191,7 @@ export class KnowledgeBaseRepository {
     if (reprocess === 'await-client-chunks') {
       // Emptied content: the document now waits for the client's chunks instead of the pipeline.
       Object.assign(values, {
-        content_version: trx.raw('content_version + 1'),
+        content_version: this.db.raw('content_version + 1'),
         chunk_source: 'client',
         status: 'ready',
         chunk_count: 0,
@@ -172,22 +199,22 @@ export class KnowledgeBaseRepository {
         processing_started_at: null,
         processing_job_id: null,
       });
-      await trx('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
+      await this.db('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
     } else if (reprocess) {
       Object.assign(values, {
-        content_version: trx.raw('content_version + 1'),
+        content_version: this.db.raw('content_version + 1'),
         status: 'pending',
         chunk_count: 0,
         error_message: null,
         processing_started_at: null,
         processing_job_id: null,
       });
-      await trx('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
+      await this.db('kb_chunks').where({ document_id: current.id, organization_id: current.organization_id }).delete();
     }
-    const [row] = await trx('kb_documents')
+    const [row] = await this.db('kb_documents')
       .where({ id: current.id, organization_id: current.organization_id })
       .update(values)
-      .returning('*');
+      .returning(DOCUMENT_COLUMNS);
     return row;
   }
 
@@ -212,8 +239,8 @@ export class KnowledgeBaseRepository {
   }
 
   /** The chunk_index values among `indexes` the document already has. */
-  async takenChunkIndexes(trx: Knex.Transaction, documentId: string, indexes: number[]): Promise<number[]> {
-    const rows: { position: number }[] = await trx('kb_chunks')
+  async takenChunkIndexes(documentId: string, indexes: number[]): Promise<number[]> {
+    const rows: { position: number }[] = await this.db('kb_chunks')
       .where({ document_id: documentId })
       .whereIn('position', indexes)
       .select('position');
@@ -225,13 +252,12 @@ export class KnowledgeBaseRepository {
    * document a ready, client-chunked one (a running pipeline job then finds nothing to finish).
    */
   async insertClientChunks(
-    trx: Knex.Transaction,
     document: DocumentRow,
     chunks: ChunkInput[],
     tsConfig: TsConfig,
     now: Date,
   ): Promise<KnowledgeBaseChunk[]> {
-    const rows: ChunkRow[] = await trx('kb_chunks')
+    const rows: ChunkRow[] = await this.db('kb_chunks')
       .insert(
         chunks.map((c) => ({
           document_id: document.id,
@@ -242,20 +268,20 @@ export class KnowledgeBaseRepository {
           metadata: c.metadata === undefined ? null : JSON.stringify(c.metadata),
           embedding: c.embedding ?? null,
           ts_config: tsConfig,
-          tsv: trx.raw('to_tsvector(?::regconfig, ?)', [tsConfig, c.content]),
+          tsv: this.db.raw('to_tsvector(?::regconfig, ?)', [tsConfig, c.content]),
           created_at: now,
         })),
       )
       .returning(['id', 'document_id', 'position', 'content', 'token_count', 'metadata', 'created_at']);
-    const [{ count }] = await trx('kb_chunks').where({ document_id: document.id }).count({ count: '*' });
-    await trx('kb_documents')
+    const [{ count }] = await this.db('kb_chunks').where({ document_id: document.id }).count({ count: '*' });
+    await this.db('kb_documents')
       .where({ id: document.id, organization_id: document.organization_id })
       .update({
         chunk_source: 'client',
         status: 'ready',
         chunk_count: Number(count),
         error_message: null,
-        content_version: trx.raw('content_version + 1'),
+        content_version: this.db.raw('content_version + 1'),
         processing_started_at: null,
         processing_job_id: null,
         updated_at: now,
@@ -265,13 +291,12 @@ export class KnowledgeBaseRepository {
       .sort((a, b) => a.chunk_index - b.chunk_index);
   }
 
+  /** Two writes: call it on `with(trx)`. */
   async deleteChunks(organizationId: string, documentId: string, now: Date): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await trx('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
-      await trx('kb_documents')
-        .where({ id: documentId, organization_id: organizationId })
-        .update({ chunk_count: 0, updated_at: now });
-    });
+    await this.db('kb_chunks').where({ document_id: documentId, organization_id: organizationId }).delete();
+    await this.db('kb_documents')
+      .where({ id: documentId, organization_id: organizationId })
+      .update({ chunk_count: 0, updated_at: now });
   }
 
   // Organization documents and their grants.
@@ -286,13 +311,13 @@ export class KnowledgeBaseRepository {
       'd.scope': 'organization',
     });
     if (status) query.andWhere('d.status', status);
-    return paginate<DocumentRow>(query.select('d.*'), page, NEWEST_FIRST);
+    return paginate<DocumentRow>(query.select(D_COLUMNS), page, NEWEST_FIRST);
   }
 
   async findOrganization(organizationId: string, documentId: string): Promise<DocumentRow | undefined> {
     return this.db('kb_documents')
       .where({ id: documentId, organization_id: organizationId, scope: 'organization' })
-      .first();
+      .first(DOCUMENT_COLUMNS);
   }
 
   async grantsOf(organizationId: string, documentIds: string[]): Promise<Map<string, string[]>> {
@@ -307,16 +332,10 @@ export class KnowledgeBaseRepository {
     return grants;
   }
 
-  async replaceGrants(
-    trx: Knex.Transaction,
-    organizationId: string,
-    documentId: string,
-    agentIds: string[],
-    now: Date,
-  ): Promise<void> {
-    await trx('kb_document_grants').where({ document_id: documentId, organization_id: organizationId }).delete();
+  async replaceGrants(organizationId: string, documentId: string, agentIds: string[], now: Date): Promise<void> {
+    await this.db('kb_document_grants').where({ document_id: documentId, organization_id: organizationId }).delete();
     if (agentIds.length === 0) return;
-    await trx('kb_document_grants').insert(
+    await this.db('kb_document_grants').insert(
       agentIds.map((agentId) => ({
         document_id: documentId,
         agent_id: agentId,

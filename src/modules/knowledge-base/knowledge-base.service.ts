@@ -1,6 +1,6 @@
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { paginationQuery, type Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
@@ -49,8 +49,8 @@ export class KnowledgeBaseService {
     const input = parseBody(CreateDocumentSchema, body);
     const now = this.clock.now();
     const placeholder = input.content === '';
-    const row = await this.db.transaction(async (trx) => {
-      const created = await this.documents.insert(trx, {
+    const row = await inTransaction(this.db, async (trx) => {
+      const created = await this.documents.with(trx).insert({
         organization_id: agent.organization_id,
         agent_id: agent.id,
         scope: 'agent',
@@ -81,15 +81,15 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
-    const row = await this.db.transaction(async (trx) => {
-      const current = await this.documents.lock(trx, agent.organization_id, documentId);
+    const row = await inTransaction(this.db, async (trx) => {
+      const current = await this.documents.with(trx).lock(agent.organization_id, documentId);
       if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
       const contentChanged = input.content !== undefined && input.content !== current.content;
       const titleChanged = input.title !== undefined && input.title !== current.title;
       if (!contentChanged && !titleChanged) return current;
       const pipeline = current.chunk_source === 'pipeline';
       const reprocess = contentChanged && pipeline && (input.content === '' ? 'await-client-chunks' : true);
-      const updated = await this.documents.update(trx, current, input, reprocess, this.clock.now());
+      const updated = await this.documents.with(trx).update(current, input, reprocess, this.clock.now());
       if (reprocess === true) await this.jobs.enqueue(current.id, trx);
       return updated;
     });
@@ -112,7 +112,10 @@ export class KnowledgeBaseService {
   async deleteChunks(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
-    await this.documents.deleteChunks(agent.organization_id, documentId, this.clock.now());
+    const now = this.clock.now();
+    await inTransaction(this.db, (trx) =>
+      this.documents.with(trx).deleteChunks(agent.organization_id, documentId, now),
+    );
   }
 
   /**
@@ -129,11 +132,11 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const { chunks } = parseBody(CreateChunksSchema, body);
-    const data = await this.db.transaction(async (trx) => {
-      const document = await this.documents.lock(trx, agent.organization_id, documentId);
+    const data = await inTransaction(this.db, async (trx) => {
+      const document = await this.documents.with(trx).lock(agent.organization_id, documentId);
       if (!document || document.agent_id !== agent.id) throw new NotFoundError('Document');
       const indexes = chunks.map((c) => c.chunk_index);
-      const taken = new Set(await this.documents.takenChunkIndexes(trx, document.id, indexes));
+      const taken = new Set(await this.documents.with(trx).takenChunkIndexes(document.id, indexes));
       if (taken.size > 0) {
         throw new ConflictError(
           'The document already has chunks with these chunk_index values; delete its chunks first',
@@ -143,7 +146,7 @@ export class KnowledgeBaseService {
         );
       }
       const tsConfig = textSearchConfig(document.language ?? (agent.language as string | null));
-      return this.documents.insertClientChunks(trx, document, chunks, tsConfig, this.clock.now());
+      return this.documents.with(trx).insertClientChunks(document, chunks, tsConfig, this.clock.now());
     });
     return { data, inserted_count: data.length };
   }

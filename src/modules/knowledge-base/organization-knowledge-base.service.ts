@@ -41,8 +41,8 @@ export class OrganizationKnowledgeBaseService {
     const input = parseBody(CreateOrganizationDocumentSchema, body);
     await this.assertAgentsOf(orgId, input.agent_ids);
     const now = this.clock.now();
-    const row = await this.db.transaction(async (trx) => {
-      const created = await this.documents.insert(trx, {
+    const row = await inTransaction(this.db, async (trx) => {
+      const created = await this.documents.with(trx).insert({
         organization_id: orgId,
         agent_id: null,
         scope: 'organization',
@@ -52,7 +52,7 @@ export class OrganizationKnowledgeBaseService {
         created_at: now,
         updated_at: now,
       });
-      await this.documents.replaceGrants(trx, orgId, created.id, input.agent_ids, now);
+      await this.documents.with(trx).replaceGrants(orgId, created.id, input.agent_ids, now);
       await this.jobs.enqueue(created.id, trx);
       return created;
     });
@@ -70,8 +70,8 @@ export class OrganizationKnowledgeBaseService {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
     const input = parseBody(UpdateOrganizationDocumentSchema, body);
-    await this.db.transaction(async (trx) => {
-      const current = await this.documents.lock(trx, orgId, documentId);
+    await inTransaction(this.db, async (trx) => {
+      const current = await this.documents.with(trx).lock(orgId, documentId);
       if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
       const changes = Object.fromEntries(
         Object.entries(input).filter(
@@ -80,7 +80,7 @@ export class OrganizationKnowledgeBaseService {
       );
       if (Object.keys(changes).length === 0) return;
       const reprocess = 'content' in changes || 'language' in changes;
-      await this.documents.update(trx, current, changes, reprocess, this.clock.now());
+      await this.documents.with(trx).update(current, changes, reprocess, this.clock.now());
       if (reprocess) await this.jobs.enqueue(current.id, trx);
     });
     return this.get(auth, orgId, documentId);
@@ -101,9 +101,9 @@ export class OrganizationKnowledgeBaseService {
     await inTransaction(this.db, async (trx) => {
       // Concurrent replacements queue on the document row (the resource of the lock order in
       // src/db/locks.ts), so each one deletes and inserts alone and the last one wins.
-      if (!(await this.documents.lock(trx, orgId, documentId))) throw new NotFoundError('Document');
+      if (!(await this.documents.with(trx).lock(orgId, documentId))) throw new NotFoundError('Document');
       try {
-        await this.documents.replaceGrants(trx, orgId, documentId, agent_ids, this.clock.now());
+        await this.documents.with(trx).replaceGrants(orgId, documentId, agent_ids, this.clock.now());
       } catch (error) {
         // An agent deleted after the check above.
         if (isForeignKeyViolation(error)) await this.assertAgentsOf(orgId, agent_ids);

@@ -30,6 +30,22 @@ export type DeliveryRow = {
   updated_at: Date;
 };
 
+/** Every column of a DeliveryRow; queries select these, never `*`. */
+const DELIVERY_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'event_id',
+  'event_type',
+  'target_kind',
+  'target_url',
+  'status',
+  'attempt_count',
+  'last_attempt_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DeliveryRow)[];
+
 export type AttemptRow = {
   delivery_id: string;
   attempt_number: number;
@@ -61,26 +77,26 @@ export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[] };
 export class WebhookDeliveryRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): WebhookDeliveryRepository {
+    return new WebhookDeliveryRepository(trx);
+  }
+
   /** The event, locked for this transaction so two dispatchers of one event take turns. */
-  async lockEvent(trx: Knex.Transaction, eventId: string): Promise<EventRow | undefined> {
-    return trx('events')
+  async lockEvent(eventId: string): Promise<EventRow | undefined> {
+    return this.db('events')
       .where({ id: eventId })
       .forUpdate()
       .first('id', 'organization_id', 'agent_id', 'type', 'payload', 'dispatched_at');
   }
 
-  async markDispatched(trx: Knex.Transaction, eventId: string, at: Date): Promise<void> {
-    await trx('events').where({ id: eventId }).update({ dispatched_at: at });
+  async markDispatched(eventId: string, at: Date): Promise<void> {
+    await this.db('events').where({ id: eventId }).update({ dispatched_at: at });
   }
 
   /** The agent's URL, when it chose to receive `eventType`. */
-  async agentWebhookUrl(
-    trx: Knex.Transaction,
-    organizationId: string,
-    agentId: string,
-    eventType: string,
-  ): Promise<string | null> {
-    const row = await trx('agents')
+  async agentWebhookUrl(organizationId: string, agentId: string, eventType: string): Promise<string | null> {
+    const row = await this.db('agents')
       .where({ id: agentId, organization_id: organizationId })
       .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
       .first('post_call_webhook_url');
@@ -88,8 +104,8 @@ export class WebhookDeliveryRepository {
   }
 
   /** Distinct webhook URLs of the organization's members who chose `eventType`, in a stable order. */
-  async memberWebhookUrls(trx: Knex.Transaction, organizationId: string, eventType: string): Promise<string[]> {
-    const rows: { webhook_url: string }[] = await trx('memberships as m')
+  async memberWebhookUrls(organizationId: string, eventType: string): Promise<string[]> {
+    const rows: { webhook_url: string }[] = await this.db('memberships as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.organization_id', organizationId)
       .whereNotNull('u.webhook_url')
@@ -100,12 +116,7 @@ export class WebhookDeliveryRepository {
   }
 
   /** Inserts the deliveries that do not exist yet; returns the ids of the new ones. */
-  async insertDeliveries(
-    trx: Knex.Transaction,
-    event: EventRow,
-    targets: { kind: TargetKind; url: string }[],
-    at: Date,
-  ): Promise<string[]> {
+  async insertDeliveries(event: EventRow, targets: { kind: TargetKind; url: string }[], at: Date): Promise<string[]> {
     if (targets.length === 0) return [];
     const rows = targets.map((t) => ({
       organization_id: event.organization_id,
@@ -117,7 +128,7 @@ export class WebhookDeliveryRepository {
       created_at: at,
       updated_at: at,
     }));
-    const inserted: { id: string }[] = await trx('webhook_deliveries')
+    const inserted: { id: string }[] = await this.db('webhook_deliveries')
       .insert(rows)
       .onConflict(['event_id', 'target_url'])
       .ignore()
@@ -130,7 +141,7 @@ export class WebhookDeliveryRepository {
     return this.db('webhook_deliveries as d')
       .join('events as e', 'e.id', 'd.event_id')
       .where('d.id', deliveryId)
-      .first('d.*', 'e.payload');
+      .first(...DELIVERY_COLUMNS.map((column) => `d.${column}`), 'e.payload');
   }
 
   /** The receiver of each delivery (organization and URL origin): what per-target limits count. */
@@ -149,20 +160,20 @@ export class WebhookDeliveryRepository {
    * Records one attempt and its outcome on the delivery. The delivery row is locked, so numbering is
    * gapless; an attempt already recorded for this job (a re-run after a crash) is not recorded again.
    */
-  async recordAttempt(trx: Knex.Transaction, delivery: DeliveryRow, attempt: NewAttempt): Promise<void> {
-    const locked = await trx('webhook_deliveries')
+  async recordAttempt(delivery: DeliveryRow, attempt: NewAttempt): Promise<void> {
+    const locked = await this.db('webhook_deliveries')
       .where({ id: delivery.id, organization_id: delivery.organization_id })
       .forUpdate()
       .first('attempt_count');
-    if (!locked || (await trx('webhook_delivery_attempts').where({ job_id: attempt.job_id }).first('id'))) return;
+    if (!locked || (await this.db('webhook_delivery_attempts').where({ job_id: attempt.job_id }).first('id'))) return;
     const attemptNumber = (locked.attempt_count as number) + 1;
-    await trx('webhook_delivery_attempts').insert({
+    await this.db('webhook_delivery_attempts').insert({
       ...attempt,
       delivery_id: delivery.id,
       organization_id: delivery.organization_id,
       attempt_number: attemptNumber,
     });
-    await trx('webhook_deliveries').where({ id: delivery.id, organization_id: delivery.organization_id }).update({
+    await this.db('webhook_deliveries').where({ id: delivery.id, organization_id: delivery.organization_id }).update({
       attempt_count: attemptNumber,
       status: attempt.status,
       last_attempt_at: attempt.attempted_at,
@@ -179,7 +190,7 @@ export class WebhookDeliveryRepository {
   ): Promise<Page<DeliveryWithAttempts>> {
     const query = this.db('webhook_deliveries').where({ organization_id: organizationId, agent_id: agentId });
     if (filter.status) query.where({ status: filter.status });
-    const result = await paginate<DeliveryRow>(query.select('*'), page, [
+    const result = await paginate<DeliveryRow>(query.select(DELIVERY_COLUMNS), page, [
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ]);
@@ -193,14 +204,14 @@ export class WebhookDeliveryRepository {
   async find(organizationId: string, agentId: string, deliveryId: string): Promise<DeliveryWithAttempts | undefined> {
     const row: DeliveryRow | undefined = await this.db('webhook_deliveries')
       .where({ id: deliveryId, organization_id: organizationId, agent_id: agentId })
-      .first();
+      .first(DELIVERY_COLUMNS);
     if (!row) return undefined;
     return { ...row, attempts: (await this.attemptsOf(organizationId, [row.id])).get(row.id) ?? [] };
   }
 
   /** A redelivery was asked for: the delivery is pending again until its attempt is recorded. */
-  async markPending(trx: Knex.Transaction, organizationId: string, deliveryId: string, at: Date): Promise<void> {
-    await trx('webhook_deliveries')
+  async markPending(organizationId: string, deliveryId: string, at: Date): Promise<void> {
+    await this.db('webhook_deliveries')
       .where({ id: deliveryId, organization_id: organizationId })
       .update({ status: 'pending', updated_at: at });
   }

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
@@ -36,8 +36,8 @@ export class WebhookDeliveryService {
     const delivery = await this.deliveries.find(agent.organization_id, agent.id, deliveryId);
     if (!delivery) throw new NotFoundError('Webhook delivery');
     const at = this.clock.now();
-    await this.db.transaction(async (trx) => {
-      await this.deliveries.markPending(trx, agent.organization_id, delivery.id, at);
+    await inTransaction(this.db, async (trx) => {
+      await this.deliveries.with(trx).markPending(agent.organization_id, delivery.id, at);
       await this.dispatcher.enqueueSend(trx, { deliveryId: delivery.id, trigger: 'redelivery' });
     });
     return toDelivery({ ...delivery, status: 'pending', updated_at: at });

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
@@ -46,14 +46,15 @@ export class WebhookDispatcher {
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const event = await this.deliveries.lockEvent(trx, eventId);
+    await inTransaction(this.db, async (trx) => {
+      const deliveries = this.deliveries.with(trx);
+      const event = await deliveries.lockEvent(eventId);
       if (!event || event.dispatched_at) return;
-      const targets = await this.targetsOf(trx, event);
+      const targets = await this.targetsOf(deliveries, event);
       const at = this.clock.now();
-      const created = await this.deliveries.insertDeliveries(trx, event, targets, at);
+      const created = await deliveries.insertDeliveries(event, targets, at);
       for (const deliveryId of created) await this.enqueueSend(trx, { deliveryId, trigger: 'event' });
-      await this.deliveries.markDispatched(trx, event.id, at);
+      await deliveries.markDispatched(event.id, at);
     });
   }
 
@@ -74,8 +75,8 @@ export class WebhookDispatcher {
       ...signatureHeaders(signingSecrets(secret, attemptedAt), delivery.event_id, attemptedAt, body),
     };
     const outcome = await this.attempt(delivery.target_url, headers, body);
-    await this.db.transaction((trx) =>
-      this.deliveries.recordAttempt(trx, delivery, {
+    await inTransaction(this.db, (trx) =>
+      this.deliveries.with(trx).recordAttempt(delivery, {
         ...outcome,
         job_id: jobId,
         trigger: job.trigger,
@@ -98,14 +99,17 @@ export class WebhookDispatcher {
    * The agent's URL (for an event of an agent) and the members' URLs, each only when its owner
    * chose the event's type. One URL appearing twice is one delivery.
    */
-  private async targetsOf(trx: Knex.Transaction, event: EventRow): Promise<{ kind: TargetKind; url: string }[]> {
+  private async targetsOf(
+    deliveries: WebhookDeliveryRepository,
+    event: EventRow,
+  ): Promise<{ kind: TargetKind; url: string }[]> {
     const targets: { kind: TargetKind; url: string }[] = [];
     if (event.agent_id && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
-      const url = await this.deliveries.agentWebhookUrl(trx, event.organization_id, event.agent_id, event.type);
+      const url = await deliveries.agentWebhookUrl(event.organization_id, event.agent_id, event.type);
       if (url) targets.push({ kind: 'agent', url });
     }
     if ((MEMBER_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
-      for (const url of await this.deliveries.memberWebhookUrls(trx, event.organization_id, event.type)) {
+      for (const url of await deliveries.memberWebhookUrls(event.organization_id, event.type)) {
         if (!targets.some((t) => t.url === url)) targets.push({ kind: 'member', url });
       }
     }

@@ -10,6 +10,16 @@ export type WebhookSecretRow = {
   created_at: Date;
 };
 
+/** Every column of a WebhookSecretRow; queries select these, never `*`. */
+const SECRET_COLUMNS = [
+  'organization_id',
+  'secret',
+  'previous_secret',
+  'previous_secret_expires_at',
+  'rotated_at',
+  'created_at',
+] as const satisfies readonly (keyof WebhookSecretRow)[];
+
 /** The per-organization signing secret. Stored readable (signing needs it); never logged. */
 export class WebhookSecretRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
@@ -20,7 +30,7 @@ export class WebhookSecretRepository {
       .insert({ organization_id: organizationId, secret: generate(), created_at: at })
       .onConflict('organization_id')
       .ignore();
-    return this.db('organization_webhook_secrets').where({ organization_id: organizationId }).first();
+    return this.db('organization_webhook_secrets').where({ organization_id: organizationId }).first(SECRET_COLUMNS);
   }
 
   /** The current secret becomes the previous one (signing until `previousExpiresAt`); one row update. */
@@ -33,7 +43,7 @@ export class WebhookSecretRepository {
         secret,
         rotated_at: at,
       })
-      .returning('*');
+      .returning(SECRET_COLUMNS);
     return row;
   }
 }

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/knex.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
 import type { SendJob } from './webhook-dispatcher.js';
@@ -154,7 +154,7 @@ export class WebhookSendPool {
   /** The same attempt as a new job after `delaySeconds`; the old one completes in the same transaction. */
   private async putBack({ job }: Held, delaySeconds: number): Promise<void> {
     try {
-      await this.db.transaction(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         await this.queue.send(WEBHOOK_SEND_QUEUE, job.data, { trx, startAfter: delaySeconds });
         await this.queue.complete(WEBHOOK_SEND_QUEUE, job.id, trx);
       });

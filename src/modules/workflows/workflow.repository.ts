@@ -7,6 +7,11 @@ export type WorkflowRow = { id: string; workflow: Workflow | null; workflow_upda
 export class WorkflowRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): WorkflowRepository {
+    return new WorkflowRepository(trx);
+  }
+
   /**
    * The agent's tool names. FOR SHARE holds the rows until the transaction ends, so a tool cannot
    * be deleted between this check and the write of a workflow that names it.

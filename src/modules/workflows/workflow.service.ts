@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
-import { WorkflowRepository, type WorkflowRow } from './workflow.repository.js';
+import type { WorkflowRepository, WorkflowRow } from './workflow.repository.js';
 import type { Workflow } from './workflow.schemas.js';
 
 export type WorkflowRecord = { agent_id: string; workflow: Workflow | null; updated_at: Date };
@@ -18,6 +18,7 @@ function toRecord(row: WorkflowRow): WorkflowRecord {
 export class WorkflowService {
   constructor(
     private readonly db: Db,
+    private readonly workflows: WorkflowRepository,
     private readonly access: AgentAccess,
     private readonly versions: AgentVersionRecorder,
     private readonly clock: Clock,
@@ -36,7 +37,7 @@ export class WorkflowService {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
     const record = await inTransaction(this.db, async (trx) => {
-      const repository = new WorkflowRepository(trx);
+      const repository = this.workflows.with(trx);
       // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
       await lockAgent(trx, agent);
       const details = [...input.details];
