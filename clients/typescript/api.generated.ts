@@ -1551,7 +1551,8 @@ export interface components {
       /** Format: uuid */
       event_id: string;
       /** @enum {string} */
-      event_type: 'call.completed' | 'employee.forwarding_created';
+      event_type:
+        'call.completed' | 'employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed';
       /** @description The `webhook-id` header: stable for the event, the same on every attempt */
       webhook_id: string;
       /**

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -32,6 +34,7 @@ async function expectRefused(body: Record<string, unknown>, field: string) {
 async function expectAccepted(body: Record<string, unknown>) {
   const id = await newAgent();
   const res = await patch(id, body).expect(200);
+  expectSchema(res, AgentSchema);
   for (const [key, value] of Object.entries(body)) expect(res.body[key]).toEqual(value);
   const row = await stored(id);
   for (const [key, value] of Object.entries(body)) expect(row[key]).toEqual(value);
@@ -78,15 +81,18 @@ describe('PATCH /v1/agents/{agentId}', () => {
       aic_enhancement_enabled: true,
     };
     const res = await patch(id, body).expect(200);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({ ...body, id, organization_id: w.orgId, updated_at: '2026-11-23T10:00:00.000Z' });
     expect(res.body).not.toHaveProperty('workflow');
     const get = await ctx.http.get(`/v1/agents/${id}`).set('X-API-Key', w.key).expect(200);
+    expectSchema(get, AgentSchema);
     expect(get.body).toEqual(res.body);
   });
 
   it('changes only the fields sent', async () => {
     const id = await newAgent({ language: 'de', greeting: 'Hallo' });
     const res = await patch(id, { greeting: 'Moin' }).expect(200);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({ greeting: 'Moin', language: 'de', name: 'Agent' });
   });
 

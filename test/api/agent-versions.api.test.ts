@@ -6,6 +6,9 @@ import {
 } from '../../src/modules/agent-versions/agent-version.schemas.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -42,12 +45,14 @@ function workflow(steps: { id: string; tools?: string[]; next?: string[] }[]) {
 async function newAgent(): Promise<string> {
   const res = await send('post', '/v1/agents', { name: 'Versioned', phone_number: ctx.build.phone(), prompt: 'v1' });
   expect(res.status).toBe(201);
+  expectSchema(res, AgentSchema);
   return res.body.id as string;
 }
 
 async function list(agentId: string, key = w.key): Promise<Summary[]> {
   const res = await ctx.http.get(versions(agentId)).query({ limit: '100' }).set('X-API-Key', key);
   expect(res.status).toBe(200);
+  expectSchema(res, paginated(AgentVersionSummarySchema));
   return res.body.data;
 }
 
@@ -83,7 +88,7 @@ describe('agent configuration versions', () => {
       [2, 'agent.updated'],
       [1, 'agent.created'],
     ]);
-    for (const v of data) expect(AgentVersionSummarySchema.safeParse(v).success).toBe(true);
+    for (const v of data) expectSchema({ body: v }, AgentVersionSummarySchema);
     const prefix = (await ctx.db('api_keys').where({ id: w.keyId }).first('key_prefix')).key_prefix;
     expect(data[0].actor).toEqual({ type: 'api_key', user_id: null, key_prefix: prefix });
 
@@ -91,7 +96,7 @@ describe('agent configuration versions', () => {
       .get(`${versions(agentId)}/5`)
       .set('X-API-Key', w.key)
       .expect(200);
-    expect(AgentVersionSchema.safeParse(v5.body).success).toBe(true);
+    expectSchema(v5, AgentVersionSchema);
     expect(v5.body.configuration).toMatchObject({
       prompt: 'v2',
       greeting_variants: [{ greeting: 'Moin', tag: 'north' }],
@@ -151,6 +156,7 @@ describe('agent configuration versions', () => {
     for (const p of ['a', 'b', 'c']) await send('patch', `/v1/agents/${agentId}`, { prompt: p }).expect(200);
     const res = await ctx.http.get(versions(agentId)).query({ limit: '2', page: '2' }).set('X-API-Key', w.key);
     expect(res.status).toBe(200);
+    expectSchema(res, paginated(AgentVersionSummarySchema));
     expect(res.body.pagination).toEqual({ page: 2, limit: 2, total: 4, pages: 2 });
     expect(res.body.data.map((v: Summary) => v.version)).toEqual([2, 1]);
   });
@@ -199,7 +205,7 @@ describe('GET /v1/agents/{agentId}/versions/{a}/diff/{b}', () => {
 
     const res = await ctx.http.get(`${versions(agentId)}/3/diff/6`).set('X-API-Key', w.key);
     expect(res.status).toBe(200);
-    expect(AgentVersionDiffSchema.safeParse(res.body).success).toBe(true);
+    expectSchema(res, AgentVersionDiffSchema);
     const byPath = Object.fromEntries(res.body.changes.map((c: { path: string }) => [c.path, c]));
     expect(byPath['prompt']).toEqual({ op: 'changed', path: 'prompt', old_value: 'v1', new_value: 'v2' });
     expect(byPath['tools.lookup.config.url']).toMatchObject({ op: 'changed', new_value: 'https://crm.example.com/b' });
@@ -260,6 +266,7 @@ describe('POST /v1/agents/{agentId}/versions/{n}/restore', () => {
 
     const res = await send('post', `${versions(agentId)}/5/restore`);
     expect(res.status).toBe(201);
+    expectSchema(res, AgentVersionSchema);
     expect(res.body).toMatchObject({ version: 11, change: 'version.restored', restored_from: 5 });
     const v5 = await ctx.http
       .get(`${versions(agentId)}/5`)

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
 
 // As in production: WEBHOOK_ALLOW_PRIVATE_TARGETS is off, so local and private targets are refused.
 let ctx: TestContext;
@@ -45,6 +47,7 @@ describe('post_call_webhook_url without private targets allowed', () => {
 
   it('accepts a public https URL', async () => {
     const res = await patch(w.agentId, { post_call_webhook_url: 'https://hooks.example.com/calls' }).expect(200);
+    expectSchema(res, AgentSchema);
     expect(res.body.post_call_webhook_url).toBe('https://hooks.example.com/calls');
   });
 });

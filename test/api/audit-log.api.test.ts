@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntrySchema } from '../../src/modules/audit-log/audit-log.schemas.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
 
 let ctx: TestContext;
 let w: World;
@@ -31,6 +33,7 @@ function auditLog(query: Record<string, string> = {}, orgId = w.orgId, key = w.k
 async function entriesFor(requestId: string): Promise<Entry[]> {
   const res = await auditLog({ limit: '100' });
   expect(res.status).toBe(200);
+  expectSchema(res, paginated(AuditEntrySchema));
   return (res.body.data as Entry[]).filter((e) => e.request_id === requestId);
 }
 
@@ -56,7 +59,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
       resource_type: 'tools',
       actor: { type: 'api_key', user_id: null, key_prefix: await keyPrefix() },
     });
-    expect(AuditEntrySchema.safeParse(entry).success).toBe(true);
+    expectSchema({ body: entry }, AuditEntrySchema);
   });
 
   it('records a single-statement write (contact create) and never stores the body', async () => {
@@ -104,6 +107,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
     expect(removed.status).toBe(204);
     const res = await auditLog({ agent_id: agent.id });
     expect(res.status).toBe(200);
+    expectSchema(res, paginated(AuditEntrySchema));
     expect((res.body.data as Entry[]).map((e) => [e.action, e.request_id])).toEqual([
       ['agents.delete', 'audit-agent-delete'],
       ['agents.update', 'audit-agent-patch'],
@@ -134,6 +138,7 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
     const from = new Date(t0.getTime() + 1500).toISOString();
     const res = await auditLog({ action: 'agents.tools.create', actor: await keyPrefix(), from, limit: '1' });
     expect(res.status).toBe(200);
+    expectSchema(res, paginated(AuditEntrySchema));
     expect(res.body.pagination).toMatchObject({ total: 2, pages: 2, limit: 1 });
     expect(res.body.data[0].created_at).toBe(new Date(t0.getTime() + 3000).toISOString());
     const byUser = await auditLog({ actor: w.userId, action: 'agents.tools.create' });

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { CallSchema } from '../../src/modules/calls/call.schemas.js';
+import { CallPageSchema } from '../../src/modules/calls/call.openapi.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -21,6 +24,7 @@ async function report(world: World, at: string, fields: Record<string, unknown> 
     .set('X-API-Key', world.key)
     .send({ call_id: `c-${Math.random().toString(36).slice(2)}`, duration: 30, ...fields })
     .expect(201);
+  expectSchema(res, CallSchema);
   return res.body.id as string;
 }
 
@@ -29,6 +33,7 @@ async function list(world: World, query: string): Promise<ListBody> {
     .get(`${calls(world.agentId)}?${query}`)
     .set('X-API-Key', world.key)
     .expect(200);
+  expectSchema(res, CallPageSchema);
   return res.body as ListBody;
 }
 

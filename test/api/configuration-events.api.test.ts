@@ -6,6 +6,12 @@ import {
 } from '../../src/modules/webhooks/webhook-payload.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
+import { DocumentSchema } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
+import { MeSchema } from '../../src/modules/me/me.schemas.js';
+import { WebhookDeliverySchema } from '../../src/modules/webhooks/webhook-delivery.schemas.js';
 import { runKnowledgeBaseJobs } from '../support/knowledge-base.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
@@ -40,12 +46,14 @@ describe('event-type selection per receiving URL', () => {
     const agent = await asKey(ctx.http.post('/v1/agents'))
       .send({ name: 'Defaults', phone_number: ctx.build.phone(), post_call_webhook_url: agentUrl })
       .expect(201);
+    expectSchema(agent, AgentSchema);
     expect(agent.body.post_call_webhook_events).toEqual(['call.completed']);
     const me = await ctx.http
       .patch('/v1/me')
       .set('Authorization', `Bearer ${w.token}`)
       .send({ webhook_url: memberUrl })
       .expect(200);
+    expectSchema(me, MeSchema);
     expect(me.body.webhook_events).toEqual(['employee.forwarding_created']);
     await asKey(ctx.http.patch(`/v1/agents/${agent.body.id}`))
       .send({ prompt: 'changed' })
@@ -76,9 +84,10 @@ describe('event-type selection per receiving URL', () => {
       ['agent.updated', 1, 'agent.created'],
       ['agent.updated', 2, 'agent.updated'],
     ]);
-    expect(AgentUpdatedPayloadSchema.safeParse(received[1]).success).toBe(true);
+    expectSchema({ body: received[1] }, AgentUpdatedPayloadSchema);
     expect(receiver.requestsTo(url)[1]!.headers['webhook-signature']).toMatch(/^v1,/);
     const log = await asKey(ctx.http.get(`/v1/agents/${agent.body.id}/webhook-deliveries`)).expect(200);
+    expectSchema(log, paginated(WebhookDeliverySchema));
     expect(log.body.data.map((d: { event_type: string }) => d.event_type)).toContain('agent.updated');
   });
 
@@ -92,6 +101,7 @@ describe('event-type selection per receiving URL', () => {
     const ready = await asKey(ctx.http.post(`/v1/agents/${w.agentId}/knowledge-base`))
       .send({ title: 'Opening hours', content: 'We are open Monday to Friday from 8 to 17.' })
       .expect(201);
+    expectSchema(ready, DocumentSchema);
     const empty = await asKey(ctx.http.post(`/v1/agents/${w.agentId}/knowledge-base`))
       .send({ title: 'Empty', content: '   ' })
       .expect(201);
@@ -99,8 +109,8 @@ describe('event-type selection per receiving URL', () => {
     const received = bodies(url);
     const readyEvent = received.find((b) => b.event === 'kb.document.ready');
     const failedEvent = received.find((b) => b.event === 'kb.document.failed');
-    expect(KbDocumentReadyPayloadSchema.safeParse(readyEvent).success).toBe(true);
-    expect(KbDocumentFailedPayloadSchema.safeParse(failedEvent).success).toBe(true);
+    expectSchema({ body: readyEvent }, KbDocumentReadyPayloadSchema);
+    expectSchema({ body: failedEvent }, KbDocumentFailedPayloadSchema);
     expect(readyEvent).toMatchObject({
       document: { id: ready.body.id, title: 'Opening hours', agent_id: w.agentId, status: 'ready' },
     });

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintOf } from '../../src/modules/idempotency/idempotency.service.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { CreatedApiKeySchema } from '../../src/modules/api-keys/api-key.schemas.js';
+import { ContactSchema } from '../../src/modules/contacts/contact.schemas.js';
 
 let ctx: TestContext;
 let w: World;
@@ -27,10 +30,12 @@ describe('Idempotency-Key on POST', () => {
   it('runs the first request and replays its status and body for the same request, doing nothing again', async () => {
     const key = randomUUID();
     const first = await create(key, { customer_name: 'Once' }).expect(201);
+    expectSchema(first, ContactSchema);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const again = await create(key, { customer_name: 'Once' }).expect(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.headers['content-type']).toMatch(/application\/json/);
+    expectSchema(again, ContactSchema);
     expect(again.body).toEqual(first.body);
     expect(await contactsNamed('Once')).toEqual({ n: 1 });
   });
@@ -125,6 +130,7 @@ describe('Idempotency-Key on POST', () => {
       .set('Idempotency-Key', key)
       .send({ note: 'n1' })
       .expect(200);
+    expectSchema(first, ContactSchema);
     const again = await ctx.http
       .patch(path)
       .set('X-API-Key', w.key)
@@ -179,6 +185,8 @@ describe('Idempotency-Key on API-key management', () => {
       ctx.http.post('/v1/api-keys').set('Authorization', `Bearer ${w.token}`).set('Idempotency-Key', key).send(body);
     const first = await send().expect(201);
     const second = await send().expect(201);
+    expectSchema(first, CreatedApiKeySchema);
+    expectSchema(second, CreatedApiKeySchema);
     expect(second.headers['idempotent-replayed']).toBeUndefined();
     expect(second.body.id).not.toBe(first.body.id);
     expect(await ctx.db('idempotency_keys').where({ idempotency_key: key }).count({ n: '*' }).first()).toEqual({

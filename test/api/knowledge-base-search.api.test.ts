@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import {
+  DocumentSchema,
+  OrganizationDocumentSchema,
+  SearchResultSchema,
+} from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 import { loadCorpus, runKnowledgeBaseJobs } from '../support/knowledge-base.js';
 
 type Hit = {
@@ -29,6 +35,7 @@ async function addCorpus(agentId: string, language: 'de' | 'en') {
       .set('X-API-Key', w.key)
       .send({ title: doc.title, content: doc.content })
       .expect(201);
+    expectSchema(res, DocumentSchema);
     documentIds.set(`${agentId}:${doc.title}`, res.body.id);
   }
 }
@@ -39,6 +46,7 @@ async function ask(agentId: string, query: string, topK?: number): Promise<Hit[]
     .set('X-API-Key', w.key)
     .send({ query, ...(topK ? { top_k: topK } : {}) })
     .expect(200);
+  expectSchema(res, SearchResultSchema);
   return res.body.data;
 }
 
@@ -154,6 +162,7 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
       .set('Authorization', `Bearer ${w.token}`)
       .send({ title: 'Company cars', content: 'Our service vans are electric.', language: 'en', agent_ids: [german] })
       .expect(201);
+    expectSchema(granted, OrganizationDocumentSchema);
     await ctx.http
       .post(`/v1/organization/${w.orgId}/knowledge-base`)
       .set('Authorization', `Bearer ${w.token}`)

@@ -31,9 +31,6 @@ const workflowNaming = (tool: string) => ({
   steps: [step('start', ['end'], [tool]), step('end', [])],
 });
 
-async function freshAgent(): Promise<string> {
-  return (await ctx.build.agent(w.orgId)).id;
-}
 async function createTool(agentId: string, name: string, extra: Record<string, unknown> = {}) {
   const res = await ctx.http
     .post(`${agentPath(agentId)}/tools`)
@@ -57,7 +54,7 @@ function expectNo5xx(...responses: { status: number; body: unknown }[]) {
 
 describe('workflow PUT against tool writes', () => {
   it('workflow PUT vs tool DELETE: no 5xx, and the workflow never names a deleted tool', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       await ctx.http
         .put(`${agentPath(agentId)}/workflow`)
@@ -82,7 +79,7 @@ describe('workflow PUT against tool writes', () => {
   });
 
   it('workflow PUT vs tool PATCH (rename): no 5xx, and every tool the workflow names exists', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       await ctx.http
         .put(`${agentPath(agentId)}/workflow`)
@@ -114,7 +111,7 @@ describe('forwarding slots', () => {
     ctx.db('forwarding_slots').where({ agent_id: agentId }).orderBy('slotnummer').select('slotnummer', 'cases');
 
   it('slot PUT vs slot DELETE: no 5xx, and the slots are exactly the PUT payload', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       const created = await ctx.http
         .post(`${agentPath(agentId)}/forwarding-slots`)
@@ -144,7 +141,7 @@ describe('forwarding slots', () => {
   });
 
   it('slot PUTs with the agent id in mixed case serialise: exactly one payload wins each round', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const spellings = [agentId, agentId.toUpperCase()];
     for (let round = 0; round < ROUNDS; round++) {
       const payloads = Array.from({ length: 10 }, (_, p) =>
@@ -172,7 +169,7 @@ describe('forwarding slots', () => {
 
 describe('employees and tools', () => {
   it('employee DELETE vs a tool linking the employee: no 5xx, and no tool links a deleted employee', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       const employee = await ctx.http
         .post(`${agentPath(agentId)}/employees`)
@@ -203,7 +200,7 @@ describe('employees and tools', () => {
   });
 
   it('employee DELETE vs a tool PATCH linking the employee: no 5xx, and no dangling link', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       const employee = await ctx.http
         .post(`${agentPath(agentId)}/employees`)
@@ -229,7 +226,7 @@ describe('employees and tools', () => {
     }
   });
   it("employee PATCH of the phone vs a tool linking the employee: the tool ends with the employee's number", async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     for (let round = 0; round < ROUNDS; round++) {
       const employee = await ctx.http
         .post(`${agentPath(agentId)}/employees`)
@@ -261,7 +258,7 @@ describe('employees and tools', () => {
 describe('organization knowledge base grants', () => {
   it('ten concurrent grants PUTs: all 200, and the grants are exactly one of the payloads', async () => {
     const agents = [w.agentId];
-    for (let i = 0; i < 4; i++) agents.push(await freshAgent());
+    for (let i = 0; i < 4; i++) agents.push(await ctx.build.freshAgent(w.orgId));
     const created = await ctx.http
       .post(`/v1/organization/${w.orgId}/knowledge-base`)
       .set('Authorization', `Bearer ${w.token}`)

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
+import { AgentStatusSchema } from '../../src/modules/agents/agent.openapi.js';
 
 let ctx: TestContext;
 let w: World;
@@ -35,10 +38,11 @@ describe('schedule exceptions through PATCH /v1/agents/{agentId} and GET .../sta
     };
     const res = await patch(id, { schedule });
     expect(res.status).toBe(200);
+    expectSchema(res, AgentSchema);
     expect(res.body.schedule).toEqual(schedule);
 
     ctx.clock.set('2026-12-04T09:00:00Z'); // Friday 10:00, the party
-    expect((await status(id)).body).toMatchObject({
+    expect(expectSchema(await status(id).expect(200), AgentStatusSchema)).toMatchObject({
       is_within_schedule: false,
       reason: 'exception',
       exception: { date: '2026-12-04', closed: true, note: 'Company party' },
@@ -54,7 +58,11 @@ describe('schedule exceptions through PATCH /v1/agents/{agentId} and GET .../sta
     ctx.clock.set('2026-12-25T10:00:00Z'); // Christmas Day 11:00: a holiday, opened by the exception
     expect((await status(id)).body).toMatchObject({ is_within_schedule: true, reason: 'exception', is_holiday: true });
     ctx.clock.set('2026-12-26T10:00:00Z'); // Boxing Day: the holiday decides
-    expect((await status(id)).body).toMatchObject({ is_within_schedule: false, reason: 'holiday', exception: null });
+    expect(expectSchema(await status(id).expect(200), AgentStatusSchema)).toMatchObject({
+      is_within_schedule: false,
+      reason: 'holiday',
+      exception: null,
+    });
     ctx.clock.set('2026-12-25T14:00:00Z'); // after the Christmas hours: closed until after the bridge days
     expect((await status(id)).body.next_change_at).toBe('2026-12-31T07:00:00.000Z');
     ctx.clock.set('2026-12-31T09:00:00Z');

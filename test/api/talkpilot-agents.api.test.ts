@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
+import { AgentStatusSchema } from '../../src/modules/agents/agent.openapi.js';
 
 // Vacation mode, "the common operation" of TalkPilot's getting-started page and example files.
 let ctx: TestContext;
@@ -34,12 +37,14 @@ describe('TalkPilot vacation mode', () => {
       vacation_end: '2026-04-01T00:00:00Z',
       vacation_notdienst: true,
     }).expect(200);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({
       vacation_mode: true,
       vacation_end: '2026-04-01T00:00:00.000Z',
       vacation_notdienst: true,
     });
     const got = await ctx.http.get(agentPath(agent)).set('X-API-Key', w.key).expect(200);
+    expectSchema(got, AgentSchema);
     expect(got.body).toMatchObject({ vacation_mode: true, vacation_end: '2026-04-01T00:00:00.000Z' });
     const off = await patch(agent, { vacation_mode: false }).expect(200);
     expect(off.body.vacation_mode).toBe(false);
@@ -49,7 +54,7 @@ describe('TalkPilot vacation mode', () => {
     const { agent, backup } = await agentWithBackup();
     await patch(agent, { vacation_mode: true, vacation_end: '2026-04-01T00:00:00Z' }).expect(200);
     ctx.clock.set('2026-03-20T10:00:00Z');
-    expect((await status(agent)).body).toMatchObject({
+    expect(expectSchema(await status(agent), AgentStatusSchema)).toMatchObject({
       on_vacation: true,
       accepting_calls: false,
       routed_agent_id: backup,
@@ -107,6 +112,7 @@ describe('agent defaults', () => {
       .set('X-API-Key', w.key)
       .send({ name: 'Neu', phone_number: ctx.build.phone() })
       .expect(201);
+    expectSchema(res, AgentSchema);
     expect(res.body).toMatchObject({ vacation_mode: false, vacation_end: null, vacation_notdienst: false });
   });
 });

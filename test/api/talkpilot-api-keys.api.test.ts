@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { z } from '../../src/openapi/zod.js';
+import { ApiKeyListItemSchema, CreatedApiKeySchema } from '../../src/modules/api-keys/api-key.schemas.js';
 
 // What TalkPilot's key-management clients read from the list, and the 403 text they match.
 let ctx: TestContext;
@@ -20,10 +23,12 @@ describe('TalkPilot API key list fields', () => {
       .set('Authorization', `Bearer ${w.token}`)
       .send({ name: 'CRM-Sync', permissions: ['agents:read'] })
       .expect(201);
+    expectSchema(mine, CreatedApiKeySchema);
     const [org] = await ctx.db('organizations').where({ id: w.orgId }).select('name');
     const [me] = await ctx.db('users').where({ id: w.userId }).select('email');
 
     const res = await ctx.http.get('/v1/api-keys').set('Authorization', `Bearer ${w.token}`).expect(200);
+    expectSchema(res, z.object({ data: z.array(ApiKeyListItemSchema) }));
     const byId = new Map(res.body.data.map((k: { id: string }) => [k.id, k]));
     expect(byId.get(mine.body.id)).toMatchObject({
       organization_name: org.name,

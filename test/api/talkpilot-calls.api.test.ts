@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { CallSchema } from '../../src/modules/calls/call.schemas.js';
+import { CallPageSchema } from '../../src/modules/calls/call.openapi.js';
 
 // The call detail fields TalkPilot clients read: audio_file_url and final_score.
 let ctx: TestContext;
@@ -24,7 +27,9 @@ function intake(body: Record<string, unknown>) {
 describe('TalkPilot call fields', () => {
   it('returns audio_file_url as stored (not re-signed) and final_score in the call detail', async () => {
     const created = await intake({ call_id: 'lk-audio-1', audio_file_url: AUDIO, final_score: 8.5 }).expect(201);
+    expectSchema(created, CallSchema);
     const res = await ctx.http.get(`${calls()}/${created.body.id}`).set('X-API-Key', w.key).expect(200);
+    expectSchema(res, CallSchema);
     expect(res.body).toMatchObject({ audio_file_url: AUDIO, final_score: 8.5, duration: 95 });
     expect(typeof res.body.transcript).toBe('string');
   });
@@ -32,6 +37,7 @@ describe('TalkPilot call fields', () => {
   it('keeps the two detail-only fields out of list items, like the transcript', async () => {
     await intake({ call_id: 'lk-audio-2', audio_file_url: AUDIO, final_score: 3 }).expect(201);
     const res = await ctx.http.get(calls()).set('X-API-Key', w.key).expect(200);
+    expectSchema(res, CallPageSchema);
     expect(res.body.data.length).toBeGreaterThan(0);
     for (const item of res.body.data) {
       expect(item).not.toHaveProperty('audio_file_url');

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import {
+  ChunkSchema,
+  CreatedChunksSchema,
+  DocumentSchema,
+  SearchResultSchema,
+} from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 import { runKnowledgeBaseJobs } from '../support/knowledge-base.js';
 
 // TalkPilot's "bring your own chunks" flow, with the documented request bodies.
@@ -21,6 +29,7 @@ const embedding = (seed: number) => Array.from({ length: 1536 }, (_, i) => Math.
 
 async function document(agentId: string, content: string) {
   const res = await send('post', kb(agentId), { title: 'Preisliste 2026', content }).expect(201);
+  expectSchema(res, DocumentSchema);
   return res.body as { id: string; status: string; chunk_count: number };
 }
 
@@ -44,6 +53,7 @@ describe('TalkPilot external chunks: POST .../knowledge-base/{documentId}/chunks
         { content: 'Der Notdienst am Wochenende kostet 89 Euro Anfahrt.', chunk_index: 1, embedding: embedding(2) },
       ],
     }).expect(201);
+    expectSchema(res, CreatedChunksSchema);
     expect(res.body.inserted_count).toBe(2);
     expect(res.body.data).toEqual([
       {
@@ -62,15 +72,18 @@ describe('TalkPilot external chunks: POST .../knowledge-base/{documentId}/chunks
     expect(JSON.stringify(res.body)).not.toContain('embedding');
 
     const listed = await get(`${kb(agentId)}/${doc.id}/chunks`).expect(200);
+    expectSchema(listed, paginated(ChunkSchema));
     expect(listed.body.data.map((c: { chunk_index: number }) => c.chunk_index)).toEqual([0, 1]);
     expect(listed.body.data[0]).not.toHaveProperty('embedding');
     const [stored] = await ctx.db('kb_chunks').where({ document_id: doc.id, position: 0 }).select('embedding');
     expect(stored.embedding).toHaveLength(1536);
 
     const after = await get(`${kb(agentId)}/${doc.id}`).expect(200);
+    expectSchema(after, DocumentSchema);
     expect(after.body).toMatchObject({ status: 'ready', chunk_count: 2 });
 
     const search = await send('post', `${kb(agentId)}/search`, { query: 'Was kostet der Notdienst?' }).expect(200);
+    expectSchema(search, SearchResultSchema);
     expect(search.body.data[0]).toMatchObject({ document_id: doc.id, chunk_index: 1 });
   });
 
@@ -92,7 +105,10 @@ describe('TalkPilot external chunks: POST .../knowledge-base/{documentId}/chunks
     await send('post', `${kb(agentId)}/${doc.id}/chunks`, {
       chunks: [{ content: 'Eigener Abschnitt', chunk_index: 5 }],
     }).expect(201);
-    await send('patch', `${kb(agentId)}/${doc.id}`, { content: 'Neuer Text', status: 'completed' }).expect(200);
+    expectSchema(
+      await send('patch', `${kb(agentId)}/${doc.id}`, { content: 'Neuer Text', status: 'completed' }).expect(200),
+      DocumentSchema,
+    );
     await runKnowledgeBaseJobs(ctx);
     const chunks = await get(`${kb(agentId)}/${doc.id}/chunks`).expect(200);
     expect(chunks.body.data.map((c: { content: string }) => c.content)).toEqual(['Eigener Abschnitt']);
@@ -182,6 +198,7 @@ describe('TalkPilot knowledge-base list filter', () => {
     const ready = await document(agentId, '');
     await document(agentId, 'wartet noch');
     const res = await get(`${kb(agentId)}?status=completed`).expect(200);
+    expectSchema(res, paginated(DocumentSchema));
     expect(res.body.data.map((d: { id: string }) => d.id)).toEqual([ready.id]);
     await get(`${kb(agentId)}?status=done`).expect(400);
   });

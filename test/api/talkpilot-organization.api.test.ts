@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { z } from '../../src/openapi/zod.js';
+import { OrganizationSchema } from '../../src/modules/organizations/organization.schemas.js';
 
 // TalkPilot's organization settings, in the newer (with id) and older (without id) request forms.
 let ctx: TestContext;
@@ -26,6 +29,7 @@ describe('TalkPilot organization fields', () => {
       .set('X-API-Key', world.key)
       .send({ ...SWITCHES, auto_delete_done_calls: true })
       .expect(200);
+    expectSchema(res, OrganizationSchema);
     expect(res.body).toMatchObject({
       ...SWITCHES,
       auto_delete_done_calls: true,
@@ -34,6 +38,7 @@ describe('TalkPilot organization fields', () => {
       concurrency_overflow_number: null,
     });
     const list = await ctx.http.get('/v1/organization').set('X-API-Key', world.key).expect(200);
+    expectSchema(list, z.object({ data: z.array(OrganizationSchema) }));
     expect(list.body.data[0]).toEqual(res.body);
     expect(await ctx.db('organizations').where({ id: world.orgId }).first()).toMatchObject(SWITCHES);
   });
@@ -72,6 +77,7 @@ describe('PATCH /v1/organization without an id (older pages)', () => {
       .set('X-API-Key', w.key)
       .send({ auto_delete_done_calls: true })
       .expect(200);
+    expectSchema(res, OrganizationSchema);
     expect(res.body).toMatchObject({ id: w.orgId, auto_delete_done_calls: true });
   });
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { ToolSchema } from '../../src/modules/tools/tool.schemas.js';
 
 // TalkPilot's documented tool bodies, sent as its clients send them.
 let ctx: TestContext;
@@ -18,12 +20,11 @@ const patch = (agentId: string, id: string, body: object) =>
     .patch(`${tools(agentId)}/${id}`)
     .set('X-API-Key', w.key)
     .send(body);
-const freshAgent = async () => (await ctx.build.agent(w.orgId)).id;
 
 describe('TalkPilot tool configs: all 14 types with the documented fields', () => {
   const target = { id: '' };
   beforeAll(async () => {
-    target.id = await freshAgent();
+    target.id = await ctx.build.freshAgent(w.orgId);
   });
 
   const documented: Record<string, () => Record<string, unknown>> = {
@@ -101,7 +102,7 @@ describe('TalkPilot tool configs: all 14 types with the documented fields', () =
   };
 
   it.each(Object.keys(documented))('accepts the documented %s config and returns it', async (toolType) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await post(agentId, {
       name: `tp_${toolType}`,
       display_name: 'Werkzeug',
@@ -111,11 +112,12 @@ describe('TalkPilot tool configs: all 14 types with the documented fields', () =
       priority: 1,
       is_enabled: true,
     }).expect(201);
+    expectSchema(res, ToolSchema);
     expect(res.body.config).toMatchObject(documented[toolType]!());
   });
 
   it('fills the documented defaults of the calendar, switch_agent and resolve_contact types', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const slots = await post(agentId, {
       name: 'slots',
       description: 'd',
@@ -154,7 +156,7 @@ describe('TalkPilot tool configs: all 14 types with the documented fields', () =
       'config.headers[0]',
     ],
   ])('refuses the older http_request form: %s', async (_name, config, field) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const res = await post(agentId, { name: 'old', description: 'd', tool_type: 'http_request', config }).expect(400);
     const fields: string[] = res.body.error.details.map((d: { field: string }) => d.field);
     expect(fields.length).toBeGreaterThan(0);
@@ -168,14 +170,18 @@ describe('TalkPilot tool configs: all 14 types with the documented fields', () =
     ['a search window over 60 days', 'list_available_slots', { search_window_days: 61 }, 'config.search_window_days'],
     ['a resolve_contact sentence under 5 characters', 'resolve_contact', { ask_email: 'Mail' }, 'config.ask_email'],
   ])('refuses %s', async (_name, toolType, change, field) => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const config = { ...documented[toolType]!(), ...change };
     const res = await post(agentId, { name: 'bad', description: 'd', tool_type: toolType, config }).expect(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
   });
 
   it('refuses a tool without description with 400', async () => {
-    const res = await post(await freshAgent(), { name: 'x', tool_type: 'end_call', config: {} }).expect(400);
+    const res = await post(await ctx.build.freshAgent(w.orgId), {
+      name: 'x',
+      tool_type: 'end_call',
+      config: {},
+    }).expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'description' })]);
   });
 });
@@ -195,16 +201,18 @@ describe('TalkPilot tool PATCH', () => {
         speak_during_execution: true,
       },
     }).expect(201);
+    expectSchema(res, ToolSchema);
     return res.body;
   }
 
   it('merges config into the stored one: headers, query parameters and speak flags survive', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await httpTool(agentId);
     const res = await patch(agentId, tool.id, {
       is_enabled: false,
       config: { url: 'https://crm.example.com/api/v2/customers', method: 'GET' },
     }).expect(200);
+    expectSchema(res, ToolSchema);
     expect(res.body.is_enabled).toBe(false);
     expect(res.body.config).toEqual({
       ...tool.config,
@@ -216,7 +224,7 @@ describe('TalkPilot tool PATCH', () => {
   });
 
   it('removes a config field sent as null (its default applies again)', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await httpTool(agentId);
     const res = await patch(agentId, tool.id, { config: { query_params: null, timeout: null } }).expect(200);
     expect(res.body.config).toMatchObject({ query_params: [], timeout: '5000', speak_during_execution: true });
@@ -224,7 +232,7 @@ describe('TalkPilot tool PATCH', () => {
   });
 
   it('accepts tool_type sent back unchanged and refuses another one, writing nothing', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await httpTool(agentId);
     await patch(agentId, tool.id, { tool_type: 'http_request', display_name: 'CRM' }).expect(200);
     const res = await patch(agentId, tool.id, { tool_type: 'end_call', display_name: 'Nope' }).expect(400);
@@ -234,7 +242,7 @@ describe('TalkPilot tool PATCH', () => {
   });
 
   it('validates the merged config and keeps the stored one on failure', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await httpTool(agentId);
     const res = await patch(agentId, tool.id, { config: { timeout: 30 } }).expect(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['config.timeout']);
@@ -243,14 +251,14 @@ describe('TalkPilot tool PATCH', () => {
   });
 
   it('refuses an empty description', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const tool = await httpTool(agentId);
     await patch(agentId, tool.id, { description: '' }).expect(400);
     await patch(agentId, tool.id, { description: null }).expect(400);
   });
 
   it('answers 409 for a different phone_number on an employee-linked transfer tool', async () => {
-    const agentId = await freshAgent();
+    const agentId = await ctx.build.freshAgent(w.orgId);
     const employee = await ctx.http
       .post(`/v1/agents/${agentId}/employees`)
       .set('X-API-Key', w.key)

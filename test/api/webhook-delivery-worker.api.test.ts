@@ -5,6 +5,10 @@ import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-d
 import { JobQueue } from '../../src/jobs/queue.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { paginated } from '../../src/openapi/common.js';
+import { WebhookDeliverySchema } from '../../src/modules/webhooks/webhook-delivery.schemas.js';
+import { WebhookSecretSchema } from '../../src/modules/webhooks/webhook.openapi.js';
 import { buildInternals } from '../support/internals.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
@@ -84,6 +88,7 @@ type DeliveryBody = Record<string, unknown> & {
 
 async function deliveriesOf(agentId: string) {
   const res = await ctx.http.get(`/v1/agents/${agentId}/webhook-deliveries`).set('X-API-Key', w.key).expect(200);
+  expectSchema(res, paginated(WebhookDeliverySchema));
   return res.body.data as Array<DeliveryBody>;
 }
 
@@ -92,6 +97,7 @@ async function secretOf(orgId: string, token: string): Promise<string> {
     .get(`/v1/organization/${orgId}/webhook-secret`)
     .set('Authorization', `Bearer ${token}`)
     .expect(200);
+  expectSchema(res, WebhookSecretSchema);
   return res.body.secret;
 }
 
@@ -258,6 +264,7 @@ describe('employee.forwarding_created delivery', () => {
 
     const key = await ctx.build.apiKey(org.id, owner.id);
     const res = await ctx.http.get(`/v1/agents/${agent.id}/webhook-deliveries`).set('X-API-Key', key.key).expect(200);
+    expectSchema(res, paginated(WebhookDeliverySchema));
     expect(res.body.data.map((d: { target_url: string }) => d.target_url).sort()).toEqual([urlA, urlB].sort());
     expect(
       res.body.data.every(
@@ -276,6 +283,7 @@ describe('signing secret rotation', () => {
       .post(`/v1/organization/${world.orgId}/webhook-secret/rotate`)
       .set('Authorization', auth)
       .expect(200);
+    expectSchema(rotated, WebhookSecretSchema);
     const newSecret = rotated.body.secret as string;
 
     const url = receiver.url('ok');
@@ -327,6 +335,7 @@ describe('redelivery', () => {
       .post(`/v1/agents/${agentId}/webhook-deliveries/${failed!.id}/redeliver`)
       .set('X-API-Key', w.key)
       .expect(202);
+    expectSchema(res, WebhookDeliverySchema);
     expect(res.body).toMatchObject({ id: failed!.id, status: 'pending', attempt_count: 1 });
     await ctx.internals.webhookWorker.drain();
 

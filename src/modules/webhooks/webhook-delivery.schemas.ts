@@ -1,4 +1,5 @@
 import { paginationShape } from '../../http/pagination.js';
+import { EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import type { AttemptRow, DeliveryWithAttempts } from './webhook-delivery.repository.js';
 
@@ -30,7 +31,7 @@ export const WebhookDeliverySchema = z
     id: z.uuid(),
     agent_id: z.uuid().nullable(),
     event_id: z.uuid(),
-    event_type: z.enum(['call.completed', 'employee.forwarding_created']),
+    event_type: z.enum(EVENT_TYPES),
     webhook_id: z
       .string()
       .openapi({ description: 'The `webhook-id` header: stable for the event, the same on every attempt' }),
