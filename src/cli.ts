@@ -5,7 +5,7 @@ import { PERMISSIONS, ROLES, type Permission } from './auth/permissions.js';
 import { signDashboardToken } from './auth/token.js';
 import { parseConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
-import { migrationConfig } from './db/knex.js';
+import { migrationConfig, migrationsDirectory } from './db/knex.js';
 import { createLogger } from './logger.js';
 import { loadDotEnv } from './env-file.js';
 import { NEW_AGENT_DEFAULTS } from './modules/agents/agent.service.js';
@@ -165,7 +165,10 @@ async function main(): Promise<void> {
   }
   if (command === 'migrate:make') {
     if (!rest[0]) throw new Error('migrate:make needs a name, e.g. create_widgets');
-    const file = await knexFactory({ client: 'pg' }).migrate.make(rest[0], { ...migrationConfig, extension: 'ts' });
+    const file = await knexFactory({ client: 'pg' }).migrate.make(rest[0], {
+      directory: migrationsDirectory,
+      extension: 'ts',
+    });
     process.stdout.write(`${JSON.stringify({ created: file })}\n`);
     return;
   }

@@ -1,5 +1,6 @@
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -15,9 +16,35 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // dist/migrations/*.js).
 const compiled = !import.meta.url.endsWith('.ts');
 
+/** Where the migrations are: `migrations/*.ts` beside the sources, or `dist/migrations/*.js` compiled. */
+export const migrationsDirectory = compiled
+  ? path.resolve(here, '../migrations')
+  : path.resolve(here, '../../migrations');
+const migrationExtension = compiled ? '.js' : '.ts';
+
+/**
+ * Records every migration under its source name (`<timestamp>_<name>.ts`), whether it runs from the
+ * sources (tsx) or compiled (`.js` in dist/): a database migrated by `npm start` can then be started
+ * by `npm run start:prod` or the image, and the other way round. (knex's own file source records the
+ * file name as found, so a compiled run would see every `.ts` entry as missing and refuse to start.)
+ */
+class SourceNamedMigrations implements Knex.MigrationSource<string> {
+  async getMigrations(): Promise<string[]> {
+    const files = await readdir(migrationsDirectory);
+    return files.filter((file) => file.endsWith(migrationExtension) && !file.endsWith('.d.ts')).sort();
+  }
+
+  getMigrationName(file: string): string {
+    return `${file.slice(0, -migrationExtension.length)}.ts`;
+  }
+
+  async getMigration(file: string): Promise<Knex.Migration> {
+    return (await import(pathToFileURL(path.join(migrationsDirectory, file)).href)) as Knex.Migration;
+  }
+}
+
 export const migrationConfig: Knex.MigratorConfig = {
-  directory: compiled ? path.resolve(here, '../migrations') : path.resolve(here, '../../migrations'),
-  loadExtensions: compiled ? ['.js'] : ['.ts'],
+  migrationSource: new SourceNamedMigrations(),
   tableName: 'knex_migrations',
 };
 
