@@ -78,6 +78,7 @@ export class JobQueue {
       const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
     });
+    markRejectionsHandled(boss, logger);
     await boss.start();
     for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
     return queue;
@@ -205,5 +206,25 @@ export class JobQueue {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
+  }
+}
+
+/**
+ * pg-boss 10 completes (or fails) the jobs of a `work` handler without awaiting the call
+ * (manager.js, onFetch): while the database is unreachable that promise rejects with nobody
+ * listening, an unhandled rejection. Every call's promise gets a handler that logs; callers that
+ * await it (our own complete/fail, inside a transaction too) still see the rejection. The job stays
+ * active and pg-boss runs it again after it expires.
+ */
+function markRejectionsHandled(boss: PgBoss, logger: Logger): void {
+  for (const method of ['complete', 'fail'] as const) {
+    const original = boss[method].bind(boss) as (...args: unknown[]) => Promise<unknown>;
+    Reflect.set(boss, method, (...args: unknown[]) => {
+      const result = original(...args);
+      result.catch((error: Error) =>
+        logger.warn({ error: error.message, method }, 'job queue: could not record a job'),
+      );
+      return result;
+    });
   }
 }
