@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
 import type { PoolClient } from 'pg';
 import PgBoss from 'pg-boss';
@@ -78,7 +79,7 @@ export class JobQueue {
       const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
     });
-    markRejectionsHandled(boss, logger);
+    markRejectionsHandled(logger);
     await boss.start();
     for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
     return queue;
@@ -214,17 +215,25 @@ export class JobQueue {
  * (manager.js, onFetch): while the database is unreachable that promise rejects with nobody
  * listening, an unhandled rejection. Every call's promise gets a handler that logs; callers that
  * await it (our own complete/fail, inside a transaction too) still see the rejection. The job stays
- * active and pg-boss runs it again after it expires.
+ * active and pg-boss runs it again after it expires. Patched once, on pg-boss's Manager, where the
+ * unawaited call is made.
  */
-function markRejectionsHandled(boss: PgBoss, logger: Logger): void {
+let rejectionsHandled = false;
+function markRejectionsHandled(logger: Logger): void {
+  if (rejectionsHandled) return;
+  rejectionsHandled = true;
+  type Method = (this: unknown, ...args: unknown[]) => Promise<unknown>;
+  const manager = createRequire(import.meta.url)('pg-boss/src/manager.js') as {
+    prototype: Record<'complete' | 'fail', Method>;
+  };
   for (const method of ['complete', 'fail'] as const) {
-    const original = boss[method].bind(boss) as (...args: unknown[]) => Promise<unknown>;
-    Reflect.set(boss, method, (...args: unknown[]) => {
-      const result = original(...args);
+    const original = manager.prototype[method];
+    manager.prototype[method] = function (this: unknown, ...args: unknown[]) {
+      const result = original.apply(this, args);
       result.catch((error: Error) =>
         logger.warn({ error: error.message, method }, 'job queue: could not record a job'),
       );
       return result;
-    });
+    };
   }
 }
