@@ -9,5 +9,15 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     env: { LOG_LEVEL: 'silent' },
+    // pg-boss 10 completes a worker's jobs without awaiting the call (node_modules/pg-boss/src/manager.js,
+    // onFetch): when the outage test cuts the database at that moment, that promise rejects unhandled
+    // inside pg-boss (the job is retried after it expires). The server logs such rejections instead of
+    // exiting (src/main.ts); here that one, and only that one, is not counted as a test error.
+    onUnhandledError(error) {
+      const pgBossUnawaited =
+        error.message?.includes('Connection terminated unexpectedly') &&
+        error.stack?.includes('pg-boss/src/manager.js');
+      if (pgBossUnawaited) return false;
+    },
   },
 });

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
 import type { PoolClient } from 'pg';
 import PgBoss from 'pg-boss';
@@ -79,7 +78,6 @@ export class JobQueue {
       const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
     });
-    markRejectionsHandled(logger);
     await boss.start();
     for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
     return queue;
@@ -207,33 +205,5 @@ export class JobQueue {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
-  }
-}
-
-/**
- * pg-boss 10 completes (or fails) the jobs of a `work` handler without awaiting the call
- * (manager.js, onFetch): while the database is unreachable that promise rejects with nobody
- * listening, an unhandled rejection. Every call's promise gets a handler that logs; callers that
- * await it (our own complete/fail, inside a transaction too) still see the rejection. The job stays
- * active and pg-boss runs it again after it expires. Patched once, on pg-boss's Manager, where the
- * unawaited call is made.
- */
-let rejectionsHandled = false;
-function markRejectionsHandled(logger: Logger): void {
-  if (rejectionsHandled) return;
-  rejectionsHandled = true;
-  type Method = (this: unknown, ...args: unknown[]) => Promise<unknown>;
-  const manager = createRequire(import.meta.url)('pg-boss/src/manager.js') as {
-    prototype: Record<'complete' | 'fail', Method>;
-  };
-  for (const method of ['complete', 'fail'] as const) {
-    const original = manager.prototype[method];
-    manager.prototype[method] = function (this: unknown, ...args: unknown[]) {
-      const result = original.apply(this, args);
-      result.catch((error: Error) =>
-        logger.warn({ error: error.message, method }, 'job queue: could not record a job'),
-      );
-      return result;
-    };
   }
 }
