@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { Router, type Express } from 'express';
 import { buildContainer, type AppDeps, type Container } from './container.js';
 import { docsRouter } from './docs/docs-page.js';
 import { createAuthentication } from './http/authenticate.js';
@@ -10,9 +10,10 @@ import { notFoundHandler } from './http/not-found.js';
 import { idempotency } from './http/idempotency.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { auditContext } from './http/audit-context.js';
-import { metricsEndpoint, requestMetrics, routePatterns } from './metrics/http-metrics.js';
+import { metricsEndpoint, requestMetrics } from './metrics/http-metrics.js';
 import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
+import { matchRoute, routeMatcher } from './http/route-match.js';
 import { securityHeaders } from './http/security-headers.js';
 import './http/types.js';
 import { buildOpenApiDocument } from './openapi/document.js';
@@ -41,9 +42,10 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(requestId);
-  app.use(requestMetrics(container.metrics, routePatterns(document, ['/docs', '/metrics'])));
+  app.use(matchRoute(routeMatcher(document)));
+  app.use(requestMetrics(container.metrics, ['/docs', '/metrics']));
   app.use(securityHeaders);
-  app.use(requestLog(logger, document));
+  app.use(requestLog(logger));
 
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {
@@ -52,8 +54,9 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.use('/docs', docsRouter());
   app.get('/metrics', metricsEndpoint(container.metrics, config.METRICS_TOKEN));
 
-  app.use(
-    '/v1',
+  // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
+  const v1 = Router();
+  v1.use(
     authentication.any,
     ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
     jsonBody(config.BODY_LIMIT),
@@ -62,11 +65,12 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     auditContext(container.auditRecorder),
   );
   for (const { path, access = 'any', router } of mounts) {
-    if (access === 'any') app.use(`/v1${path}`, router);
-    else if (access !== 'public') app.use(`/v1${path}`, requireDashboardToken(access.tokenOnly), router);
+    if (access === 'any') v1.use(path, router);
+    else if (access !== 'public') v1.use(path, requireDashboardToken(access.tokenOnly), router);
   }
+  app.use('/v1', v1);
 
-  app.use(notFoundHandler(document));
+  app.use(notFoundHandler());
   app.use(errorHandler(logger));
   return { app, container };
 }

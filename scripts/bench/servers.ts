@@ -2,10 +2,12 @@
  * The comparison servers of the chain scenario, run as child processes:
  * - `baseline`: Express 5 and one primary-key read of the agent (what the product's cached path
  *   should approach, and the uncached path's reference);
- * - `floor`: Express 5 answering a fixed JSON body, no database (the framework itself).
+ * - `floor`: Express 5 answering the same agent document as the product from memory (read once per
+ *   id, then no database): the framework itself, with the same response to serialise and send.
  */
 import express from 'express';
 import { createDb } from '../../src/db/knex.js';
+import { toAgent, type AgentRow } from '../../src/modules/agents/agent.repository.js';
 
 const kind = process.argv[2];
 const app = express();
@@ -20,9 +22,23 @@ if (kind === 'baseline') {
     else res.json(agent);
   });
 } else {
-  const body = { id: '00000000-0000-4000-8000-000000000000', name: 'Floor', status: 'ok' };
-  app.get('/v1/agents/:agentId', (_req, res) => {
-    res.json(body);
+  const db = createDb(process.env.DATABASE_URL!, 1);
+  const documents = new Map<string, object>();
+  app.get('/v1/agents/:agentId', (req, res, next) => {
+    const id = req.params.agentId;
+    const known = documents.get(id);
+    if (known) {
+      res.json(known);
+      return;
+    }
+    db('agents')
+      .where({ id })
+      .first()
+      .then((row: AgentRow | undefined) => {
+        if (!row) return void res.status(404).end();
+        documents.set(id, toAgent(row));
+        res.json(documents.get(id));
+      }, next);
   });
 }
 const server = app.listen(Number(process.env.PORT), '127.0.0.1');

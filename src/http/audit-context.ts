@@ -18,12 +18,14 @@ function routePattern(req: Request): string | undefined {
 }
 
 /**
- * Puts the request's audit context (actor, request id, route) in AsyncLocalStorage for the
+ * Puts a write request's audit context (actor, request id, route) in AsyncLocalStorage for the
  * transaction hook. A successful write that opened no transaction gets its row written here, just
  * before the response is sent.
  */
 export function auditContext(recorder: AuditRecorder): RequestHandler {
   return (req, res, next) => {
+    // Reads are never audited: they run without a context (and without its AsyncLocalStorage hop).
+    if (!isWriteMethod(req.method)) return next();
     const context: RequestContext = {
       requestId: req.requestId,
       method: req.method,
@@ -34,24 +36,18 @@ export function auditContext(recorder: AuditRecorder): RequestHandler {
       audited: false,
       finished: false,
     };
-    if (isWriteMethod(req.method)) {
-      const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
-      res.end = ((...args: unknown[]) => {
-        if (context.audited || context.finished) {
-          context.finished = true;
-          return end(...args);
-        }
-        void recorder.afterResponse(context, res.statusCode).finally(() => {
-          context.finished = true;
-          end(...args);
-        });
-        return res;
-      }) as typeof res.end;
-    } else {
-      res.once('finish', () => {
+    const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+    res.end = ((...args: unknown[]) => {
+      if (context.audited || context.finished) {
         context.finished = true;
+        return end(...args);
+      }
+      void recorder.afterResponse(context, res.statusCode).finally(() => {
+        context.finished = true;
+        end(...args);
       });
-    }
+      return res;
+    }) as typeof res.end;
     runWithRequestContext(context, () => next());
   };
 }

@@ -1,10 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import { apiKeyPrefix } from '../auth/api-key-format.js';
-import type { OpenApiDocument } from '../openapi/document.js';
-import { routeMatcher } from './route-match.js';
 
 /** Organization ids written per line; a key reaching more is cut here (the count stays). */
 const MAX_LOGGED_ORGANIZATIONS = 10;
@@ -33,13 +30,17 @@ function caller(req: Request): Record<string, unknown> {
   };
 }
 
+/** The route template (matched on arrival) and the caller, as far as authentication found out. */
+function lineProps(req: Request): Record<string, unknown> {
+  return { route: req.routeTemplate?.path ?? null, ...caller(req) };
+}
+
 /**
  * One line per request when it finishes: method, path (no query values), route template, status,
  * duration (`responseTime`, ms), request id, and the caller (key prefix or user id, organization
  * ids). No headers and no bodies.
  */
-export function requestLog(logger: Logger, document: OpenApiDocument): HttpLogger {
-  const match = routeMatcher(document);
+export function requestLog(logger: Logger): HttpLogger {
   return pinoHttp({
     logger,
     genReqId: (req) => (req as Request).requestId,
@@ -49,13 +50,9 @@ export function requestLog(logger: Logger, document: OpenApiDocument): HttpLogge
       if (res.statusCode === 503) return 'warn';
       return error || res.statusCode >= 500 ? 'error' : 'info';
     },
-    // Called again when the response has finished: by then authentication has run.
-    customProps: (req: IncomingMessage, res: ServerResponse) => {
-      if (!res.headersSent) return {};
-      const request = req as Request;
-      const path = pathAndQueryKeys(request.originalUrl ?? req.url ?? '').path;
-      return { route: match(path)?.path ?? null, ...caller(request) };
-    },
+    // Added to the finished line itself: pino-http's customProps would build two more child loggers per request.
+    customSuccessObject: (req, _res, line: object) => ({ ...line, ...lineProps(req as Request) }),
+    customErrorObject: (req, _res, _error, line: object) => ({ ...line, ...lineProps(req as Request) }),
     serializers: {
       req: (req: { id: string; method: string; originalUrl?: string; url: string }) => ({
         id: req.id,

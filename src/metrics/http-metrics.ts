@@ -1,35 +1,21 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { UnauthorizedError } from '../errors/index.js';
-import type { OpenApiDocument } from '../openapi/document.js';
 import type { Metrics } from './metrics.js';
 
 /**
- * The route pattern of a request path as the OpenAPI document writes it (`/v1/agents/{agentId}`), so
- * the label set stays bounded whatever ids are requested. Paths with more literal segments win
- * (`.../knowledge-base/search` before `.../knowledge-base/{documentId}`).
+ * Times every request until its response is finished (or the client went away), labelled by the
+ * OpenAPI path template (`/v1/agents/{agentId}`, matched on arrival) or one of `extra`'s prefixes, so
+ * the label set stays bounded whatever ids are requested.
  */
-export function routePatterns(document: OpenApiDocument, extra: string[]): (path: string) => string {
-  const patterns = Object.keys(document.paths ?? {})
-    .map((template) => ({
-      template,
-      params: (template.match(/\{/g) ?? []).length,
-      regex: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-    }))
-    .sort((a, b) => a.params - b.params);
-  return (path) => {
-    const found = patterns.find((p) => p.regex.test(path));
-    if (found) return found.template;
-    return extra.find((prefix) => path === prefix || path.startsWith(`${prefix}/`)) ?? 'unmatched';
-  };
-}
-
-/** Times every request until its response is finished (or the client went away). */
-export function requestMetrics(metrics: Metrics, routeOf: (path: string) => string): RequestHandler {
+export function requestMetrics(metrics: Metrics, extra: string[]): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    // Read now: routers strip their mount path from req.url while they handle the request.
-    const route = routeOf(req.path);
+    const path = req.path;
+    const route =
+      req.routeTemplate?.path ??
+      extra.find((prefix) => path === prefix || path.startsWith(`${prefix}/`)) ??
+      'unmatched';
     let done = false;
     const observe = () => {
       if (done) return;

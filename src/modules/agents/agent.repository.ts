@@ -14,7 +14,9 @@ const AGENT_COLUMNS: (keyof AgentRow)[] = [...AGENT_FIELDS, 'workflow', 'workflo
 
 /** Picks the Agent's fields: a column the schema does not declare never reaches a response. */
 export function toAgent(row: AgentRow): Agent {
-  return Object.fromEntries(AGENT_FIELDS.map((field) => [field, row[field]])) as Agent;
+  const agent: Record<string, unknown> = {};
+  for (const field of AGENT_FIELDS) agent[field] = row[field];
+  return agent as Agent;
 }
 
 /** Columns stored as jsonb: arrays must be serialised, or the driver would send a PostgreSQL array. */
