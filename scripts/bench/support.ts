@@ -23,10 +23,16 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Compiled JavaScript when `npm run build` produced it, else TypeScript through tsx. */
+/**
+ * What `npm run start:prod` runs (compiled JavaScript with its Node flags, read from package.json)
+ * when `npm run build` produced dist/, else TypeScript through tsx as `npm start` does.
+ */
 export function productEntry(): { args: string[]; runtime: string } {
-  for (const file of ['dist/src/main.js', 'dist/main.js'])
-    if (existsSync(file)) return { args: [file], runtime: `node ${file} (compiled)` };
+  if (existsSync('dist/main.js')) {
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const args = scripts['start:prod']!.split(/\s+/).slice(1);
+    return { args, runtime: `node ${args.join(' ')} (compiled, as npm run start:prod)` };
+  }
   return { args: ['--import', 'tsx', 'src/main.ts'], runtime: 'tsx src/main.ts' };
 }
 

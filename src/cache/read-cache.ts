@@ -9,6 +9,11 @@ import { CachePeers } from './cache-peers.js';
 export const CACHE_CHANNEL = 'vam_cache';
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
+/**
+ * Agents carry prompts (up to 50,000 characters) and workflows: besides the entry count, the agents
+ * kept are bounded by their text size, so the cache stays well inside the production heap limit.
+ */
+const MAX_AGENT_CHARS = 20_000_000;
 /** How long the listener waits for PostgreSQL to accept a connection before it tries again. */
 const CONNECT_TIMEOUT_MS = 5_000;
 
@@ -49,6 +54,7 @@ export class ReadCache {
   private readonly keys = new Map<string, Entry<ApiKeyCredential>>();
   private readonly users = new Map<string, Entry<UserCredential>>();
   private readonly agents = new Map<string, Entry<AgentRow>>();
+  private agentChars = 0;
   private generation = 0;
   private listener: pg.Client | undefined;
   /** The loop's client, from before it connects until it is closed. */
@@ -124,7 +130,14 @@ export class ReadCache {
   findAgent(id: string): Promise<AgentRow | undefined> {
     return this.read(this.agents, id, async () => {
       const row = await this.agentLoader.findAnyById(id);
-      return row ? Object.freeze(row) : undefined;
+      if (!row) return undefined;
+      // Counted on every load (a superset of what is kept): reaching the bound drops all agents.
+      this.agentChars += JSON.stringify(row).length;
+      if (this.agentChars > MAX_AGENT_CHARS) {
+        this.agents.clear();
+        this.agentChars = 0;
+      }
+      return Object.freeze(row);
     });
   }
 
@@ -137,6 +150,7 @@ export class ReadCache {
     this.keys.clear();
     this.users.clear();
     this.agents.clear();
+    this.agentChars = 0;
   }
 
   /**
