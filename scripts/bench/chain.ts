@@ -2,7 +2,7 @@
  * chain: authenticated GET /v1/agents/{agentId} through the whole product (key check, rate limit,
  * scope check, agent read) with the read cache on and off, next to the one-PK-read baseline and the
  * bare Express floor, in alternating rounds. With BENCH_PROFILE=1 the cached product runs under
- * --cpu-prof and the top self-time functions are listed.
+ * --cpu-prof and its busy time is listed by component (package or product file).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -93,7 +93,7 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
         'p99 <= 25 ms (uncached)': uncached.p99 <= 25,
       },
       product_rss_mb: { max: Math.max(...rssSamples), samples: rssSamples.length },
-      profile: undefined as undefined | { self_ms: number; share: string; fn: string }[],
+      profile: undefined as undefined | { ms: number; share: string; component: string }[],
     };
     const row = (name: string, r: Summary) => `${name.padEnd(26)} ${pad(r.rps, 8)} ${pad(r.p50, 7)} ${pad(r.p99, 7)}`;
     process.stdout.write(
@@ -108,11 +108,11 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     );
     for (const s of servers) await s.stop();
     if (profile) {
-      result.profile = topCosts(PROFILE_DIR, 15);
+      result.profile = topCosts(PROFILE_DIR, 20);
       process.stdout.write(
         [
-          'top self time, share of busy CPU (cached product, whole run incl. start):',
-          ...result.profile.map((p) => `  ${pad(p.share, 6)} ${p.fn}`),
+          'busy CPU of the cached product by component (after start-up; Node internals counted for their caller):',
+          ...result.profile.map((p) => `  ${pad(p.share, 6)} ${p.component}`),
           '',
         ].join('\n'),
       );
@@ -127,11 +127,27 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
 type ProfileNode = {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
+  children?: number[];
 };
 
-/** Self time per function from the .cpuprofile files Node wrote, largest first. */
-function topCosts(dir: string, n: number): { self_ms: number; share: string; fn: string }[] {
+/** Samples of the first seconds (module loading, start-up) are not the chain's. */
+const PROFILE_SKIP_US = 3_000_000;
+
+/** The package (`express`, `pino-http`) or product file a frame belongs to; undefined for Node's own code. */
+function component(frame: ProfileNode['callFrame']): string | undefined {
+  const { url } = frame;
+  if (!url || url.startsWith('node:')) return undefined;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  return url.replace(/^file:\/\/.*?\/(dist|src|scripts)\//, '$1/');
+}
+
+/**
+ * Busy time by component, from the .cpuprofile files Node wrote, largest first. Each sample counts
+ * for the innermost frame that is not Node's own code, so the time Node spends on a component's
+ * behalf (a socket write for `res.send`, a hash for the key check) is that component's.
+ */
+function topCosts(dir: string, n: number): { ms: number; share: string; component: string }[] {
   const totals = new Map<string, number>();
   let all = 0;
   for (const file of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
@@ -141,22 +157,25 @@ function topCosts(dir: string, n: number): { self_ms: number; share: string; fn:
       timeDeltas: number[];
     };
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const parent = new Map<number, number>();
+    for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+    let elapsed = 0;
     profile.samples.forEach((id, i) => {
-      const node = byId.get(id)!;
-      const { functionName, url, lineNumber } = node.callFrame;
-      const where = url
-        ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|scripts)\//, '$1/')}:${lineNumber + 1}`
-        : '';
-      const key = `${functionName || '(anonymous)'} ${where}`.trim();
-      const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+      const dt = profile.timeDeltas[i] ?? 0;
+      elapsed += dt;
+      const leaf = byId.get(id)!.callFrame;
       // Shares of busy time: waiting for I/O is not a cost of the chain.
-      if (functionName === '(idle)' || functionName === '(program)') return;
-      totals.set(key, (totals.get(key) ?? 0) + dt);
-      all += dt;
+      if (elapsed < PROFILE_SKIP_US || leaf.functionName === '(idle)' || leaf.functionName === '(program)') return;
+      let name: string | undefined;
+      for (let at: number | undefined = id; at !== undefined && !name; at = parent.get(at))
+        name = component(byId.get(at)!.callFrame);
+      name ??= leaf.functionName.startsWith('(') ? leaf.functionName : `node: ${leaf.functionName || leaf.url}`;
+      totals.set(name, (totals.get(name) ?? 0) + dt / 1000);
+      all += dt / 1000;
     });
   }
   return [...totals.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .map(([fn, ms]) => ({ fn, self_ms: Math.round(ms), share: `${((100 * ms) / all).toFixed(1)}%` }));
+    .map(([name, ms]) => ({ component: name, ms: Math.round(ms), share: `${((100 * ms) / all).toFixed(1)}%` }));
 }

@@ -132,10 +132,11 @@ export class ReadCache {
       const row = await this.agentLoader.findAnyById(id);
       if (!row) return undefined;
       // Counted on every load (a superset of what is kept): reaching the bound drops all agents.
-      this.agentChars += JSON.stringify(row).length;
+      const chars = JSON.stringify(row).length;
+      this.agentChars += chars;
       if (this.agentChars > MAX_AGENT_CHARS) {
         this.agents.clear();
-        this.agentChars = 0;
+        this.agentChars = chars;
       }
       return Object.freeze(row);
     });

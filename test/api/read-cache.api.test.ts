@@ -113,4 +113,21 @@ describe('with READ_CACHE_ENABLED=false', () => {
       await off.close();
     }
   });
+
+  it('bounds the agents it keeps by their text size: past 20 million characters it starts over', async () => {
+    const prompt = 'x'.repeat(6_000_000);
+    const loads: string[] = [];
+    const cache = await cacheWith(async (id) => {
+      loads.push(id);
+      // eslint-disable-next-line no-restricted-syntax -- a partial row: the cache only weighs it
+      return { id, organization_id: 'o', prompt } as unknown as AgentRow;
+    });
+    for (const id of ['a', 'b', 'c', 'a', 'b', 'c']) await cache.findAgent(id);
+    expect(loads).toEqual(['a', 'b', 'c']); // 18 million characters: all kept
+    await cache.findAgent('d'); // 24 million: the others are dropped, d is kept
+    await cache.findAgent('d');
+    await cache.findAgent('a');
+    expect(loads).toEqual(['a', 'b', 'c', 'd', 'a']);
+    await cache.stop();
+  });
 });
