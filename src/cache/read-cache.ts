@@ -33,6 +33,20 @@ export type ReconnectOptions = {
 };
 
 type Entry<T> = { value: T; at: number };
+type Query = (text: string, values?: unknown[]) => Promise<unknown>;
+
+/**
+ * The listening connection's queries (heartbeat, peer rounds, sync) one after the other: a pg.Client
+ * queues overlapping calls itself, but that is deprecated and goes away in pg 9.
+ */
+function oneAtATime(client: pg.Client): Query {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (text, values) => {
+    const run = tail.then(() => client.query(text, values));
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
 type AgentLoader = { findAnyById(id: string): Promise<AgentRow | undefined> };
 
 /**
@@ -56,7 +70,7 @@ export class ReadCache {
   private readonly agents = new Map<string, Entry<AgentRow>>();
   private agentChars = 0;
   private generation = 0;
-  private listener: pg.Client | undefined;
+  private listener: Query | undefined;
   /** The loop's client, from before it connects until it is closed. */
   private current: pg.Client | undefined;
   private listening = false;
@@ -168,7 +182,7 @@ export class ReadCache {
     const received = new Promise<void>((resolve) => this.syncWaiters.set(nonce, resolve));
     let timer: NodeJS.Timeout | undefined;
     try {
-      await listener.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, nonce]);
+      await listener('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, nonce]);
       await Promise.race([received, new Promise((r) => (timer = setTimeout(r, 2000)))]);
     } catch {
       // The connection was lost meanwhile: the loop clears the cache and bypasses it until it is back.
@@ -223,17 +237,18 @@ export class ReadCache {
       let outcome: unknown;
       try {
         await client.connect();
-        await client.query(`LISTEN ${CACHE_CHANNEL}`);
+        const query = oneAtATime(client);
+        await query(`LISTEN ${CACHE_CHANNEL}`);
         if (!this.stopped) {
-          this.listener = client;
+          this.listener = query;
           this.clear();
           this.listening = true;
-          this.peers.start((payload) => client.query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, payload]));
+          this.peers.start((payload) => query('SELECT pg_notify($1, $2)', [CACHE_CHANNEL, payload]));
           if (failures > 0) this.logger.info({ attempts: failures }, 'cache listener reconnected');
           failures = 0;
         }
         attempted();
-        heartbeat = this.probe(client, lose);
+        heartbeat = this.probe(query, lose);
         if (!this.stopped) outcome = await closed;
       } catch (error) {
         attempted();
@@ -261,12 +276,12 @@ export class ReadCache {
   }
 
   /** Probes the connection every `heartbeatMs`; calls `lose` when a probe fails or gets no answer in time. */
-  private probe(client: pg.Client, lose: (reason: unknown) => void): NodeJS.Timeout {
+  private probe(query: Query, lose: (reason: unknown) => void): NodeJS.Timeout {
     let pending = false;
     const timer = setInterval(() => {
       if (pending) return lose(new Error('cache listener heartbeat got no answer'));
       pending = true;
-      client.query('SELECT 1').then(
+      query('SELECT 1').then(
         () => (pending = false),
         (error: unknown) => lose(error),
       );
