@@ -1,12 +1,14 @@
 /**
  * kb: time for the largest document the product accepts (100,000 characters: the API and a database
- * constraint refuse more, so a 1 MB document cannot be measured) to reach `ready` through the
- * background worker, and search p99 over 10,000+ chunks, next to the one-PK-read baseline in
- * alternating rounds.
+ * constraint refuse more, so a 1 MB document cannot be stored) to reach `ready` through the
+ * background worker; 1 MB of content as ten such documents created at once, until all ten are
+ * `ready`; and search p99 over 10,000+ chunks, next to the one-PK-read baseline in alternating
+ * rounds, for two questions: one whose words occur in every chunk (the filler corpus, the worst
+ * case for ranking) and one whose words occur in a few chunks only (as in real documents).
  */
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
-import { failures, load, productEntry, startServer, summarize, tenant } from './support.js';
+import { failures, load, productEntry, startServer, summarize, tenant, type Summary } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_KB_SECONDS ?? 3);
 /** What the API and the database accept for one document's content (characters). */
@@ -33,6 +35,21 @@ const WORDS = [
   'Pumpe',
   'Brenner',
 ];
+
+/** Documents whose words the filler never uses: the realistic question matches only their chunks. */
+const RARE_DOCUMENTS = [
+  'Der Schornsteinfeger misst einmal im Jahr die Abgase am Kaminofen. Die Abgasmessung kostet 45 Euro.',
+  'Vor der Abgasmessung sollte der Kaminofen zwei Stunden lang nicht beheizt werden.',
+  'Ein neuer Kaminofen braucht die Abnahme durch den Schornsteinfeger, bevor er betrieben wird.',
+];
+/** The question kinds measured; the last two must find the Kaminofen documents first. */
+const QUERIES = {
+  every_chunk: 'Notdienst Kessel Druck',
+  few_chunks: 'Schornsteinfeger Abgasmessung Kaminofen',
+  // A spoken question: the agent has no language (no stop words), so "der" occurs in every chunk.
+  mixed: 'Wann kommt der Schornsteinfeger zur Abgasmessung am Kaminofen?',
+};
+const KINDS = Object.keys(QUERIES) as (keyof typeof QUERIES)[];
 
 /** About `bytes` of German-looking prose in paragraphs, deterministic. */
 function document(bytes: number, seed: number): string {
@@ -69,11 +86,13 @@ export async function kb(db: Knex, databaseUrl: string) {
   /** Creates a document through the API and times it to ready. */
   async function toReady(content: string, title: string): Promise<number> {
     const started = performance.now();
+    await waitReady(await create(content, title), 120_000);
+    return performance.now() - started;
+  }
+  async function create(content: string, title: string): Promise<string> {
     const res = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ title, content }) });
     if (res.status !== 201) throw new Error(`create document: ${res.status} ${await res.text()}`);
-    const { id } = (await res.json()) as { id: string };
-    await waitReady(id, 120_000);
-    return performance.now() - started;
+    return ((await res.json()) as { id: string }).id;
   }
   async function waitReady(id: string, timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs;
@@ -89,6 +108,14 @@ export async function kb(db: Knex, databaseUrl: string) {
 
   try {
     const largest = await toReady(document(MAX_CHARS, 1), 'Largest accepted document');
+    // 1 MB of content: ten documents of the largest size, created at once, until all are ready.
+    const megabyteStarted = performance.now();
+    const ten = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => create(document(MAX_CHARS, 1000 + i), `Megabyte part ${i + 1}`)),
+    );
+    await Promise.all(ten.map((id) => waitReady(id, 300_000)));
+    const megabyte = performance.now() - megabyteStarted;
+    for (const [i, content] of RARE_DOCUMENTS.entries()) await toReady(content, `Kaminofen ${i + 1}`);
     const countChunks = async () =>
       Number(
         (
@@ -107,31 +134,60 @@ export async function kb(db: Knex, databaseUrl: string) {
     }
     await db.raw('ANALYZE kb_chunks');
     const searchUrl = `${base}/search`;
-    const body = JSON.stringify({ query: 'Notdienst Kessel Druck', top_k: 5 });
-    const check = await fetch(searchUrl, { method: 'POST', headers, body });
-    if (check.status !== 200) throw new Error(`search: ${check.status} ${await check.text()}`);
-    const runs: autocannon.Result[] = [];
+    const bodies = Object.fromEntries(
+      KINDS.map((kind) => [kind, JSON.stringify({ query: QUERIES[kind], top_k: 5 })]),
+    ) as Record<keyof typeof QUERIES, string>;
+    for (const kind of KINDS) {
+      const check = await fetch(searchUrl, { method: 'POST', headers, body: bodies[kind] });
+      if (check.status !== 200) throw new Error(`search: ${check.status} ${await check.text()}`);
+      const [first] = ((await check.json()) as { data: { document_title: string }[] }).data;
+      if (!first || (kind !== 'every_chunk' && !first.document_title.startsWith('Kaminofen')))
+        throw new Error(`search ${kind}: first hit ${first?.document_title ?? 'none'}`);
+    }
+    const runs = Object.fromEntries(KINDS.map((kind) => [kind, [] as autocannon.Result[]])) as Record<
+      keyof typeof QUERIES,
+      autocannon.Result[]
+    >;
     const baseRuns: autocannon.Result[] = [];
     const baseUrl = `${baseline.url}/v1/agents/${t.agentId}`;
     for (let round = 0; round < ROUNDS; round++) {
       baseRuns.push(await load(baseUrl, { connections: CONNECTIONS, duration: SECONDS }));
-      runs.push(await load(searchUrl, { method: 'POST', headers, body, connections: CONNECTIONS, duration: SECONDS }));
+      for (const kind of KINDS)
+        runs[kind].push(
+          await load(searchUrl, {
+            method: 'POST',
+            headers,
+            body: bodies[kind],
+            connections: CONNECTIONS,
+            duration: SECONDS,
+          }),
+        );
     }
-    if (failures([...runs, ...baseRuns]) > 0) throw new Error('kb search: failed answers');
-    const search = summarize(runs);
+    if (failures([...Object.values(runs).flat(), ...baseRuns]) > 0) throw new Error('kb search: failed answers');
+    const search = Object.fromEntries(KINDS.map((kind) => [kind, summarize(runs[kind])])) as Record<
+      keyof typeof QUERIES,
+      Summary
+    >;
     const b = summarize(baseRuns);
     process.stdout.write(
       [
         `kb: product runs ${entry.runtime}`,
-        `largest accepted document (${MAX_CHARS} characters; 1 MB is refused) to ready: ${Math.round(largest)} ms (target for 1 MB <= 5000)`,
-        `search over ${chunks} chunks, ${CONNECTIONS} connections: ${search.rps} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms (target <= 50); baseline p99 ${b.p99} ms, ratio ${(search.p99 / Math.max(b.p99, 1)).toFixed(1)}x`,
+        `largest accepted document (${MAX_CHARS} characters; 1 MB is refused) to ready: ${Math.round(largest)} ms`,
+        `1 MB as ten documents of ${MAX_CHARS} characters created at once, until all ready: ${Math.round(megabyte)} ms (target for 1 MB <= 5000)`,
+        `search over ${chunks} chunks, ${CONNECTIONS} connections (target p99 <= 50 ms); baseline ${b.rps} req/s, p50 ${b.p50} ms, p99 ${b.p99} ms`,
+        ...KINDS.map(
+          (kind) =>
+            `  ${kind} ("${QUERIES[kind]}"): ${search[kind].rps} req/s, p50 ${search[kind].p50} ms, p99 ${search[kind].p99} ms, ${(search[kind].p99 / Math.max(b.p99, 1)).toFixed(1)}x baseline p99`,
+        ),
         '',
       ].join('\n'),
     );
     return {
       largest_document_chars: MAX_CHARS,
       largest_document_ready_ms: Math.round(largest),
+      megabyte_as_ten_documents_ready_ms: Math.round(megabyte),
       chunks,
+      queries: QUERIES,
       search,
       baseline: b,
       runtime: entry.runtime,

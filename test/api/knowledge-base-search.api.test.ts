@@ -8,6 +8,7 @@ import {
   SearchResultSchema,
 } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 import { loadCorpus, runKnowledgeBaseJobs } from '../support/knowledge-base.js';
+import { MAX_RANKED_CHUNKS } from '../../src/modules/knowledge-base/text-search.js';
 
 type Hit = {
   chunk_id: string;
@@ -204,6 +205,59 @@ describe('POST /v1/agents/{agentId}/knowledge-base/search', () => {
     await ctx.http.post(search(german)).set('X-API-Key', other.key).send({ query: 'Rechnung' }).expect(404);
     const c = await ctx.http.post(search('x')).set('X-API-Key', w.key).send({ query: 'Rechnung' }).expect(400);
     expect(c.body.error.details).toEqual([{ field: 'agentId', message: 'Must be a UUID' }]);
+  });
+});
+
+describe('search when more chunks match than it ranks (MAX_RANKED_CHUNKS)', () => {
+  let crowded: string;
+  const both = 'Alpha und Beta zusammen';
+  const rare = 'Gamma, gamma: selten';
+
+  /** 1,202 chunks of an agent without a language: 600 say "Alpha Eintrag", 600 "Beta Eintrag", two come last. */
+  beforeAll(async () => {
+    crowded = (await ctx.build.agent(w.orgId)).id;
+    const doc = await ctx.http
+      .post(`/v1/agents/${crowded}/knowledge-base`)
+      .set('X-API-Key', w.key)
+      .send({ title: 'Crowded', content: '' })
+      .expect(201);
+    const contents = [
+      ...Array.from({ length: 600 }, (_, i) => `Alpha Eintrag ${i}`),
+      ...Array.from({ length: 600 }, (_, i) => `Beta Eintrag ${i}`),
+      both,
+      rare,
+    ];
+    for (let start = 0; start < contents.length; start += 100) {
+      await ctx.http
+        .post(`/v1/agents/${crowded}/knowledge-base/${doc.body.id}/chunks`)
+        .set('X-API-Key', w.key)
+        .send({
+          chunks: contents.slice(start, start + 100).map((content, i) => ({ content, chunk_index: start + i })),
+        })
+        .expect(201);
+    }
+    expect(MAX_RANKED_CHUNKS).toBeLessThan(1200);
+  });
+
+  it('still answers top_k chunks that match, best score first, the same for the same question', async () => {
+    const hits = await ask(crowded, 'Eintrag', 50);
+    expect(hits).toHaveLength(50);
+    expect(hits.every((h) => h.content.includes('Eintrag'))).toBe(true);
+    const scores = hits.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(await ask(crowded, 'Eintrag', 50)).toEqual(hits);
+  });
+
+  it('ranks a chunk with every word of the question even when each word alone is common', async () => {
+    const hits = await ask(crowded, 'Alpha Beta');
+    expect(hits[0]!.content).toBe(both);
+    expect(hits).toHaveLength(5);
+  });
+
+  it('ranks a chunk with a rare word of the question even when another word is in hundreds of chunks', async () => {
+    const hits = await ask(crowded, 'Beta Gamma');
+    expect(hits[0]!.content).toBe(rare);
+    expect(hits.slice(1).every((h) => h.content.includes('Beta'))).toBe(true);
   });
 });
 

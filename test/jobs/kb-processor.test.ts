@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  KB_PARALLEL_DOCUMENTS,
   KnowledgeBaseProcessor,
   KnowledgeBaseWorker,
   type KbProcessJob,
@@ -242,4 +243,41 @@ describe('the background worker', () => {
     expect(await ctx.queue.boss.getQueue(KB_PROCESS_QUEUE)).toMatchObject({ policy: 'short', retryLimit: 3 });
     await worker.stop();
   });
+
+  it(`processes ${KB_PARALLEL_DOCUMENTS} documents side by side`, async () => {
+    await runKnowledgeBaseJobs(ctx);
+    // Each split waits until every worker is splitting a document; one at a time would never get there.
+    let splitting = 0;
+    let release!: () => void;
+    const allSplitting = new Promise<void>((resolve) => (release = resolve));
+    const worker = new KnowledgeBaseWorker(
+      ctx.queue,
+      processorWith({
+        split: async (text, max) => {
+          if (++splitting === KB_PARALLEL_DOCUMENTS) release();
+          let timer: NodeJS.Timeout | undefined;
+          const alone = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('processed alone')), 20_000);
+          });
+          try {
+            await Promise.race([allSplitting, alone]);
+          } finally {
+            clearTimeout(timer);
+          }
+          return splitIntoChunks(text, max);
+        },
+      }),
+    );
+    const ids = await Promise.all(
+      Array.from({ length: KB_PARALLEL_DOCUMENTS }, (_, i) => createDocument(`Absatz ${i} über Rechnungen.`)),
+    );
+    await worker.start();
+    try {
+      await expect
+        .poll(async () => (await Promise.all(ids.map(documentRow))).map((d) => d.status), { timeout: 30_000 })
+        .toEqual(ids.map(() => 'ready'));
+    } finally {
+      await worker.stop();
+    }
+  }, 40_000);
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { splitIntoChunks, splitParagraphs, splitSentences } from '../../src/modules/knowledge-base/chunking.js';
-import { orQuery, searchTerms, textSearchConfig } from '../../src/modules/knowledge-base/text-search.js';
+import {
+  andQuery,
+  candidateShare,
+  MAX_RANKED_CHUNKS,
+  orQuery,
+  searchTerms,
+  textSearchConfig,
+} from '../../src/modules/knowledge-base/text-search.js';
 
 describe('splitParagraphs', () => {
   it('splits on blank lines, keeps single line breaks and collapses runs of spaces', () => {
@@ -108,5 +115,18 @@ describe('text search helpers', () => {
       'x',
     ]);
     expect(orQuery(['a', 'b'])).toBe('a | b');
+    expect(andQuery(['a', 'b'])).toBe('a & b');
+  });
+});
+
+describe('candidateShare', () => {
+  it('splits the ranked candidates evenly between the words and, for several words, all words together', () => {
+    expect(MAX_RANKED_CHUNKS).toBe(1000);
+    expect(candidateShare(['a'])).toBe(1000);
+    expect(candidateShare(['a', 'b'])).toBe(333);
+    expect(candidateShare(['a', 'b', 'c'])).toBe(250);
+    const most = searchTerms(Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '));
+    expect(most).toHaveLength(32);
+    expect(candidateShare(most)).toBe(30);
   });
 });

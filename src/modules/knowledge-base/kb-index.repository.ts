@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
+import { andQuery, candidateShare, orQuery, TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
 
 export type ClaimedDocument = {
   id: string;
@@ -141,27 +141,72 @@ export class KnowledgeBaseIndexRepository {
   }
 
   /**
-   * Ranked full-text search over the ready documents the agent sees. Each chunk is matched with
-   * the query parsed by its own configuration (the stemmer it was indexed with).
+   * Ranked full-text search over the ready documents the agent sees. Each chunk is matched and
+   * ranked with the question parsed by its own configuration (the stemmer it was indexed with).
+   *
+   * Bounded: only candidates are ranked. The GIN index is probed once per term and, for several
+   * terms, once for all terms together; each probe brings at most `candidateShare(terms)` matching
+   * chunks (in the table's order), so at most MAX_RANKED_CHUNKS are ranked. A chunk with a term that
+   * occurs in fewer chunks than a share is always ranked; a chunk matching every term is ranked as
+   * long as fewer than a share do. When nothing is that common, every matching chunk is ranked.
+   * Each probe query is the OR of its configurations' queries, so one index scan serves all.
    */
-  async search(agent: AgentRef, tsQuery: string, topK: number): Promise<SearchHit[]> {
+  async search(agent: AgentRef, terms: string[], topK: number): Promise<SearchHit[]> {
+    if (terms.length === 0) return [];
     const { rows } = await this.db.raw(
-      `WITH q AS (
-         SELECT cfg, to_tsquery(cfg::regconfig, :tsQuery) AS query FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+      `WITH q AS MATERIALIZED (
+         SELECT cfg, to_tsquery(cfg::regconfig, :anyQuery) AS any_query, to_tsquery(cfg::regconfig, :allQuery) AS all_query
+           FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+       ),
+       probes AS MATERIALIZED (
+         SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
+           FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE :withAll
+                 UNION ALL
+                 SELECT w.n, to_tsquery(cfg::regconfig, w.word)
+                   FROM unnest(string_to_array(:words, ' ')) WITH ORDINALITY AS w(word, n),
+                        unnest(ARRAY[${CONFIG_LIST}]) AS cfg) p
+          WHERE numnode(p.query) > 0
+          GROUP BY p.n
+       ),
+       visible AS MATERIALIZED (
+         SELECT d.id, d.title, d.scope
+           FROM kb_documents d
+          WHERE d.organization_id = :organizationId
+            AND d.status = 'ready'
+            AND (d.agent_id = :agentId OR EXISTS (
+                  SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
+       ),
+       candidates AS MATERIALIZED (
+         SELECT DISTINCT found.id
+           FROM probes
+          CROSS JOIN LATERAL (
+                SELECT c.id
+                  -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
+                  FROM (SELECT * FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
+                  JOIN q ON q.cfg = c.ts_config
+                 WHERE c.tsv @@ CASE WHEN probes.n = 0 THEN q.all_query ELSE q.any_query END
+                   AND c.document_id IN (SELECT id FROM visible)
+                 LIMIT :share) found
        )
-       SELECT c.id AS chunk_id, c.document_id, d.title AS document_title, d.scope, c.position,
+       SELECT c.id AS chunk_id, c.document_id, v.title AS document_title, v.scope, c.position,
               c.position AS chunk_index, c.content,
-              ts_rank(c.tsv, q.query, 1 | 32) AS score
-         FROM kb_chunks c
-         JOIN q ON q.cfg = c.ts_config AND c.tsv @@ q.query
-         JOIN kb_documents d ON d.id = c.document_id AND d.organization_id = c.organization_id
-        WHERE c.organization_id = :organizationId
-          AND d.status = 'ready'
-          AND (d.agent_id = :agentId OR EXISTS (
-                SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
+              ts_rank(c.tsv, q.any_query, 1 | 32) AS score
+         FROM candidates k
+         JOIN kb_chunks c ON c.id = k.id
+         JOIN q ON q.cfg = c.ts_config
+         JOIN visible v ON v.id = c.document_id
         ORDER BY score DESC, c.id
         LIMIT :topK`,
-      { tsQuery, organizationId: agent.organization_id, agentId: agent.id, topK },
+      {
+        anyQuery: orQuery(terms),
+        allQuery: andQuery(terms),
+        words: terms.join(' '),
+        withAll: terms.length > 1,
+        share: candidateShare(terms),
+        organizationId: agent.organization_id,
+        agentId: agent.id,
+        topK,
+      },
     );
     return (rows as SearchHit[]).map((row) => ({ ...row, score: Number(row.score) }));
   }

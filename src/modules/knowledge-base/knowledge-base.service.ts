@@ -21,7 +21,7 @@ import {
   SearchSchema,
   UpdateDocumentSchema,
 } from './knowledge-base.schemas.js';
-import { orQuery, searchTerms, textSearchConfig } from './text-search.js';
+import { searchTerms, textSearchConfig } from './text-search.js';
 
 /** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */
 export class KnowledgeBaseService {
@@ -155,7 +155,7 @@ export class KnowledgeBaseService {
   async search(auth: AuthContext, agentId: string, body: unknown): Promise<{ data: SearchHit[] }> {
     const agent = await this.access.resolve(auth, agentId, 'kb:read');
     const { query, top_k } = parseBody(SearchSchema, body);
-    return { data: await this.index.search(agent, orQuery(searchTerms(query)), top_k) };
+    return { data: await this.index.search(agent, searchTerms(query), top_k) };
   }
 
   private async visible(agent: AgentRef, documentId: string): Promise<DocumentRow> {

@@ -32,3 +32,20 @@ export function searchTerms(query: string): string[] {
 export function orQuery(terms: string[]): string {
   return terms.join(' | ');
 }
+
+/** Every term (AND): the chunks that get their own share of the candidates. */
+export function andQuery(terms: string[]): string {
+  return terms.join(' & ');
+}
+
+/**
+ * Search ranks at most this many matching chunks, so its cost stays bounded however many chunks
+ * match. Each term, and (for several terms) all terms together, take an equal share of them.
+ */
+export const MAX_RANKED_CHUNKS = 1000;
+
+/** How many candidates one term (or the all-terms match) may bring. */
+export function candidateShare(terms: string[]): number {
+  const probes = terms.length + (terms.length > 1 ? 1 : 0);
+  return Math.max(1, Math.floor(MAX_RANKED_CHUNKS / Math.max(probes, 1)));
+}
