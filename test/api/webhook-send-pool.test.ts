@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
-import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
+import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { DEFAULT_SEND_LIMITS } from '../../src/modules/webhooks/webhook-send-pool.js';
 import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -27,8 +27,8 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-async function recordCall(world: World, agentId: string): Promise<void> {
-  await ctx.db.transaction((trx) =>
+async function recordCall(world: World, agentId: string): Promise<string> {
+  return ctx.db.transaction((trx) =>
     ctx.internals.events.record(trx, {
       organization_id: world.orgId,
       agent_id: agentId,
@@ -38,15 +38,19 @@ async function recordCall(world: World, agentId: string): Promise<void> {
   );
 }
 
-function workerWith(limits: { perTarget: number; perTargetWaiting: number; maxInFlight?: number }) {
-  return new WebhookWorker(
-    ctx.db,
-    ctx.queue,
-    ctx.internals.webhookWorker.dispatcher,
-    new WebhookDeliveryRepository(ctx.db),
-    ctx.logger,
-    { maxInFlight: 16, pollIntervalMs: 20, deferSeconds: 1, ...limits },
-  );
+function workerWith(limits: {
+  perTarget: number;
+  perTargetWaiting: number;
+  maxInFlight?: number;
+  recordBatch?: number;
+}) {
+  return new WebhookWorker(ctx.db, ctx.queue, ctx.internals.webhookWorker.dispatcher, ctx.logger, {
+    ...DEFAULT_SEND_LIMITS,
+    maxInFlight: 16,
+    pollIntervalMs: 20,
+    deferSeconds: 1,
+    ...limits,
+  });
 }
 
 const attemptsTo = (url: string) =>
@@ -140,5 +144,93 @@ describe('per-target concurrency of webhook sends', () => {
       .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
       .whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
     expect(queued).toHaveLength(2);
+  });
+});
+
+describe('batched dispatch and recording', () => {
+  const sendJobsOf = (deliveryIds: string[]) =>
+    ctx.db('pgboss.job').where({ name: WEBHOOK_SEND_QUEUE }).whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
+
+  it('dispatches events of several organizations together and records every attempt once, its job completed', async () => {
+    const worlds = [await ctx.build.world(), await ctx.build.world(), await ctx.build.world()];
+    const urls: string[] = [];
+    const eventIds: string[] = [];
+    for (const world of worlds) {
+      const url = ok.url('ok');
+      urls.push(url);
+      const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: url });
+      for (let i = 0; i < 4; i++) eventIds.push(await recordCall(world, agent.id));
+    }
+    // An agent without a URL (no delivery) and an employee event for a member's URL, in the same batches.
+    const silent = await ctx.build.agent(worlds[0]!.orgId, { post_call_webhook_url: null });
+    eventIds.push(await recordCall(worlds[0]!, silent.id));
+    const memberUrl = ok.url('ok');
+    const member = await ctx.build.user(worlds[1]!.orgId, 'member');
+    await ctx.db('users').where({ id: member.id }).update({ webhook_url: memberUrl });
+    eventIds.push(
+      await ctx.db.transaction((trx) =>
+        ctx.internals.events.record(trx, {
+          organization_id: worlds[1]!.orgId,
+          agent_id: null,
+          type: 'employee.forwarding_created',
+          payload: { event: 'employee.forwarding_created' },
+        }),
+      ),
+    );
+
+    const worker = workerWith({ perTarget: 2, perTargetWaiting: 10, recordBatch: 3 });
+    await worker.start();
+    try {
+      await until('all deliveries recorded', async () => {
+        const rows = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds).whereNot({ status: 'pending' });
+        return rows.length === 13;
+      });
+    } finally {
+      await worker.stop();
+    }
+    for (const url of urls) expect(ok.requestsTo(url)).toHaveLength(4);
+    expect(ok.requestsTo(memberUrl)).toHaveLength(1);
+    const deliveries = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds);
+    expect(deliveries).toHaveLength(13);
+    expect(deliveries.every((d: { status: string; attempt_count: number }) => d.status === 'succeeded')).toBe(true);
+    expect(deliveries.every((d: { attempt_count: number }) => d.attempt_count === 1)).toBe(true);
+    const attempts = await ctx.db('webhook_delivery_attempts').whereIn(
+      'delivery_id',
+      deliveries.map((d: { id: string }) => d.id),
+    );
+    expect(attempts.map((a: { attempt_number: number }) => a.attempt_number)).toEqual(Array(13).fill(1));
+    const jobs = await sendJobsOf(deliveries.map((d: { id: string }) => d.id));
+    expect(jobs.map((j: { state: string }) => j.state)).toEqual(Array(13).fill('completed'));
+    const events = await ctx.db('events').whereIn('id', eventIds).whereNull('dispatched_at');
+    expect(events).toEqual([]);
+  });
+
+  it('fails a dispatch or send job that cannot be handled on its own; the jobs fetched with it go through', async () => {
+    const world = await ctx.build.world();
+    const url = ok.url('ok');
+    const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: url });
+    await ctx.queue.send(EVENT_DISPATCH_QUEUE, { eventId: 'not-an-id' });
+    await ctx.queue.send(WEBHOOK_SEND_QUEUE, { deliveryId: 'not-an-id', trigger: 'event' });
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3; i++) eventIds.push(await recordCall(world, agent.id));
+
+    const worker = workerWith({ perTarget: 4, perTargetWaiting: 10 });
+    await worker.start();
+    try {
+      await until('three deliveries recorded', async () => {
+        const rows = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds).where({ status: 'succeeded' });
+        return rows.length === 3;
+      });
+      await until('the bad jobs failed', async () => {
+        const bad = await ctx
+          .db('pgboss.job')
+          .whereIn('name', [EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE])
+          .whereRaw(`coalesce(data->>'eventId', data->>'deliveryId') = 'not-an-id'`);
+        return bad.length === 2 && bad.every((j: { state: string }) => j.state === 'retry' || j.state === 'failed');
+      });
+    } finally {
+      await worker.stop();
+    }
+    expect(ok.requestsTo(url)).toHaveLength(3);
   });
 });
