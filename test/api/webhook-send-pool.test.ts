@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { DEFAULT_SEND_LIMITS } from '../../src/modules/webhooks/webhook-send-pool.js';
@@ -232,5 +234,67 @@ describe('batched dispatch and recording', () => {
       await worker.stop();
     }
     expect(ok.requestsTo(url)).toHaveLength(3);
+  });
+});
+
+describe('a job held for a busy target', () => {
+  /** A receiver that keeps every request open until `release()`. */
+  async function gate() {
+    const open: ServerResponse[] = [];
+    const got: { signature: string }[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        got.push({ signature: String(req.headers['webhook-signature']) });
+        open.push(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url: (path: string) => `${base}/${path}`,
+      got,
+      release: () => {
+        for (const res of open.splice(0)) res.writeHead(200).end('{}');
+      },
+      close: () => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('is signed with the secret current when its attempt starts, not when it was fetched', async () => {
+    const receiver = await gate();
+    const world = await ctx.build.world();
+    // Two agents of one organization on one origin: one target.
+    const first = await ctx.build.agent(world.orgId, { post_call_webhook_url: receiver.url('a') });
+    const second = await ctx.build.agent(world.orgId, { post_call_webhook_url: receiver.url('b') });
+    const worker = workerWith({ perTarget: 1, perTargetWaiting: 5 });
+    await worker.start();
+    try {
+      await recordCall(world, first.id);
+      await until('the first request', () => receiver.got.length === 1);
+      const eventId = await recordCall(world, second.id);
+      await until('the second job taken and held', async () => {
+        const jobs = await ctx
+          .db('pgboss.job as j')
+          .join('webhook_deliveries as d', ctx.db.raw(`d.id::text = j.data->>'deliveryId'`))
+          .where({ 'j.name': WEBHOOK_SEND_QUEUE, 'j.state': 'active', 'd.event_id': eventId });
+        return jobs.length === 1;
+      });
+      await ctx.http
+        .post(`/v1/organization/${world.orgId}/webhook-secret/rotate`)
+        .set('Authorization', `Bearer ${world.token}`)
+        .expect(200);
+      receiver.release();
+      await until('the second request', () => receiver.got.length === 2);
+      receiver.release();
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+    // Before the rotation one secret signs; after it, the new and the previous one.
+    expect(receiver.got.map((r) => r.signature.split(' ').length)).toEqual([1, 2]);
   });
 });

@@ -1,6 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/knex.js';
+import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { PollLoop } from '../../jobs/poll-loop.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
@@ -129,7 +130,8 @@ export class WebhookSendPool {
   }
 
   /**
-   * Reads what a batch of jobs needs in one go. When that fails, each job is read on its own, so one
+   * Reads what a batch of jobs needs in one go. When that fails (other than for want of the
+   * database), each job is read on its own, so one
    * that cannot be read (it fails, nothing was sent, and it runs again after the queue's retry
    * delay) does not hold up the others; the failed ones are added to `failed`.
    */
@@ -137,14 +139,15 @@ export class WebhookSendPool {
     try {
       return await this.steps.prepare(jobs);
     } catch (error) {
-      if (jobs.length > 1) {
+      if (jobs.length > 1 && !isDatabaseUnavailable(error)) {
         const prepared: PreparedSend[] = [];
         for (const job of jobs) prepared.push(...(await this.prepare([job], failed)));
         return prepared;
       }
-      this.logger.error({ err: error, job: jobs[0]!.id }, 'webhook send failed');
-      failed.add(jobs[0]!.id);
-      await this.queue.fail(WEBHOOK_SEND_QUEUE, jobs[0]!.id, error).catch(() => {});
+      const ids = jobs.map((j) => j.id);
+      this.logger.error({ err: error, jobs: ids }, 'webhook send failed');
+      for (const id of ids) failed.add(id);
+      await this.queue.fail(WEBHOOK_SEND_QUEUE, ids, error).catch(() => {});
       return [];
     }
   }
@@ -219,14 +222,21 @@ export class WebhookSendPool {
       );
     try {
       await record(batch);
-    } catch {
-      for (const item of batch) {
-        try {
-          await record([item]);
-        } catch (error) {
-          const jobId = item.result.send.jobId;
-          this.logger.error({ err: error, job: jobId }, 'webhook send failed');
-          await this.queue.fail(WEBHOOK_SEND_QUEUE, jobId, error).catch(() => {});
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        // Nothing can be recorded now: the jobs fail (or, without the database, expire) and run again.
+        const ids = batch.map((f) => f.result.send.jobId);
+        this.logger.error({ err: error, jobs: ids }, 'webhook send failed');
+        await this.queue.fail(WEBHOOK_SEND_QUEUE, ids, error).catch(() => {});
+      } else {
+        for (const item of batch) {
+          try {
+            await record([item]);
+          } catch (error) {
+            const jobId = item.result.send.jobId;
+            this.logger.error({ err: error, job: jobId }, 'webhook send failed');
+            await this.queue.fail(WEBHOOK_SEND_QUEUE, jobId, error).catch(() => {});
+          }
         }
       }
     }

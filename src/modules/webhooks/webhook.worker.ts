@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/knex.js';
+import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { PollLoop } from '../../jobs/poll-loop.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
@@ -61,8 +62,9 @@ export class WebhookWorker implements BackgroundWorker {
 
   /**
    * Takes a batch of dispatch jobs and dispatches their events in one transaction that also
-   * completes the jobs. When that fails, each event is tried on its own, so one that cannot be
-   * dispatched does not hold up the others (it fails, and its job runs again).
+   * completes the jobs. When that fails (other than for want of the database), each event is tried
+   * on its own, so one that cannot be dispatched does not hold up the others (it fails, and its job
+   * runs again).
    */
   private async dispatchBatch(): Promise<boolean> {
     const jobs = await this.queue.fetch<DispatchJob>(EVENT_DISPATCH_QUEUE, DISPATCH_BATCH);
@@ -79,7 +81,9 @@ export class WebhookWorker implements BackgroundWorker {
       );
     try {
       await dispatch(jobs);
-    } catch {
+    } catch (error) {
+      // Without the database nothing can be done one by one either: the jobs expire and run again.
+      if (isDatabaseUnavailable(error)) throw error;
       for (const job of jobs) {
         try {
           await dispatch([job]);
