@@ -82,8 +82,20 @@ export class WebhookWorker implements BackgroundWorker {
     try {
       await dispatch(jobs);
     } catch (error) {
-      // Without the database nothing can be done one by one either: the jobs expire and run again.
-      if (isDatabaseUnavailable(error)) throw error;
+      if (isDatabaseUnavailable(error)) {
+        // One by one would not do better (no connection, or none free in the pool): the jobs fail
+        // through the queue's own connections and run again after the retry delay (or, with the
+        // database gone, expire and run again).
+        this.logger.error({ err: error, jobs: jobs.length, queue: EVENT_DISPATCH_QUEUE }, 'job failed');
+        await this.queue
+          .fail(
+            EVENT_DISPATCH_QUEUE,
+            jobs.map((j) => j.id),
+            error,
+          )
+          .catch(() => {});
+        return false;
+      }
       for (const job of jobs) {
         try {
           await dispatch([job]);
