@@ -63,6 +63,8 @@ export class WebhookSendPool {
   private finished: Finished[] = [];
   private recordTimer: NodeJS.Timeout | undefined;
   private total = 0;
+  /** Attempts made but not recorded yet (they hold no slot, but bound how far the pool runs ahead). */
+  private unrecorded = 0;
   private full = false;
 
   constructor(
@@ -104,7 +106,11 @@ export class WebhookSendPool {
 
   /** Fetches up to the free slots and starts them; true when the batch was full (more may be ready). */
   private async fetchAndStart(): Promise<boolean> {
-    const free = Math.min(this.limits.maxInFlight - this.total, FETCH_BATCH);
+    const free = Math.min(
+      this.limits.maxInFlight - this.total,
+      2 * this.limits.maxInFlight - this.total - this.unrecorded,
+      FETCH_BATCH,
+    );
     this.full = free <= 0;
     if (this.full) return false;
     const jobs = await this.queue.fetch<SendJob>(WEBHOOK_SEND_QUEUE, free);
@@ -163,11 +169,17 @@ export class WebhookSendPool {
     return true;
   }
 
+  /**
+   * Starts an attempt. Its slots (the pool's and the target's) are free again as soon as the request
+   * is over; recording it follows in a batch.
+   */
   private begin(held: Held): void {
     this.total += 1;
     this.inFlight.set(held.target, this.inFlightTo(held.target) + 1);
-    const attempt = this.attempt(held).finally(() => {
-      this.active.delete(attempt);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       this.total -= 1;
       const left = this.inFlightTo(held.target) - 1;
       if (left > 0) this.inFlight.set(held.target, left);
@@ -177,12 +189,16 @@ export class WebhookSendPool {
       if (next) this.begin(next);
       // A slot is free again: a pool that had none fetches now.
       if (this.full) this.loop.wake();
+    };
+    const attempt = this.attempt(held, release).finally(() => {
+      release();
+      this.active.delete(attempt);
     });
     this.active.add(attempt);
   }
 
-  /** Makes the attempt and waits until it is recorded and its job completed (or failed). */
-  private async attempt({ job, send }: Held): Promise<void> {
+  /** Makes the attempt, calls `requestOver`, and waits until it is recorded and its job completed (or failed). */
+  private async attempt({ job, send }: Held, requestOver: () => void): Promise<void> {
     let result: AttemptResult;
     try {
       result = await this.steps.attempt(send);
@@ -191,6 +207,8 @@ export class WebhookSendPool {
       await this.queue.fail(WEBHOOK_SEND_QUEUE, job.id, error).catch(() => {});
       return;
     }
+    this.unrecorded += 1;
+    requestOver();
     await new Promise<void>((done) => {
       this.finished.push({ result, done });
       if (this.finished.length >= this.limits.recordBatch) void this.flush();
@@ -240,7 +258,9 @@ export class WebhookSendPool {
         }
       }
     }
+    this.unrecorded -= batch.length;
     for (const item of batch) item.done();
+    if (this.full) this.loop.wake();
   }
 
   /** The same attempts as new jobs after `delaySeconds`; the old ones complete in the same transaction. */
