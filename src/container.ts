@@ -128,7 +128,7 @@ export function buildContainer(deps: AppDeps) {
     deps.logger,
     metrics,
   );
-  const webhookWorker = new WebhookWorker(db, deps.queue, webhookDispatcher, webhookDeliveries, deps.logger);
+  const webhookWorker = new WebhookWorker(db, deps.queue, webhookDispatcher, deps.logger);
   const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
   const employeeRepository = new EmployeeRepository(db);
   const toolRepository = new ToolRepository(db);

@@ -54,6 +54,7 @@ function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number
  */
 export class JobQueue {
   private stopping = false;
+  private readonly listeners = new Map<string, Set<() => void>>();
 
   private constructor(
     readonly boss: PgBoss,
@@ -109,6 +110,57 @@ export class JobQueue {
     // pg-boss returns null (not an error) for a queue that does not exist: never lose a job silently.
     if (!id && !(await this.boss.getQueue(name)))
       throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
+    this.notifyAfter(name, trx);
+  }
+
+  /**
+   * Enqueues one job per entry of `data` in one statement (in `trx` when given, to start after
+   * `startAfterSeconds` when given); nothing when empty.
+   */
+  async sendMany(
+    name: string,
+    data: object[],
+    options: { trx?: Knex | Knex.Transaction; startAfterSeconds?: number } = {},
+  ): Promise<void> {
+    if (data.length === 0) return;
+    // pg-boss's batch insert returns no ids, so a missing queue is checked against the definitions.
+    if (!QUEUE_DEFINITIONS.some((q) => q.name === name))
+      throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
+    await this.boss.insert(
+      data.map((d) => ({
+        name,
+        data: d,
+        ...(options.startAfterSeconds ? { startAfter: String(options.startAfterSeconds) } : {}),
+      })),
+      options.trx ? { db: knexExecutor(options.trx) } : {},
+    );
+    this.notifyAfter(name, options.trx);
+  }
+
+  /**
+   * Calls `listener` whenever this process queues a job of `name` (after the enqueuing transaction
+   * commits), so that a worker here can fetch it at once instead of at its next poll. Jobs queued by
+   * other processes are found by polling. Returns the unsubscribe function.
+   */
+  onQueued(name: string, listener: () => void): () => void {
+    const set = this.listeners.get(name) ?? new Set();
+    set.add(listener);
+    this.listeners.set(name, set);
+    return () => set.delete(listener);
+  }
+
+  private notifyAfter(name: string, trx: Knex | Knex.Transaction | undefined): void {
+    const set = this.listeners.get(name);
+    if (!set?.size) return;
+    const notify = () => {
+      for (const listener of set) listener();
+    };
+    // The outermost transaction's executionPromise settles when it commits or rolls back (a rollback
+    // queued nothing); without a transaction the job is there already.
+    let outer = trx as Partial<Knex.Transaction> | undefined;
+    while (outer?.parentTransaction) outer = outer.parentTransaction;
+    if (outer?.executionPromise) outer.executionPromise.then(notify, () => {});
+    else notify();
   }
 
   /**
@@ -127,42 +179,42 @@ export class JobQueue {
     });
   }
 
-  /**
-   * Like `work`, fetching up to `batchSize` jobs per poll and handling them side by side (for
-   * independent, short jobs). A job that throws fails (and is retried per its queue) without failing
-   * the others of its batch.
-   */
-  async workBatch<T extends object>(
-    name: string,
-    handler: JobHandler<T>,
-    options: { batchSize: number; pollingIntervalSeconds: number },
-  ): Promise<void> {
-    await this.boss.work<T>(name, options, async (jobs) => {
-      await Promise.all(
-        jobs.map(async (job) => {
-          try {
-            await handler(job.data, job);
-          } catch (error) {
-            this.logger.error({ err: error, job: job.id, queue: name }, 'job failed');
-            await this.fail(name, job.id, error).catch(() => {});
-          }
-        }),
-      );
-    });
-  }
-
   /** Takes up to `batchSize` ready jobs for a caller that completes or fails each itself. */
   fetch<T extends object>(name: string, batchSize: number): Promise<PgBoss.Job<T>[]> {
     return this.boss.fetch<T>(name, { batchSize });
   }
 
-  /** Marks a fetched job done, in `trx` when given (e.g. beside the `send` that replaces it). */
-  async complete(name: string, id: string, trx?: Knex | Knex.Transaction): Promise<void> {
-    await this.boss.complete(name, id, trx ? { db: knexExecutor(trx) } : {});
+  /** Marks fetched jobs done, in `trx` when given (e.g. beside the `send` that replaces one, or the work it did). */
+  async complete(name: string, id: string | string[], trx?: Knex | Knex.Transaction): Promise<void> {
+    const ids = Array.isArray(id) ? id : [id];
+    if (ids.length === 0) return;
+    await this.settle('complete', name, ids, null, trx);
   }
 
-  async fail(name: string, id: string, error: unknown): Promise<void> {
-    await this.boss.fail(name, id, { message: error instanceof Error ? error.message : String(error) });
+  async fail(name: string, id: string | string[], error: unknown): Promise<void> {
+    const ids = Array.isArray(id) ? id : [id];
+    if (ids.length === 0) return;
+    await this.settle('fail', name, ids, { message: error instanceof Error ? error.message : String(error) });
+  }
+
+  /**
+   * pg-boss's complete/fail take (name, ids, data, options) at run time; its typings also offer
+   * (name, ids, options), which would store the options as the job's output and run outside `trx`.
+   */
+  private async settle(
+    how: 'complete' | 'fail',
+    name: string,
+    ids: string[],
+    data: object | null,
+    trx?: Knex | Knex.Transaction,
+  ): Promise<void> {
+    const settle = this.boss[how].bind(this.boss) as (
+      name: string,
+      ids: string[],
+      data: object | null,
+      options: PgBoss.ConnectionOptions,
+    ) => Promise<unknown>;
+    await settle(name, ids, data, trx ? { db: knexExecutor(trx) } : {});
   }
 
   /**

@@ -1,6 +1,8 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
-import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
+import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { DEFAULT_SEND_LIMITS } from '../../src/modules/webhooks/webhook-send-pool.js';
 import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -27,8 +29,8 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-async function recordCall(world: World, agentId: string): Promise<void> {
-  await ctx.db.transaction((trx) =>
+async function recordCall(world: World, agentId: string): Promise<string> {
+  return ctx.db.transaction((trx) =>
     ctx.internals.events.record(trx, {
       organization_id: world.orgId,
       agent_id: agentId,
@@ -38,15 +40,19 @@ async function recordCall(world: World, agentId: string): Promise<void> {
   );
 }
 
-function workerWith(limits: { perTarget: number; perTargetWaiting: number; maxInFlight?: number }) {
-  return new WebhookWorker(
-    ctx.db,
-    ctx.queue,
-    ctx.internals.webhookWorker.dispatcher,
-    new WebhookDeliveryRepository(ctx.db),
-    ctx.logger,
-    { maxInFlight: 16, pollIntervalMs: 20, deferSeconds: 1, ...limits },
-  );
+function workerWith(limits: {
+  perTarget: number;
+  perTargetWaiting: number;
+  maxInFlight?: number;
+  recordBatch?: number;
+}) {
+  return new WebhookWorker(ctx.db, ctx.queue, ctx.internals.webhookWorker.dispatcher, ctx.logger, {
+    ...DEFAULT_SEND_LIMITS,
+    maxInFlight: 16,
+    pollIntervalMs: 20,
+    deferSeconds: 1,
+    ...limits,
+  });
 }
 
 const attemptsTo = (url: string) =>
@@ -140,5 +146,155 @@ describe('per-target concurrency of webhook sends', () => {
       .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
       .whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
     expect(queued).toHaveLength(2);
+  });
+});
+
+describe('batched dispatch and recording', () => {
+  const sendJobsOf = (deliveryIds: string[]) =>
+    ctx.db('pgboss.job').where({ name: WEBHOOK_SEND_QUEUE }).whereRaw(`data->>'deliveryId' = ANY(?)`, [deliveryIds]);
+
+  it('dispatches events of several organizations together and records every attempt once, its job completed', async () => {
+    const worlds = [await ctx.build.world(), await ctx.build.world(), await ctx.build.world()];
+    const urls: string[] = [];
+    const eventIds: string[] = [];
+    for (const world of worlds) {
+      const url = ok.url('ok');
+      urls.push(url);
+      const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: url });
+      for (let i = 0; i < 4; i++) eventIds.push(await recordCall(world, agent.id));
+    }
+    // An agent without a URL (no delivery) and an employee event for a member's URL, in the same batches.
+    const silent = await ctx.build.agent(worlds[0]!.orgId, { post_call_webhook_url: null });
+    eventIds.push(await recordCall(worlds[0]!, silent.id));
+    const memberUrl = ok.url('ok');
+    const member = await ctx.build.user(worlds[1]!.orgId, 'member');
+    await ctx.db('users').where({ id: member.id }).update({ webhook_url: memberUrl });
+    eventIds.push(
+      await ctx.db.transaction((trx) =>
+        ctx.internals.events.record(trx, {
+          organization_id: worlds[1]!.orgId,
+          agent_id: null,
+          type: 'employee.forwarding_created',
+          payload: { event: 'employee.forwarding_created' },
+        }),
+      ),
+    );
+
+    const worker = workerWith({ perTarget: 2, perTargetWaiting: 10, recordBatch: 3 });
+    await worker.start();
+    try {
+      await until('all deliveries recorded', async () => {
+        const rows = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds).whereNot({ status: 'pending' });
+        return rows.length === 13;
+      });
+    } finally {
+      await worker.stop();
+    }
+    for (const url of urls) expect(ok.requestsTo(url)).toHaveLength(4);
+    expect(ok.requestsTo(memberUrl)).toHaveLength(1);
+    const deliveries = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds);
+    expect(deliveries).toHaveLength(13);
+    expect(deliveries.every((d: { status: string; attempt_count: number }) => d.status === 'succeeded')).toBe(true);
+    expect(deliveries.every((d: { attempt_count: number }) => d.attempt_count === 1)).toBe(true);
+    const attempts = await ctx.db('webhook_delivery_attempts').whereIn(
+      'delivery_id',
+      deliveries.map((d: { id: string }) => d.id),
+    );
+    expect(attempts.map((a: { attempt_number: number }) => a.attempt_number)).toEqual(Array(13).fill(1));
+    const jobs = await sendJobsOf(deliveries.map((d: { id: string }) => d.id));
+    expect(jobs.map((j: { state: string }) => j.state)).toEqual(Array(13).fill('completed'));
+    const events = await ctx.db('events').whereIn('id', eventIds).whereNull('dispatched_at');
+    expect(events).toEqual([]);
+  });
+
+  it('fails a dispatch or send job that cannot be handled on its own; the jobs fetched with it go through', async () => {
+    const world = await ctx.build.world();
+    const url = ok.url('ok');
+    const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: url });
+    await ctx.queue.send(EVENT_DISPATCH_QUEUE, { eventId: 'not-an-id' });
+    await ctx.queue.send(WEBHOOK_SEND_QUEUE, { deliveryId: 'not-an-id', trigger: 'event' });
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3; i++) eventIds.push(await recordCall(world, agent.id));
+
+    const worker = workerWith({ perTarget: 4, perTargetWaiting: 10 });
+    await worker.start();
+    try {
+      await until('three deliveries recorded', async () => {
+        const rows = await ctx.db('webhook_deliveries').whereIn('event_id', eventIds).where({ status: 'succeeded' });
+        return rows.length === 3;
+      });
+      await until('the bad jobs failed', async () => {
+        const bad = await ctx
+          .db('pgboss.job')
+          .whereIn('name', [EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE])
+          .whereRaw(`coalesce(data->>'eventId', data->>'deliveryId') = 'not-an-id'`);
+        return bad.length === 2 && bad.every((j: { state: string }) => j.state === 'retry' || j.state === 'failed');
+      });
+    } finally {
+      await worker.stop();
+    }
+    expect(ok.requestsTo(url)).toHaveLength(3);
+  });
+});
+
+describe('a job held for a busy target', () => {
+  /** A receiver that keeps every request open until `release()`. */
+  async function gate() {
+    const open: ServerResponse[] = [];
+    const got: { signature: string }[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        got.push({ signature: String(req.headers['webhook-signature']) });
+        open.push(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url: (path: string) => `${base}/${path}`,
+      got,
+      release: () => {
+        for (const res of open.splice(0)) res.writeHead(200).end('{}');
+      },
+      close: () => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('is signed with the secret current when its attempt starts, not when it was fetched', async () => {
+    const receiver = await gate();
+    const world = await ctx.build.world();
+    // Two agents of one organization on one origin: one target.
+    const first = await ctx.build.agent(world.orgId, { post_call_webhook_url: receiver.url('a') });
+    const second = await ctx.build.agent(world.orgId, { post_call_webhook_url: receiver.url('b') });
+    const worker = workerWith({ perTarget: 1, perTargetWaiting: 5 });
+    await worker.start();
+    try {
+      await recordCall(world, first.id);
+      await until('the first request', () => receiver.got.length === 1);
+      const eventId = await recordCall(world, second.id);
+      await until('the second job taken and held', async () => {
+        const jobs = await ctx
+          .db('pgboss.job as j')
+          .join('webhook_deliveries as d', ctx.db.raw(`d.id::text = j.data->>'deliveryId'`))
+          .where({ 'j.name': WEBHOOK_SEND_QUEUE, 'j.state': 'active', 'd.event_id': eventId });
+        return jobs.length === 1;
+      });
+      await ctx.http
+        .post(`/v1/organization/${world.orgId}/webhook-secret/rotate`)
+        .set('Authorization', `Bearer ${world.token}`)
+        .expect(200);
+      receiver.release();
+      await until('the second request', () => receiver.got.length === 2);
+      receiver.release();
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+    // Before the rotation one secret signs; after it, the new and the previous one.
+    expect(receiver.got.map((r) => r.signature.split(' ').length)).toEqual([1, 2]);
   });
 });

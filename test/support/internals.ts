@@ -53,7 +53,7 @@ export function buildInternals(deps: {
   const events = new EventRecorder(queue);
   return {
     events,
-    webhookWorker: new WebhookWorker(db, queue, dispatcher, new WebhookDeliveryRepository(db), logger),
+    webhookWorker: new WebhookWorker(db, queue, dispatcher, logger),
     webhookSweeper: new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger),
     kbJobs,
     kbProcessor: new KnowledgeBaseProcessor(db, new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, {

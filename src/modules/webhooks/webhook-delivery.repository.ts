@@ -15,6 +15,9 @@ export type EventRow = {
   dispatched_at: Date | null;
 };
 
+/** An event to dispatch, with its agent's webhook URL when the agent chose the event's type. */
+export type EventToDispatch = EventRow & { agent_webhook_url: string | null };
+
 export type DeliveryRow = {
   id: string;
   organization_id: string;
@@ -70,6 +73,9 @@ const ATTEMPT_COLUMNS = [
   'attempted_at',
 ];
 
+/** What a send needs: the delivery and its event's payload. */
+export type DeliveryForSend = DeliveryRow & { payload: Record<string, unknown> };
+
 /** A delivery with its attempts, oldest attempt first. */
 export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[] };
 
@@ -82,25 +88,38 @@ export class WebhookDeliveryRepository {
     return new WebhookDeliveryRepository(trx);
   }
 
-  /** The event, locked for this transaction so two dispatchers of one event take turns. */
-  async lockEvent(eventId: string): Promise<EventRow | undefined> {
-    return this.db('events')
-      .where({ id: eventId })
-      .forUpdate()
-      .first('id', 'organization_id', 'agent_id', 'type', 'payload', 'dispatched_at');
+  /**
+   * The events of `eventIds` not dispatched yet, locked for this transaction (in id order, so two
+   * dispatchers of overlapping batches take turns instead of deadlocking), each with its agent's
+   * webhook URL when the agent chose to receive the event's type.
+   */
+  async lockUndispatchedEvents(eventIds: string[]): Promise<EventToDispatch[]> {
+    if (eventIds.length === 0) return [];
+    return this.db('events as e')
+      .leftJoin('agents as a', (join) =>
+        join
+          .on('a.id', 'e.agent_id')
+          .andOn('a.organization_id', 'e.organization_id')
+          .andOn(this.db.raw('e.type = ANY(a.post_call_webhook_events)')),
+      )
+      .whereIn('e.id', eventIds)
+      .whereNull('e.dispatched_at')
+      .orderBy('e.id')
+      .forUpdate('e')
+      .select(
+        'e.id',
+        'e.organization_id',
+        'e.agent_id',
+        'e.type',
+        'e.payload',
+        'e.dispatched_at',
+        'a.post_call_webhook_url as agent_webhook_url',
+      );
   }
 
-  async markDispatched(eventId: string, at: Date): Promise<void> {
-    await this.db('events').where({ id: eventId }).update({ dispatched_at: at });
-  }
-
-  /** The agent's URL, when it chose to receive `eventType`. */
-  async agentWebhookUrl(organizationId: string, agentId: string, eventType: string): Promise<string | null> {
-    const row = await this.db('agents')
-      .where({ id: agentId, organization_id: organizationId })
-      .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
-      .first('post_call_webhook_url');
-    return (row?.post_call_webhook_url as string | null | undefined) ?? null;
+  async markDispatched(eventIds: string[], at: Date): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.db('events').whereIn('id', eventIds).update({ dispatched_at: at });
   }
 
   /** Distinct webhook URLs of the organization's members who chose `eventType`, in a stable order. */
@@ -115,16 +134,16 @@ export class WebhookDeliveryRepository {
     return rows.map((r) => r.webhook_url);
   }
 
-  /** Inserts the deliveries that do not exist yet; returns the ids of the new ones. */
-  async insertDeliveries(event: EventRow, targets: { kind: TargetKind; url: string }[], at: Date): Promise<string[]> {
+  /** Inserts the deliveries that do not exist yet (one statement for all); returns the ids of the new ones. */
+  async insertDeliveries(targets: { event: EventRow; kind: TargetKind; url: string }[], at: Date): Promise<string[]> {
     if (targets.length === 0) return [];
-    const rows = targets.map((t) => ({
+    const rows = targets.map(({ event, kind, url }) => ({
       organization_id: event.organization_id,
       agent_id: event.agent_id,
       event_id: event.id,
       event_type: event.type,
-      target_kind: t.kind,
-      target_url: t.url,
+      target_kind: kind,
+      target_url: url,
       created_at: at,
       updated_at: at,
     }));
@@ -136,49 +155,82 @@ export class WebhookDeliveryRepository {
     return inserted.map((r) => r.id);
   }
 
-  /** What a send needs: the delivery and its event's payload. */
-  async findForSend(deliveryId: string): Promise<(DeliveryRow & { payload: Record<string, unknown> }) | undefined> {
-    return this.db('webhook_deliveries as d')
-      .join('events as e', 'e.id', 'd.event_id')
-      .where('d.id', deliveryId)
-      .first(...DELIVERY_COLUMNS.map((column) => `d.${column}`), 'e.payload');
-  }
-
-  /** The receiver of each delivery (organization and URL origin): what per-target limits count. */
-  async targetsOf(deliveryIds: string[]): Promise<Map<string, string>> {
-    const rows: { id: string; organization_id: string; target_url: string }[] = await this.db('webhook_deliveries')
-      .whereIn('id', deliveryIds)
-      .select('id', 'organization_id', 'target_url');
-    return new Map(rows.map((r) => [r.id, `${r.organization_id} ${originOf(r.target_url)}`]));
-  }
-
-  async hasAttemptForJob(jobId: string): Promise<boolean> {
-    return (await this.db('webhook_delivery_attempts').where({ job_id: jobId }).first('id')) !== undefined;
+  /**
+   * What the sends of a batch of jobs need, in one query: each job's delivery with its event's
+   * payload. A job whose delivery is gone, or whose attempt is recorded already (a re-run after its
+   * worker died), is absent from the answer.
+   */
+  async findForSends(jobs: { jobId: string; deliveryId: string }[]): Promise<Map<string, DeliveryForSend>> {
+    if (jobs.length === 0) return new Map();
+    const { rows }: { rows: (DeliveryForSend & { job_id: string })[] } = await this.db.raw(
+      `SELECT j.job_id, ${DELIVERY_COLUMNS.map((column) => `d.${column}`).join(', ')}, e.payload
+         FROM unnest(?::uuid[], ?::uuid[]) AS j(job_id, delivery_id)
+         JOIN webhook_deliveries d ON d.id = j.delivery_id
+         JOIN events e ON e.id = d.event_id
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.job_id = j.job_id)`,
+      [jobs.map((j) => j.jobId), jobs.map((j) => j.deliveryId)],
+    );
+    return new Map(rows.map(({ job_id, ...delivery }) => [job_id, delivery]));
   }
 
   /**
-   * Records one attempt and its outcome on the delivery. The delivery row is locked, so numbering is
-   * gapless; an attempt already recorded for this job (a re-run after a crash) is not recorded again.
+   * Records attempts and their outcomes on their deliveries, all in the caller's transaction: the
+   * deliveries are locked (in id order), so numbering is gapless; an attempt already recorded for its
+   * job (a re-run after a crash) is not recorded again. Several attempts of one delivery are numbered
+   * in the order they were made.
    */
-  async recordAttempt(delivery: DeliveryRow, attempt: NewAttempt): Promise<void> {
-    const locked = await this.db('webhook_deliveries')
-      .where({ id: delivery.id, organization_id: delivery.organization_id })
+  async recordAttempts(attempts: { delivery: DeliveryRow; attempt: NewAttempt }[]): Promise<void> {
+    if (attempts.length === 0) return;
+    const locked: { id: string; attempt_count: number }[] = await this.db('webhook_deliveries')
+      .whereIn(
+        ['id', 'organization_id'],
+        attempts.map(({ delivery }) => [delivery.id, delivery.organization_id]),
+      )
+      .orderBy('id')
       .forUpdate()
-      .first('attempt_count');
-    if (!locked || (await this.db('webhook_delivery_attempts').where({ job_id: attempt.job_id }).first('id'))) return;
-    const attemptNumber = (locked.attempt_count as number) + 1;
-    await this.db('webhook_delivery_attempts').insert({
-      ...attempt,
-      delivery_id: delivery.id,
-      organization_id: delivery.organization_id,
-      attempt_number: attemptNumber,
-    });
-    await this.db('webhook_deliveries').where({ id: delivery.id, organization_id: delivery.organization_id }).update({
-      attempt_count: attemptNumber,
+      .select('id', 'attempt_count');
+    const recorded: { job_id: string }[] = await this.db('webhook_delivery_attempts')
+      .whereIn(
+        'job_id',
+        attempts.map(({ attempt }) => attempt.job_id),
+      )
+      .select('job_id');
+    const counts = new Map(locked.map((r) => [r.id, r.attempt_count]));
+    const skip = new Set(recorded.map((r) => r.job_id));
+    const rows: (NewAttempt & { delivery_id: string; organization_id: string; attempt_number: number })[] = [];
+    const latest = new Map<string, { organization_id: string; attempt_count: number; attempt: NewAttempt }>();
+    const inOrder = [...attempts].sort((x, y) => x.attempt.attempted_at.getTime() - y.attempt.attempted_at.getTime());
+    for (const { delivery, attempt } of inOrder) {
+      const count = counts.get(delivery.id);
+      if (count === undefined || skip.has(attempt.job_id)) continue;
+      skip.add(attempt.job_id);
+      counts.set(delivery.id, count + 1);
+      rows.push({
+        ...attempt,
+        delivery_id: delivery.id,
+        organization_id: delivery.organization_id,
+        attempt_number: count + 1,
+      });
+      latest.set(delivery.id, { organization_id: delivery.organization_id, attempt_count: count + 1, attempt });
+    }
+    if (rows.length === 0) return;
+    await this.db('webhook_delivery_attempts').insert(rows);
+    const updates = [...latest].map(([id, { organization_id, attempt_count, attempt }]) => ({
+      id,
+      organization_id,
+      attempt_count,
       status: attempt.status,
-      last_attempt_at: attempt.attempted_at,
-      updated_at: attempt.attempted_at,
-    });
+      attempted_at: attempt.attempted_at,
+    }));
+    await this.db.raw(
+      `UPDATE webhook_deliveries AS d
+          SET attempt_count = v.attempt_count, status = v.status,
+              last_attempt_at = v.attempted_at, updated_at = v.attempted_at
+         FROM jsonb_to_recordset(?::jsonb)
+           AS v(id uuid, organization_id uuid, attempt_count int, status text, attempted_at timestamptz)
+        WHERE d.id = v.id AND d.organization_id = v.organization_id`,
+      [JSON.stringify(updates)],
+    );
   }
 
   /** The agent's deliveries, newest first, each with its attempts. */
@@ -226,13 +278,5 @@ export class WebhookDeliveryRepository {
       .select(ATTEMPT_COLUMNS);
     for (const row of rows) byDelivery.set(row.delivery_id, [...(byDelivery.get(row.delivery_id) ?? []), row]);
     return byDelivery;
-  }
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
   }
 }

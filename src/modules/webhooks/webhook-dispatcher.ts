@@ -14,24 +14,40 @@ import {
 } from '../../outgoing/guarded-request.js';
 import type {
   AttemptTrigger,
+  DeliveryForSend,
   EventRow,
+  EventToDispatch,
   NewAttempt,
   TargetKind,
   WebhookDeliveryRepository,
 } from './webhook-delivery.repository.js';
 import { serializePayload } from './webhook-payload.js';
-import { signingSecrets, type WebhookSecretRepository } from './webhook-secret.repository.js';
+import { signingSecrets, type WebhookSecretRepository, type WebhookSecretRow } from './webhook-secret.repository.js';
 import { generateWebhookSecret, signatureHeaders } from './webhook-signature.js';
 
 export type DispatchJob = { eventId: string };
 export type SendJob = { deliveryId: string; trigger: AttemptTrigger };
 
+/** A send job with what its attempt needs, read for a whole batch of jobs at once. */
+export type PreparedSend = {
+  jobId: string;
+  job: SendJob;
+  delivery: DeliveryForSend;
+  /** The organization's secret as read with the batch; absent means read it when the attempt starts. */
+  secret?: WebhookSecretRow;
+};
+
+/** An attempt made, to be recorded. */
+export type AttemptResult = { send: PreparedSend; attempt: NewAttempt };
+
 const USER_AGENT = 'VoiceAgentAPI-Webhooks/1.0';
 
 /**
- * The two job handlers behind outgoing webhooks. `dispatch` turns an event into one delivery per
- * target and queues a send for each, in one transaction. `send` makes one signed attempt through the
- * outgoing-request guard and records it, whatever the outcome; nothing here retries an attempt.
+ * The steps behind outgoing webhooks. `dispatchMany` turns events into one delivery per target and
+ * queues a send for each, in one transaction for the batch. A send is `prepare` (one read for a batch
+ * of jobs), `attempt` (one signed request through the outgoing-request guard) and `record` (the
+ * outcome, whatever it is, for a batch of attempts in one transaction); nothing here retries an
+ * attempt.
  */
 export class WebhookDispatcher {
   constructor(
@@ -46,15 +62,35 @@ export class WebhookDispatcher {
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
+    await this.dispatchMany([eventId]);
+  }
+
+  /**
+   * Dispatches a batch of events in one transaction: events already dispatched are skipped, the new
+   * deliveries and their send jobs are written together, and the events are marked dispatched.
+   * `alsoInTransaction` runs last inside it (the caller completes the dispatch jobs there).
+   */
+  async dispatchMany(eventIds: string[], alsoInTransaction?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
     await inTransaction(this.db, async (trx) => {
       const deliveries = this.deliveries.with(trx);
-      const event = await deliveries.lockEvent(eventId);
-      if (!event || event.dispatched_at) return;
-      const targets = await this.targetsOf(deliveries, event);
+      const events = await deliveries.lockUndispatchedEvents(eventIds);
+      const memberUrls = new Map<string, Promise<string[]>>();
+      const targets: { event: EventRow; kind: TargetKind; url: string }[] = [];
+      for (const event of events) {
+        for (const target of await this.targetsOf(deliveries, event, memberUrls)) targets.push({ event, ...target });
+      }
       const at = this.clock.now();
-      const created = await deliveries.insertDeliveries(event, targets, at);
-      for (const deliveryId of created) await this.enqueueSend(trx, { deliveryId, trigger: 'event' });
-      await deliveries.markDispatched(event.id, at);
+      const created = await deliveries.insertDeliveries(targets, at);
+      await this.queue.sendMany(
+        WEBHOOK_SEND_QUEUE,
+        created.map((deliveryId): SendJob => ({ deliveryId, trigger: 'event' })),
+        { trx },
+      );
+      await deliveries.markDispatched(
+        events.map((e) => e.id),
+        at,
+      );
+      await alsoInTransaction?.(trx);
     });
   }
 
@@ -63,53 +99,88 @@ export class WebhookDispatcher {
     await this.queue.send(WEBHOOK_SEND_QUEUE, job, { trx });
   }
 
+  /** One send job from start to end (tests and the CLI drain the queue with it). */
   async send(job: SendJob, jobId: string): Promise<void> {
-    const delivery = await this.deliveries.findForSend(job.deliveryId);
-    if (!delivery || (await this.deliveries.hasAttemptForJob(jobId))) return;
+    const [send] = await this.prepare([{ id: jobId, data: job }]);
+    if (!send) return;
+    await this.record([await this.attempt(send)]);
+  }
+
+  /**
+   * What a batch of send jobs needs, in two reads: deliveries with payloads, and the organizations'
+   * secrets. Jobs whose delivery is gone or whose attempt was recorded already are left out.
+   */
+  async prepare(jobs: { id: string; data: SendJob }[]): Promise<PreparedSend[]> {
+    const found = await this.deliveries.findForSends(jobs.map((j) => ({ jobId: j.id, deliveryId: j.data.deliveryId })));
+    const secrets = await this.secrets.getOrCreateMany(
+      [...found.values()].map((d) => d.organization_id),
+      generateWebhookSecret,
+      this.clock.now(),
+    );
+    return jobs.flatMap((j) => {
+      const delivery = found.get(j.id);
+      return delivery ? [{ jobId: j.id, job: j.data, delivery, secret: secrets.get(delivery.organization_id) }] : [];
+    });
+  }
+
+  /** One signed POST of a prepared send; the outcome, whatever it is, comes back to be recorded. */
+  async attempt(send: PreparedSend): Promise<AttemptResult> {
+    const { delivery } = send;
     const attemptedAt = this.clock.now();
-    const secret = await this.secrets.getOrCreate(delivery.organization_id, generateWebhookSecret, attemptedAt);
+    const secret =
+      send.secret ?? (await this.secrets.getOrCreate(delivery.organization_id, generateWebhookSecret, attemptedAt));
     const body = serializePayload(delivery.event_type, delivery.payload);
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       ...signatureHeaders(signingSecrets(secret, attemptedAt), delivery.event_id, attemptedAt, body),
     };
-    const outcome = await this.attempt(delivery.target_url, headers, body);
-    await inTransaction(this.db, (trx) =>
-      this.deliveries.with(trx).recordAttempt(delivery, {
-        ...outcome,
-        job_id: jobId,
-        trigger: job.trigger,
-        attempted_at: attemptedAt,
-      }),
-    );
-    this.metrics?.webhookAttempt(delivery.event_type, outcome.status);
-    this.logger.info(
-      {
-        delivery_id: delivery.id,
-        event_id: delivery.event_id,
-        status: outcome.status,
-        http_status: outcome.http_status,
-      },
-      'webhook attempt recorded',
-    );
+    const outcome = await this.post(delivery.target_url, headers, body);
+    return { send, attempt: { ...outcome, job_id: send.jobId, trigger: send.job.trigger, attempted_at: attemptedAt } };
+  }
+
+  /**
+   * Records attempts in one transaction; `alsoInTransaction` runs inside it (the send pool completes
+   * the attempts' jobs there, so an attempt is recorded and its job completed together).
+   */
+  async record(results: AttemptResult[], alsoInTransaction?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      await this.deliveries
+        .with(trx)
+        .recordAttempts(results.map(({ send, attempt }) => ({ delivery: send.delivery, attempt })));
+      await alsoInTransaction?.(trx);
+    });
+    for (const { send, attempt } of results) {
+      this.metrics?.webhookAttempt(send.delivery.event_type, attempt.status);
+      this.logger.info(
+        {
+          delivery_id: send.delivery.id,
+          event_id: send.delivery.event_id,
+          status: attempt.status,
+          http_status: attempt.http_status,
+        },
+        'webhook attempt recorded',
+      );
+    }
   }
 
   /**
    * The agent's URL (for an event of an agent) and the members' URLs, each only when its owner
-   * chose the event's type. One URL appearing twice is one delivery.
+   * chose the event's type. One URL appearing twice is one delivery. Member URLs are read once per
+   * organization and type in a batch.
    */
   private async targetsOf(
     deliveries: WebhookDeliveryRepository,
-    event: EventRow,
+    event: EventToDispatch,
+    memberUrls: Map<string, Promise<string[]>>,
   ): Promise<{ kind: TargetKind; url: string }[]> {
     const targets: { kind: TargetKind; url: string }[] = [];
-    if (event.agent_id && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
-      const url = await deliveries.agentWebhookUrl(event.organization_id, event.agent_id, event.type);
-      if (url) targets.push({ kind: 'agent', url });
-    }
+    if (event.agent_id && event.agent_webhook_url && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type))
+      targets.push({ kind: 'agent', url: event.agent_webhook_url });
     if ((MEMBER_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
-      for (const url of await deliveries.memberWebhookUrls(event.organization_id, event.type)) {
+      const key = `${event.organization_id} ${event.type}`;
+      if (!memberUrls.has(key)) memberUrls.set(key, deliveries.memberWebhookUrls(event.organization_id, event.type));
+      for (const url of await memberUrls.get(key)!) {
         if (!targets.some((t) => t.url === url)) targets.push({ kind: 'member', url });
       }
     }
@@ -117,7 +188,7 @@ export class WebhookDispatcher {
   }
 
   /** One POST through the guard; any 2xx is a success, everything else (3xx included) a failure. */
-  private async attempt(
+  private async post(
     url: string,
     headers: Record<string, string>,
     body: string,

@@ -26,11 +26,33 @@ export class WebhookSecretRepository {
 
   /** The organization's secret, created on first use; concurrent first uses end with one secret. */
   async getOrCreate(organizationId: string, generate: () => string, at: Date): Promise<WebhookSecretRow> {
-    await this.db('organization_webhook_secrets')
-      .insert({ organization_id: organizationId, secret: generate(), created_at: at })
-      .onConflict('organization_id')
-      .ignore();
-    return this.db('organization_webhook_secrets').where({ organization_id: organizationId }).first(SECRET_COLUMNS);
+    return (await this.getOrCreateMany([organizationId], generate, at)).get(organizationId)!;
+  }
+
+  /**
+   * The secrets of several organizations (one read for a batch of sends); the missing ones are
+   * created as `getOrCreate` does.
+   */
+  async getOrCreateMany(
+    organizationIds: string[],
+    generate: () => string,
+    at: Date,
+  ): Promise<Map<string, WebhookSecretRow>> {
+    const ids = [...new Set(organizationIds)];
+    const read = async (which: string[]): Promise<WebhookSecretRow[]> =>
+      which.length === 0
+        ? []
+        : this.db('organization_webhook_secrets').whereIn('organization_id', which).select(SECRET_COLUMNS);
+    const found = new Map((await read(ids)).map((row) => [row.organization_id, row]));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      await this.db('organization_webhook_secrets')
+        .insert(missing.map((id) => ({ organization_id: id, secret: generate(), created_at: at })))
+        .onConflict('organization_id')
+        .ignore();
+      for (const row of await read(missing)) found.set(row.organization_id, row);
+    }
+    return found;
   }
 
   /** The current secret becomes the previous one (signing until `previousExpiresAt`); one row update. */
