@@ -4,7 +4,7 @@
  * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
  * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_*,
- * BENCH_WEBHOOK_RATE / BENCH_WEBHOOK_SECONDS, BENCH_KB_*, BENCH_PROFILE=1 (CPU profile of the chain).
+ * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_PROFILE=1 (CPU profile of the chain).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pino } from 'pino';
