@@ -112,6 +112,9 @@ export function toCallListItem(row: CallRow) {
 export type Call = ReturnType<typeof toCall>;
 export type CallListItem = ReturnType<typeof toCallListItem>;
 
+/** A call's columns and its employee's name: what every read of whole calls selects. */
+const ROW_COLUMNS = [...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name'];
+
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
   { column: 'c.id', order: 'desc' as const },
@@ -140,7 +143,7 @@ export class CallRepository {
     return this.db('calls as c')
       .leftJoin('employees as e', 'e.id', 'c.employee_id')
       .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id })
-      .select(...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name');
+      .select(...ROW_COLUMNS);
   }
 
   async findByCallId(agent: AgentRef, callId: string): Promise<CallRow | undefined> {
@@ -192,8 +195,15 @@ export class CallRepository {
     }
     const [total, rows] = await Promise.all([
       this.count(agent, filters, range),
-      this.scoped(agent)
-        .whereIn('c.id', ids)
+      // The page's ids once, then their rows by primary key. As `c.id IN (...)` beside the agent's own
+      // conditions, the planner could scan all the agent's calls per page id when its estimates are
+      // stale (a newly busy agent before ANALYZE: 18 ms for a page of 20 instead of 0.6 ms).
+      this.db('page')
+        .withMaterialized('page', ids)
+        .join('calls as c', 'c.id', 'page.id')
+        .leftJoin('employees as e', 'e.id', 'c.employee_id')
+        .where('c.organization_id', agent.organization_id)
+        .select(...ROW_COLUMNS)
         .orderBy(LIST_ORDER)
         .select(
           this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
