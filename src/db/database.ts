@@ -19,7 +19,9 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     url = server.url;
     stopEmbedded = server.stop;
   }
-  const db = createDb(url, config.DATABASE_POOL_MAX, logger);
+  const db = createDb(url, config.DATABASE_POOL_MAX, logger, {
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  });
   return {
     db,
     url,

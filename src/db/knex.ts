@@ -48,9 +48,20 @@ export const migrationConfig: Knex.MigratorConfig = {
   tableName: 'knex_migrations',
 };
 
-export function createDb(url: string, poolMax = 10, logger?: Logger): Db {
-  return knexFactory({
+/**
+ * `preparedStatements: false` runs the few hot queries that are otherwise named prepared statements
+ * (src/db/prepared.ts) unnamed, for a pooler that cannot carry prepared statements between transactions.
+ */
+export function createDb(
+  url: string,
+  poolMax = 10,
+  logger?: Logger,
+  options: { preparedStatements?: boolean } = {},
+): Db {
+  const config: Knex.Config & { preparedStatements: boolean } = {
     client: 'pg',
+    // Read back by runPrepared through the client's config, which a transaction shares.
+    preparedStatements: options.preparedStatements ?? true,
     // A connection attempt that gets no answer (a network cut, not a refusal) fails after 5 s, and a
     // request waits at most 10 s for a pool slot; both end as 503 instead of hanging.
     connection: { connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true },
@@ -68,7 +79,8 @@ export function createDb(url: string, poolMax = 10, logger?: Logger): Db {
           },
         }
       : {}),
-  });
+  };
+  return knexFactory(config);
 }
 
 /**

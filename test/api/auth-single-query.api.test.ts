@@ -1,7 +1,10 @@
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
+import { hashApiKey } from '../../src/auth/api-key-format.js';
+import { CredentialsRepository, type ApiKeyWithAgent } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
+import { createDb, type Db } from '../../src/db/knex.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -105,5 +108,63 @@ describe('authentication without the read cache: one query for key, memberships 
     expect((await uncached.get(path).set('X-API-Key', w.key).expect(200)).body.name).toBe('Renamed in SQL');
     await ctx.db('memberships').where({ user_id: w.userId }).delete();
     await uncached.get(path).set('X-API-Key', w.key).expect(401);
+  });
+});
+
+describe('the uncached key lookups as prepared statements', () => {
+  /** The statements prepared on a one-connection pool's connection, after `work` ran on it. */
+  async function preparedAfter(db: Db, work: () => Promise<unknown>): Promise<string[]> {
+    await work();
+    const { rows } = await db.raw<{ rows: { name: string }[] }>(
+      'SELECT name FROM pg_prepared_statements ORDER BY name',
+    );
+    return rows.map((r) => r.name);
+  }
+
+  it('prepares them once per connection, and a migration adding an agent column does not break them', async () => {
+    const w = await ctx.build.world();
+    const hash = hashApiKey(w.key);
+    const db = createDb(ctx.config.DATABASE_URL!, 1);
+    try {
+      const credentials = new CredentialsRepository(db);
+      const names = await preparedAfter(db, async () => {
+        await credentials.findApiKeyWithAgent(hash, w.agentId);
+        await credentials.findApiKeyWithAgent(hash, w.agentId);
+        await credentials.findApiKeyByHash(hash);
+      });
+      expect(names).toEqual([
+        expect.stringMatching(/^api_key_[0-9a-f]{12}$/),
+        expect.stringMatching(/^api_key_with_agent_/),
+      ]);
+      // A running instance during a rolling deploy: the table changes under its prepared statement.
+      await ctx.db.raw('ALTER TABLE agents ADD COLUMN prepared_probe text');
+      try {
+        const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
+        expect(found?.agent?.id).toBe(w.agentId);
+        expect(found?.key.organization_ids).toEqual([w.orgId]);
+        expect((await credentials.findApiKeyByHash(hash))?.created_by).toBe(w.userId);
+      } finally {
+        await ctx.db.raw('ALTER TABLE agents DROP COLUMN prepared_probe');
+      }
+      expect((await credentials.findApiKeyWithAgent(hash, w.agentId))?.agent?.name).toBeTruthy();
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('runs them unnamed with DATABASE_PREPARED_STATEMENTS=false, for a pooler that cannot carry them', async () => {
+    const w = await ctx.build.world();
+    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, { preparedStatements: false });
+    try {
+      const credentials = new CredentialsRepository(db);
+      let found: ApiKeyWithAgent | undefined;
+      const names = await preparedAfter(db, async () => {
+        found = await credentials.findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
+      });
+      expect(names).toEqual([]);
+      expect(found?.agent?.id).toBe(w.agentId);
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -10,7 +10,7 @@ export type { Agent, AgentRow } from './agent-row.js';
 /** The response fields: exactly those the Agent schema (and so the OpenAPI document) declares. */
 const AGENT_FIELDS = Object.keys(AgentSchema.shape) as (keyof Agent)[];
 /** Every column an AgentRow has; queries select these, never `*`. */
-const AGENT_COLUMNS: (keyof AgentRow)[] = [...AGENT_FIELDS, 'workflow', 'workflow_updated_at'];
+export const AGENT_COLUMNS: (keyof AgentRow)[] = [...AGENT_FIELDS, 'workflow', 'workflow_updated_at'];
 
 /** Picks the Agent's fields: a column the schema does not declare never reaches a response. */
 export function toAgent(row: AgentRow): Agent {

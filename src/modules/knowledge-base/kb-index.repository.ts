@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
+import { preparedSql, runPrepared } from '../../db/prepared.js';
 import { andQuery, candidateShare, orQuery, TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
 
 export type ClaimedDocument = {
@@ -28,6 +29,54 @@ export type SearchHit = {
 const INSERT_BATCH = 200;
 /** Constants, not input: safe to inline. */
 const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
+
+/** See `search`: parsed once per connection (planned per question, since the plan depends on its words). */
+const SEARCH_SQL = preparedSql(
+  'kb_search',
+  `WITH q AS MATERIALIZED (
+     SELECT cfg, to_tsquery(cfg::regconfig, :anyQuery) AS any_query, to_tsquery(cfg::regconfig, :allQuery) AS all_query
+       FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+   ),
+   probes AS MATERIALIZED (
+     SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
+       FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE :withAll
+             UNION ALL
+             SELECT w.n, to_tsquery(cfg::regconfig, w.word)
+               FROM unnest(string_to_array(:words, ' ')) WITH ORDINALITY AS w(word, n),
+                    unnest(ARRAY[${CONFIG_LIST}]) AS cfg) p
+      WHERE numnode(p.query) > 0
+      GROUP BY p.n
+   ),
+   visible AS MATERIALIZED (
+     SELECT d.id, d.title, d.scope
+       FROM kb_documents d
+      WHERE d.organization_id = :organizationId
+        AND d.status = 'ready'
+        AND (d.agent_id = :agentId OR EXISTS (
+              SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
+   ),
+   candidates AS MATERIALIZED (
+     SELECT DISTINCT found.id
+       FROM probes
+      CROSS JOIN LATERAL (
+            SELECT c.id
+              -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
+              FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
+              JOIN q ON q.cfg = c.ts_config
+             WHERE c.tsv @@ CASE WHEN probes.n = 0 THEN q.all_query ELSE q.any_query END
+               AND c.document_id IN (SELECT id FROM visible)
+             LIMIT :share) found
+   )
+   SELECT c.id AS chunk_id, c.document_id, v.title AS document_title, v.scope, c.position,
+          c.position AS chunk_index, c.content,
+          ts_rank(c.tsv, q.any_query, 1 | 32) AS score
+     FROM candidates k
+     JOIN kb_chunks c ON c.id = k.id
+     JOIN q ON q.cfg = c.ts_config
+     JOIN visible v ON v.id = c.document_id
+    ORDER BY score DESC, c.id
+    LIMIT :topK`,
+);
 
 /** The full-text index: what the processing pipeline writes and what search reads. */
 export class KnowledgeBaseIndexRepository {
@@ -153,61 +202,16 @@ export class KnowledgeBaseIndexRepository {
    */
   async search(agent: AgentRef, terms: string[], topK: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
-    const { rows } = await this.db.raw(
-      `WITH q AS MATERIALIZED (
-         SELECT cfg, to_tsquery(cfg::regconfig, :anyQuery) AS any_query, to_tsquery(cfg::regconfig, :allQuery) AS all_query
-           FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
-       ),
-       probes AS MATERIALIZED (
-         SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
-           FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE :withAll
-                 UNION ALL
-                 SELECT w.n, to_tsquery(cfg::regconfig, w.word)
-                   FROM unnest(string_to_array(:words, ' ')) WITH ORDINALITY AS w(word, n),
-                        unnest(ARRAY[${CONFIG_LIST}]) AS cfg) p
-          WHERE numnode(p.query) > 0
-          GROUP BY p.n
-       ),
-       visible AS MATERIALIZED (
-         SELECT d.id, d.title, d.scope
-           FROM kb_documents d
-          WHERE d.organization_id = :organizationId
-            AND d.status = 'ready'
-            AND (d.agent_id = :agentId OR EXISTS (
-                  SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
-       ),
-       candidates AS MATERIALIZED (
-         SELECT DISTINCT found.id
-           FROM probes
-          CROSS JOIN LATERAL (
-                SELECT c.id
-                  -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
-                  FROM (SELECT * FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
-                  JOIN q ON q.cfg = c.ts_config
-                 WHERE c.tsv @@ CASE WHEN probes.n = 0 THEN q.all_query ELSE q.any_query END
-                   AND c.document_id IN (SELECT id FROM visible)
-                 LIMIT :share) found
-       )
-       SELECT c.id AS chunk_id, c.document_id, v.title AS document_title, v.scope, c.position,
-              c.position AS chunk_index, c.content,
-              ts_rank(c.tsv, q.any_query, 1 | 32) AS score
-         FROM candidates k
-         JOIN kb_chunks c ON c.id = k.id
-         JOIN q ON q.cfg = c.ts_config
-         JOIN visible v ON v.id = c.document_id
-        ORDER BY score DESC, c.id
-        LIMIT :topK`,
-      {
-        anyQuery: orQuery(terms),
-        allQuery: andQuery(terms),
-        words: terms.join(' '),
-        withAll: terms.length > 1,
-        share: candidateShare(terms),
-        organizationId: agent.organization_id,
-        agentId: agent.id,
-        topK,
-      },
-    );
+    const { rows } = await runPrepared(this.db, SEARCH_SQL, {
+      anyQuery: orQuery(terms),
+      allQuery: andQuery(terms),
+      words: terms.join(' '),
+      withAll: terms.length > 1,
+      share: candidateShare(terms),
+      organizationId: agent.organization_id,
+      agentId: agent.id,
+      topK,
+    });
     return (rows as SearchHit[]).map((row) => ({ ...row, score: Number(row.score) }));
   }
 }
