@@ -126,6 +126,34 @@ describe('keyset paging of calls (cursor)', () => {
   });
 });
 
+describe('what a list reads', () => {
+  it('leaves transcript, recording and score unread: GET one call has them', async () => {
+    const world = await ctx.build.world();
+    const transcript = [{ role: 'user', text: 'x'.repeat(5000) }];
+    const id = await report(world, '2026-05-03T08:00:00Z', { transcript, audio_file_url: 'https://example.com/a.mp3' });
+    const queries: string[] = [];
+    const listen = (q: { sql: string }) => queries.push(q.sql);
+    ctx.db.on('query', listen);
+    let body: ListBody;
+    try {
+      body = await list(world, 'limit=5');
+    } finally {
+      ctx.db.off('query', listen);
+    }
+    expect(body.data.map((c) => c.id)).toEqual([id]);
+    expect(body.data[0]).not.toHaveProperty('transcript');
+    const page = queries.find((sql) => sql.includes('"page"'));
+    expect(page).toBeDefined();
+    expect(page).not.toMatch(/transcript|audio_file_url|final_score/);
+    const one = await ctx.http
+      .get(`${calls(world.agentId)}/${id}`)
+      .set('X-API-Key', world.key)
+      .expect(200);
+    expect(one.body.transcript).toBe(JSON.stringify(transcript));
+    expect(one.body.audio_file_url).toBe('https://example.com/a.mp3');
+  });
+});
+
 describe('exact totals', () => {
   let world: World;
   const reported: { id: string; at: string; done: boolean }[] = [];

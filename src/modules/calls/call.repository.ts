@@ -103,9 +103,24 @@ export function toCall(row: CallRow) {
   };
 }
 
-/** List items leave the transcript, recording and score out; GET one call has them. */
-export function toCallListItem(row: CallRow) {
-  const { transcript: _transcript, audio_file_url: _audio, final_score: _score, ...item } = toCall(row);
+/** What a list item leaves out: GET one call has them. Lists do not even read them (a transcript can be kilobytes). */
+const DETAIL_COLUMNS = ['transcript', 'audio_file_url', 'final_score'] as const;
+type DetailColumn = (typeof DETAIL_COLUMNS)[number];
+export type CallListRow = Omit<CallRow, DetailColumn>;
+
+/** A call of a list: the call object without transcript, recording and score. */
+export function toCallListItem(row: CallListRow) {
+  const {
+    transcript: _transcript,
+    audio_file_url: _audio,
+    final_score: _score,
+    ...item
+  } = toCall({
+    ...row,
+    transcript: null,
+    audio_file_url: null,
+    final_score: null,
+  });
   return item;
 }
 
@@ -114,6 +129,11 @@ export type CallListItem = ReturnType<typeof toCallListItem>;
 
 /** A call's columns and its employee's name: what every read of whole calls selects. */
 const ROW_COLUMNS = [...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name'];
+/** The same for a list's rows. */
+const LIST_ROW_COLUMNS = [
+  ...CALL_COLUMNS.filter((column) => !(DETAIL_COLUMNS as readonly string[]).includes(column)).map((c) => `c.${c}`),
+  'e.name as employee_name',
+];
 
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
@@ -203,13 +223,13 @@ export class CallRepository {
         .join('calls as c', 'c.id', 'page.id')
         .leftJoin('employees as e', 'e.id', 'c.employee_id')
         .where('c.organization_id', agent.organization_id)
-        .select(...ROW_COLUMNS)
+        .select(...LIST_ROW_COLUMNS)
         .orderBy(LIST_ORDER)
         .select(
           this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
         ),
     ]);
-    const page = (rows as (CallRow & { position_at: string })[]).slice(0, paging.limit);
+    const page = (rows as (CallListRow & { position_at: string })[]).slice(0, paging.limit);
     const last = page[page.length - 1];
     const more = 'page' in paging ? (paging.page - 1) * paging.limit + page.length < total : rows.length > paging.limit;
     return {
