@@ -85,10 +85,12 @@ async function seeded(
   await db.raw(seedSql(BIG, 'seed'), { org: big.orgId, agent: big.agentId });
   const seedSeconds = (Date.now() - started) / 1000;
   started = Date.now();
-  if (trigram) {
-    await db.raw(`SET maintenance_work_mem = '256MB'`);
-    await db.raw(SEARCH_INDEX);
-  }
+  // SET LOCAL in the index's own transaction: a pooled SET could land on another connection.
+  if (trigram)
+    await db.transaction(async (trx) => {
+      await trx.raw(`SET LOCAL maintenance_work_mem = '512MB'`);
+      await trx.raw(SEARCH_INDEX);
+    });
   const indexSeconds = trigram ? (Date.now() - started) / 1000 : null;
   await db.raw(seedSql(1000, 'small'), { org: small.orgId, agent: small.agentId });
   await db.raw('VACUUM ANALYZE calls');
