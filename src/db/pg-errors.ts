@@ -17,6 +17,15 @@ export function isRetryableConflict(error: unknown): boolean {
   return e?.code === '40001' || e?.code === '40P01';
 }
 
+/**
+ * A named prepared statement whose result columns changed type under it (a migration altered a column
+ * it selects): PostgreSQL refuses every further execution of it on that connection.
+ */
+export function isStalePreparedStatement(error: unknown): boolean {
+  const e = error as (PgError & { message?: string }) | undefined;
+  return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '');
+}
+
 /** Node socket errors that mean the database cannot be reached right now. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',

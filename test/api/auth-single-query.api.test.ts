@@ -112,13 +112,17 @@ describe('authentication without the read cache: one query for key, memberships 
 });
 
 describe('the uncached key lookups as prepared statements', () => {
-  /** The statements prepared on a one-connection pool's connection, after `work` ran on it. */
-  async function preparedAfter(db: Db, work: () => Promise<unknown>): Promise<string[]> {
-    await work();
+  async function preparedNames(db: Db): Promise<string[]> {
     const { rows } = await db.raw<{ rows: { name: string }[] }>(
       'SELECT name FROM pg_prepared_statements ORDER BY name',
     );
     return rows.map((r) => r.name);
+  }
+
+  /** The statements prepared on a one-connection pool's connection, after `work` ran on it. */
+  async function preparedAfter(db: Db, work: () => Promise<unknown>): Promise<string[]> {
+    await work();
+    return preparedNames(db);
   }
 
   it('prepares them once per connection, and a migration adding an agent column does not break them', async () => {
@@ -147,6 +151,37 @@ describe('the uncached key lookups as prepared statements', () => {
         await ctx.db.raw('ALTER TABLE agents DROP COLUMN prepared_probe');
       }
       expect((await credentials.findApiKeyWithAgent(hash, w.agentId))?.agent?.name).toBeTruthy();
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('recovers when a migration changes the type of a column they select, on a connection that prepared them', async () => {
+    const w = await ctx.build.world();
+    const hash = hashApiKey(w.key);
+    const db = createDb(ctx.config.DATABASE_URL!, 1);
+    try {
+      const credentials = new CredentialsRepository(db);
+      await credentials.findApiKeyWithAgent(hash, w.agentId);
+      // PostgreSQL refuses the old statement from now on: "cached plan must not change result type".
+      await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE bigint');
+      try {
+        await expect(db.raw(`EXECUTE "${(await preparedNames(db))[0]}"('${w.agentId}', '${hash}')`)).rejects.toThrow(
+          /cached plan must not change result type/,
+        );
+        for (let i = 0; i < 3; i++) {
+          const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
+          expect(found?.agent?.id).toBe(w.agentId);
+          expect(found?.agent).toHaveProperty('transfer_timeout_seconds');
+        }
+        // Prepared again once, under a new name; the later calls use it without a failed attempt first.
+        expect(await preparedNames(db)).toEqual([
+          expect.stringMatching(/^api_key_with_agent_[0-9a-f]{12}$/),
+          expect.stringMatching(/^api_key_with_agent_[0-9a-f]{12}_1$/),
+        ]);
+      } finally {
+        await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE integer');
+      }
     } finally {
       await db.destroy();
     }
