@@ -11,8 +11,9 @@ const configSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /**
-   * The hot lookups (the key check without the read cache) run as named prepared statements. Turn
-   * off behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
+   * The hot lookups (the key check without the read cache, the knowledge-base search) run as named
+   * prepared statements. Turn off behind a pooler that cannot carry them (PgBouncer in transaction
+   * mode before 1.21).
    */
   DATABASE_PREPARED_STATEMENTS: bool.default(true),
   DATA_DIR: z.string().default('./.data'),
