@@ -26,8 +26,11 @@ export function freePort(): Promise<number> {
 /**
  * What `npm run start:prod` runs (compiled JavaScript with its Node flags, read from package.json)
  * when `npm run build` produced dist/, else TypeScript through tsx as `npm start` does.
+ * `BENCH_PRODUCT_ARGS` replaces it (Node's arguments, say `dist/main.js` without the heap cap).
  */
 export function productEntry(): { args: string[]; runtime: string } {
+  const given = process.env.BENCH_PRODUCT_ARGS?.trim();
+  if (given) return { args: given.split(/\s+/), runtime: `node ${given} (BENCH_PRODUCT_ARGS)` };
   if (existsSync('dist/main.js')) {
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
     const args = scripts['start:prod']!.split(/\s+/).slice(1);
