@@ -2,6 +2,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_DISPATCH_QUEUE, WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
+import type { JobQueue } from '../../src/jobs/queue.js';
 import { DEFAULT_SEND_LIMITS } from '../../src/modules/webhooks/webhook-send-pool.js';
 import { WebhookWorker } from '../../src/modules/webhooks/webhook.worker.js';
 import type { World } from '../support/builders.js';
@@ -40,13 +41,16 @@ async function recordCall(world: World, agentId: string): Promise<string> {
   );
 }
 
-function workerWith(limits: {
-  perTarget: number;
-  perTargetWaiting: number;
-  maxInFlight?: number;
-  recordBatch?: number;
-}) {
-  return new WebhookWorker(ctx.db, ctx.queue, ctx.internals.webhookWorker.dispatcher, ctx.logger, {
+function workerWith(
+  limits: {
+    perTarget: number;
+    perTargetWaiting: number;
+    maxInFlight?: number;
+    recordBatch?: number;
+  },
+  queue: JobQueue = ctx.queue,
+) {
+  return new WebhookWorker(ctx.db, queue, ctx.internals.webhookWorker.dispatcher, ctx.logger, {
     ...DEFAULT_SEND_LIMITS,
     maxInFlight: 16,
     pollIntervalMs: 20,
@@ -130,13 +134,31 @@ describe('per-target concurrency of webhook sends', () => {
     const hangUrl = hanging.url('hang');
     const agent = await ctx.build.agent(world.orgId, { post_call_webhook_url: hangUrl });
     for (let i = 0; i < 3; i++) await recordCall(world, agent.id);
-    const worker = workerWith({ perTarget: 1, perTargetWaiting: 5 });
+    // The send pool's fetches can be held at a gate: stopping then waits for the fetch under way, and
+    // the open request ends inside that window, which is where a freed slot must not start a held job.
+    const gate = { closed: false, held: false, waiters: [] as (() => void)[] };
+    const queue: JobQueue = Object.assign(Object.create(ctx.queue) as JobQueue, {
+      fetch: async <T extends object>(name: string, batchSize: number) => {
+        if (gate.closed && name === WEBHOOK_SEND_QUEUE) {
+          gate.held = true;
+          await new Promise<void>((resolve) => gate.waiters.push(resolve));
+        }
+        return ctx.queue.fetch<T>(name, batchSize);
+      },
+    });
+    const worker = workerWith({ perTarget: 1, perTargetWaiting: 5 }, queue);
     await worker.start();
     await until('one open request', () => hanging.requestsTo(hangUrl).length === 1);
+    gate.closed = true;
+    await until('a fetch held at the gate', () => gate.held);
     const stopped = worker.stop();
     await hanging.close();
+    await until('the open attempt recorded', async () => (await attemptsTo(hangUrl)).length >= 1);
+    gate.closed = false;
+    for (const open of gate.waiters) open();
     await stopped;
-    // The open attempt was recorded; the two held ones are queued again, not lost and not active.
+    // No held job started after stop began: the two are queued again, not lost and not active.
+    expect(hanging.requestsTo(hangUrl)).toHaveLength(1);
     expect(await attemptsTo(hangUrl)).toHaveLength(1);
     const deliveryIds = (await ctx.db('webhook_deliveries').where({ target_url: hangUrl }).select('id')).map(
       (d: { id: string }) => d.id,

@@ -66,6 +66,8 @@ export class WebhookSendPool {
   /** Attempts made but not recorded yet (they hold no slot, but bound how far the pool runs ahead). */
   private unrecorded = 0;
   private full = false;
+  /** Set as `stop` begins: a freed slot no longer starts a held job, which `stop` puts back instead. */
+  private stopping = false;
 
   constructor(
     private readonly db: Db,
@@ -82,6 +84,7 @@ export class WebhookSendPool {
   }
 
   start(): void {
+    this.stopping = false;
     this.loop.start();
   }
 
@@ -92,6 +95,7 @@ export class WebhookSendPool {
 
   /** Stops fetching, puts held jobs back on the queue and waits for the attempts under way. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.loop.stop();
     const held = [...this.waiting.values()].flat();
     this.waiting.clear();
@@ -184,7 +188,8 @@ export class WebhookSendPool {
       const left = this.inFlightTo(held.target) - 1;
       if (left > 0) this.inFlight.set(held.target, left);
       else this.inFlight.delete(held.target);
-      const next = this.waiting.get(held.target)?.shift();
+      // While stopping, the target's held jobs stay where `stop` collects them once fetching has ended.
+      const next = this.stopping ? undefined : this.waiting.get(held.target)?.shift();
       if (this.waiting.get(held.target)?.length === 0) this.waiting.delete(held.target);
       if (next) this.begin(next);
       // A slot is free again: a pool that had none fetches now.
