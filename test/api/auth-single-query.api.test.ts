@@ -2,7 +2,7 @@ import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { hashApiKey } from '../../src/auth/api-key-format.js';
-import { CredentialsRepository, type ApiKeyWithAgent } from '../../src/auth/credentials.repository.js';
+import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
@@ -112,6 +112,7 @@ describe('authentication without the read cache: one query for key, memberships 
 });
 
 describe('the uncached key lookups as prepared statements', () => {
+  /** The statements prepared on `db`'s connection (a pool of one). */
   async function preparedNames(db: Db): Promise<string[]> {
     const { rows } = await db.raw<{ rows: { name: string }[] }>(
       'SELECT name FROM pg_prepared_statements ORDER BY name',
@@ -119,24 +120,27 @@ describe('the uncached key lookups as prepared statements', () => {
     return rows.map((r) => r.name);
   }
 
-  /** The statements prepared on a one-connection pool's connection, after `work` ran on it. */
-  async function preparedAfter(db: Db, work: () => Promise<unknown>): Promise<string[]> {
-    await work();
-    return preparedNames(db);
+  /** `work` with the key lookups on a pool of one connection of their own, closed afterwards. */
+  async function onOneConnection(
+    work: (db: Db, credentials: CredentialsRepository) => Promise<void>,
+    options: { preparedStatements?: boolean } = {},
+  ): Promise<void> {
+    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, options);
+    try {
+      await work(db, new CredentialsRepository(db));
+    } finally {
+      await db.destroy();
+    }
   }
 
   it('prepares them once per connection, and a migration adding an agent column does not break them', async () => {
     const w = await ctx.build.world();
     const hash = hashApiKey(w.key);
-    const db = createDb(ctx.config.DATABASE_URL!, 1);
-    try {
-      const credentials = new CredentialsRepository(db);
-      const names = await preparedAfter(db, async () => {
-        await credentials.findApiKeyWithAgent(hash, w.agentId);
-        await credentials.findApiKeyWithAgent(hash, w.agentId);
-        await credentials.findApiKeyByHash(hash);
-      });
-      expect(names).toEqual([
+    await onOneConnection(async (db, credentials) => {
+      await credentials.findApiKeyWithAgent(hash, w.agentId);
+      await credentials.findApiKeyWithAgent(hash, w.agentId);
+      await credentials.findApiKeyByHash(hash);
+      expect(await preparedNames(db)).toEqual([
         expect.stringMatching(/^api_key_[0-9a-f]{12}$/),
         expect.stringMatching(/^api_key_with_agent_/),
       ]);
@@ -151,17 +155,13 @@ describe('the uncached key lookups as prepared statements', () => {
         await ctx.db.raw('ALTER TABLE agents DROP COLUMN prepared_probe');
       }
       expect((await credentials.findApiKeyWithAgent(hash, w.agentId))?.agent?.name).toBeTruthy();
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 
   it('recovers when a migration changes the type of a column they select, on a connection that prepared them', async () => {
     const w = await ctx.build.world();
     const hash = hashApiKey(w.key);
-    const db = createDb(ctx.config.DATABASE_URL!, 1);
-    try {
-      const credentials = new CredentialsRepository(db);
+    await onOneConnection(async (db, credentials) => {
       await credentials.findApiKeyWithAgent(hash, w.agentId);
       // PostgreSQL refuses the old statement from now on: "cached plan must not change result type".
       await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE bigint');
@@ -182,24 +182,18 @@ describe('the uncached key lookups as prepared statements', () => {
       } finally {
         await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE integer');
       }
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 
   it('runs them unnamed with DATABASE_PREPARED_STATEMENTS=false, for a pooler that cannot carry them', async () => {
     const w = await ctx.build.world();
-    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, { preparedStatements: false });
-    try {
-      const credentials = new CredentialsRepository(db);
-      let found: ApiKeyWithAgent | undefined;
-      const names = await preparedAfter(db, async () => {
-        found = await credentials.findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
-      });
-      expect(names).toEqual([]);
-      expect(found?.agent?.id).toBe(w.agentId);
-    } finally {
-      await db.destroy();
-    }
+    await onOneConnection(
+      async (db, credentials) => {
+        const found = await credentials.findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
+        expect(await preparedNames(db)).toEqual([]);
+        expect(found?.agent?.id).toBe(w.agentId);
+      },
+      { preparedStatements: false },
+    );
   });
 });
