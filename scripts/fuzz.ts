@@ -21,7 +21,7 @@ import { systemClock } from '../src/clock.js';
 import { parseConfig } from '../src/config.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createDb, migrationConfig } from '../src/db/knex.js';
-import { answerParserErrors } from '../src/http/client-error.js';
+import { createHttpServer } from '../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { fuzzRequests, operationsOf } from './fuzz/requests.js';
@@ -103,8 +103,7 @@ async function main(): Promise<number> {
       queue,
     });
     await container.cache.start();
-    server = createServer(app);
-    answerParserErrors(server);
+    server = createHttpServer(app);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

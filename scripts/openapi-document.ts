@@ -11,6 +11,7 @@ import { createTokenVerifier } from '../src/auth/token.js';
 import { systemClock } from '../src/clock.js';
 import { parseConfig } from '../src/config.js';
 import { createDb } from '../src/db/knex.js';
+import { createHttpServer } from '../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
 import { JobQueue } from '../src/jobs/queue.js';
 
@@ -35,7 +36,7 @@ export async function startDocumentServer(env: Record<string, string> = {}) {
     // Never started: serving the document and the docs page enqueues no job.
     queue: Object.create(JobQueue.prototype) as JobQueue,
   });
-  const server = app.listen(0, '127.0.0.1');
+  const server = createHttpServer(app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {

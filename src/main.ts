@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
-import { answerParserErrors } from './http/client-error.js';
 import { createTokenVerifier } from './auth/token.js';
 import { systemClock } from './clock.js';
 import { parseConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { GracefulShutdown } from './http/graceful-shutdown.js';
+import { createHttpServer } from './http/http-server.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
 
   if (database.embedded) await printDemoOnFirstStart(database, config);
 
-  const server: Server = app.listen(config.PORT, config.HOST, () => {
+  const server: Server = createHttpServer(app).listen(config.PORT, config.HOST, () => {
     const { port } = server.address() as AddressInfo;
     const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
     logger.info(
@@ -83,7 +83,6 @@ async function main(): Promise<void> {
       `listening on http://${host}:${port}`,
     );
   });
-  answerParserErrors(server);
   const graceful = new GracefulShutdown(server);
 
   let stopping = false;

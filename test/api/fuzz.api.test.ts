@@ -1,36 +1,25 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRequests, KINDS, operationsOf } from '../../scripts/fuzz/requests.js';
 import { runFuzz } from '../../scripts/fuzz/runner.js';
 import { seedWorld } from '../../scripts/fuzz/world.js';
-import { answerParserErrors } from '../../src/http/client-error.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 /** The fixed-seed slice of `npm run fuzz`: the same generator and checks, about 1,000 requests. */
 let ctx: TestContext;
-let server: Server;
-let baseUrl: string;
 beforeAll(async () => {
   ctx = await createTestContext();
-  server = createServer(ctx.app);
-  answerParserErrors(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
   await ctx.close();
 });
 
 describe('hostile input (fixed-seed fuzz run)', () => {
   it('answers 1,000 generated bad requests over every operation without a 5xx, each error in the envelope', async () => {
-    const world = await seedWorld(ctx.db, ctx.config, baseUrl);
+    const world = await seedWorld(ctx.db, ctx.config, ctx.baseUrl);
     const document = (await ctx.http.get('/v1/openapi.json').expect(200)).body;
     const operations = operationsOf(document);
     const count = Math.max(1_000, operations.length * 16);
-    const report = await runFuzz(baseUrl, fuzzRequests(operations, world, { seed: 42, count }), { concurrency: 4 });
+    const report = await runFuzz(ctx.baseUrl, fuzzRequests(operations, world, { seed: 42, count }), { concurrency: 4 });
 
     expect(report.failures).toEqual([]);
     expect(report.total).toBe(count);

@@ -1,9 +1,7 @@
 import { gzipSync } from 'node:zlib';
-import { createServer, type Server } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
-import { answerParserErrors } from '../../src/http/client-error.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -171,22 +169,12 @@ describe('pagination bounds', () => {
 });
 
 describe("Node's own parser errors", () => {
-  let server: Server;
-  let port: number;
-  beforeAll(async () => {
-    server = createServer(ctx.app);
-    answerParserErrors(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  // The file's server (the one main.ts runs) answers them.
+  const port = () => Number(new URL(ctx.baseUrl).port);
 
   const raw = (request: string) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.end(request));
+      const socket = net.connect(port(), '127.0.0.1', () => socket.end(request));
       const chunks: Buffer[] = [];
       socket.on('data', (c) => chunks.push(c));
       socket.on('error', reject);

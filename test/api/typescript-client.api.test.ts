@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { example } from '../../clients/typescript/example.js';
@@ -13,19 +11,14 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 let ctx: TestContext;
 let w: World;
 let receiver: Receiver;
-let server: Server;
 let baseUrl: string;
 beforeAll(async () => {
   ctx = await createTestContext();
   w = await ctx.build.world();
   receiver = await startReceiver();
-  server = ctx.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  baseUrl = ctx.baseUrl;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
   await receiver.close();
   await ctx.close();
 });

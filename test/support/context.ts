@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { inject } from 'vitest';
@@ -6,6 +7,7 @@ import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db/knex.js';
+import { createHttpServer } from '../../src/http/http-server.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { Builders } from './builders.js';
@@ -68,6 +70,10 @@ export async function createTestContext(
 
   await container.cache.start();
   const syncCaches = () => container.cache.sync();
+  // The server main.ts runs, listening for the whole file; requests go to it over TCP.
+  const server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     app,
@@ -77,13 +83,18 @@ export async function createTestContext(
     clock,
     queue,
     logger,
-    http: supertest(app),
+    /** The file's HTTP server (src/http/http-server.ts, as main.ts runs it) and its address. */
+    server,
+    baseUrl,
+    http: supertest(baseUrl),
     /** Background pieces (events, webhook worker, KB processor, retention) wired for tests. */
     internals: buildInternals({ db, queue, clock, config, logger, metrics: container.metrics }),
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
     syncCaches,
     build: new Builders(db, config, syncCaches),
     async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       await container.cache.stop();
       await queue.stop();
       await db.destroy();

@@ -1,0 +1,68 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../support/builders.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+
+/** The file's server is the one main.ts runs (createHttpServer); these requests go to it over TCP. */
+let ctx: TestContext;
+let w: World;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  w = await ctx.build.world();
+});
+afterAll(() => ctx.close());
+
+/** What each request and response is built on when the server hands it over, before Express sees it. */
+function recordPrototypes() {
+  const seen: { request: boolean; response: boolean; node: boolean }[] = [];
+  const listener = (req: IncomingMessage, res: ServerResponse) =>
+    seen.push({
+      request: Object.getPrototypeOf(req) === ctx.app.request,
+      response: Object.getPrototypeOf(res) === ctx.app.response,
+      node: req instanceof IncomingMessage && res instanceof ServerResponse,
+    });
+  ctx.server.prependListener('request', listener);
+  return { seen, stop: () => ctx.server.off('request', listener) };
+}
+
+describe('the HTTP server', () => {
+  it("builds requests and responses on the app's own prototypes, so Express has none to replace", async () => {
+    const record = recordPrototypes();
+    try {
+      const res = await fetch(`${ctx.baseUrl}/v1/agents/${w.agentId}`, { headers: { 'X-API-Key': w.key } });
+      expect(res.status).toBe(200);
+      await res.json();
+    } finally {
+      record.stop();
+    }
+    expect(record.seen).toEqual([{ request: true, response: true, node: true }]);
+  });
+
+  it('serves the whole chain on them: key, rate limit, body, answers and errors in the envelope', async () => {
+    const agent = await fetch(`${ctx.baseUrl}/v1/agents/${w.agentId}`, { headers: { 'X-API-Key': w.key } });
+    expect(agent.status).toBe(200);
+    expect(((await agent.json()) as { id: string }).id).toBe(w.agentId);
+    expect(agent.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(agent.headers.get('x-ratelimit-limit')).toBe('10000');
+
+    const created = await fetch(`${ctx.baseUrl}/v1/agents/${w.agentId}/contacts`, {
+      method: 'POST',
+      headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ customer_name: 'Over TCP', phone_number: '+4930999111' }),
+    });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { customer_name: string }).customer_name).toBe('Over TCP');
+
+    const invalid = await fetch(`${ctx.baseUrl}/v1/agents/${w.agentId}/contacts`, {
+      method: 'POST',
+      headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json' },
+      body: '{"customer_name":',
+    });
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: { code: string } }).error.code).toBe('VALIDATION_ERROR');
+
+    const missing = await fetch(`${ctx.baseUrl}/v1/nothing-here`, { headers: { 'X-API-Key': w.key } });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+  });
+});
