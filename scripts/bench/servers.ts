@@ -4,9 +4,12 @@
  *   should approach, and the uncached path's reference);
  * - `floor`: Express 5 answering the same agent document as the product from memory (read once per
  *   id, then no database): the framework itself, with the same response to serialise and send.
+ * A second argument `product-server` serves the app on the product's HTTP server
+ * (src/http/http-server.ts) instead of `app.listen`, so the two ways of serving Express compare.
  */
 import express from 'express';
 import { createDb } from '../../src/db/knex.js';
+import { createHttpServer } from '../../src/http/http-server.js';
 import { toAgent, type AgentRow } from '../../src/modules/agents/agent.repository.js';
 
 const kind = process.argv[2];
@@ -41,7 +44,10 @@ if (kind === 'baseline') {
       }, next);
   });
 }
-const server = app.listen(Number(process.env.PORT), '127.0.0.1');
+const server =
+  process.argv[3] === 'product-server'
+    ? createHttpServer(app).listen(Number(process.env.PORT), '127.0.0.1')
+    : app.listen(Number(process.env.PORT), '127.0.0.1');
 process.on('SIGTERM', () => {
   server.close();
   process.exit(0);
