@@ -29,8 +29,8 @@ function bornWith<C extends typeof IncomingMessage | typeof ServerResponse>(base
  * listeners), alive through the next young-generation collections: they were copied to the old
  * generation and freed only by full collections, whose pauses made the latency's tail. Built on
  * the app's prototypes, Express finds them in place and changes nothing. Measured in
- * docs/performance.md: a bare Express handler answers 2.4x as many requests, the product's cached
- * chain 1.9x, a calls page's p99 halves.
+ * docs/performance.md: a bare Express handler answers 1.8-2.4x as many requests, the product's
+ * cached chain 1.8x, and a calls page's p99 falls by a third or more.
  */
 export function createHttpServer(app: Express): Server {
   const server = createServer(
