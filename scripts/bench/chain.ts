@@ -2,8 +2,9 @@
  * chain: authenticated GET /v1/agents/{agentId} through the whole product (key check, rate limit,
  * scope check, agent read) with the read cache on and off, next to the one-PK-read baseline and the
  * bare Express floor (each served by `app.listen`, and once more by the product's HTTP server), in
- * alternating rounds. With BENCH_PROFILE=1 the cached product runs under
- * --cpu-prof and its busy time is listed by component (package or product file).
+ * alternating rounds. With BENCH_PROFILE=1 the cached product (BENCH_PROFILE=uncached: the one
+ * without the read cache) runs under --cpu-prof and its busy time is listed by component (package
+ * or product file).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -35,16 +36,18 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     WORKERS_ENABLED: 'false',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
-  const profile = process.env.BENCH_PROFILE === '1';
+  const profiled = process.env.BENCH_PROFILE === 'uncached' ? 'uncached' : process.env.BENCH_PROFILE === '1' ? 'cached' : null;
+  const profile = profiled !== null;
+  const profileArgs = ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   if (profile) {
     rmSync(PROFILE_DIR, { recursive: true, force: true });
     mkdirSync(PROFILE_DIR, { recursive: true });
   }
   const entry = productEntry();
-  const product = await startServer(entry.args, env, profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+  const product = await startServer(entry.args, env, profiled === 'cached' ? profileArgs : []);
   const servers = [
     product,
-    await startServer(entry.args, { ...env, READ_CACHE_ENABLED: 'false' }),
+    await startServer(entry.args, { ...env, READ_CACHE_ENABLED: 'false' }, profiled === 'uncached' ? profileArgs : []),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'floor'], env),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline', 'product-server'], env),
@@ -121,7 +124,7 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
       result.profile = topCosts(PROFILE_DIR, 20);
       process.stdout.write(
         [
-          'busy CPU of the cached product by component (after start-up; Node internals counted for their caller):',
+          `busy CPU of the ${profiled} product by component (after start-up; Node internals counted for their caller):`,
           ...result.profile.map((p) => `  ${pad(p.share, 6)} ${p.component}`),
           '',
         ].join('\n'),

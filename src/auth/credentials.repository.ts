@@ -1,6 +1,6 @@
 import type { Db } from '../db/knex.js';
 import { preparedSql, runPrepared } from '../db/prepared.js';
-import { AGENT_COLUMNS } from '../modules/agents/agent.repository.js';
+import { agentJsonSql, agentRowFromJson } from '../modules/agents/agent.repository.js';
 import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Role } from './permissions.js';
 
@@ -35,23 +35,34 @@ const KEY_COLUMNS = [
 /** The creator's organizations, beside the key's own columns. */
 const ORGANIZATION_IDS = `coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}')`;
 
-/** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
-const KEY_SQL = preparedSql(
-  'api_key',
-  `SELECT ${KEY_COLUMNS.map((c) => `k.${c}`).join(', ')}, ${ORGANIZATION_IDS} AS organization_ids
-  FROM api_keys k WHERE k.key_hash = ? LIMIT 1`,
-);
+const KEY_SELECT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c}`).join(', ')}, ${ORGANIZATION_IDS} AS organization_ids`;
 
-/** Key columns ride along the agent's own columns under this prefix, so no name can collide. */
-const KEY_PREFIX = '__key_';
+/** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
+const KEY_SQL = preparedSql('api_key', `${KEY_SELECT} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`);
+
+/** The same and, as one JSON value, the agent its request is about (see `agentJsonSql`). */
 const KEY_WITH_AGENT_SQL = preparedSql(
   'api_key_with_agent',
-  `SELECT ${AGENT_COLUMNS.map((c) => `a.${c}`).join(', ')},
-  ${KEY_COLUMNS.map((c) => `k.${c} AS ${KEY_PREFIX}${c}`).join(', ')}, ${ORGANIZATION_IDS} AS ${KEY_PREFIX}organization_ids
-  FROM api_keys k LEFT JOIN agents a ON a.id = ?::uuid
-  WHERE k.key_hash = ?
-  LIMIT 1`,
+  `${KEY_SELECT}, ${agentJsonSql('?::uuid')} AS agent FROM api_keys k WHERE k.key_hash = ? LIMIT 1`,
 );
+
+type KeyRow = ApiKeyCredential & { agent?: Record<string, unknown> | null };
+
+/** Field by field, so every credential has one shape (a row from the driver is a dictionary). */
+function toCredential(row: KeyRow): ApiKeyCredential {
+  return {
+    id: row.id,
+    created_by: row.created_by,
+    permissions: row.permissions,
+    allowed_agent_ids: row.allowed_agent_ids,
+    rate_limit_per_minute: row.rate_limit_per_minute,
+    rate_limit_per_hour: row.rate_limit_per_hour,
+    is_active: row.is_active,
+    expires_at: row.expires_at,
+    last_used_at: row.last_used_at,
+    organization_ids: row.organization_ids,
+  };
+}
 
 export type UserCredential = { id: string; memberships: { organization_id: string; role: Role }[] };
 
@@ -64,7 +75,8 @@ export class CredentialsRepository {
 
   async findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined> {
     const { rows } = await runPrepared(this.db, KEY_SQL, [hash]);
-    return (rows as ApiKeyCredential[])[0];
+    const row = (rows as KeyRow[])[0];
+    return row && toCredential(row);
   }
 
   /**
@@ -74,18 +86,9 @@ export class CredentialsRepository {
   async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined> {
     // Fixed text, prepared: on the hot path, building and planning the query cost more than running it.
     const { rows } = await runPrepared(this.db, KEY_WITH_AGENT_SQL, [agentId, hash]);
-    const row = (rows as Record<string, unknown>[])[0];
+    const row = (rows as KeyRow[])[0];
     if (!row) return undefined;
-    const key: Record<string, unknown> = {};
-    const agent: Record<string, unknown> = {};
-    for (const [column, value] of Object.entries(row)) {
-      if (column.startsWith(KEY_PREFIX)) key[column.slice(KEY_PREFIX.length)] = value;
-      else agent[column] = value;
-    }
-    return {
-      key: key as ApiKeyCredential,
-      agent: agent.id ? (agent as AgentRow) : undefined,
-    };
+    return { key: toCredential(row), agent: row.agent ? agentRowFromJson(row.agent) : undefined };
   }
 
   async findUser(userId: string): Promise<UserCredential | undefined> {

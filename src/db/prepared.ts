@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { isStalePreparedStatement } from './pg-errors.js';
 
 /**
@@ -12,13 +13,37 @@ import { isStalePreparedStatement } from './pg-errors.js';
  * cached statement, which PostgreSQL refuses until the connection is gone. Naming its columns, a
  * statement is simply planned again after a migration adds one. A migration that changes the type of
  * a selected column still changes the result type; `runPrepared` recovers from that by itself.
+ *
+ * The text is written with knex's placeholders, `?` for positional values or `:name` for named ones,
+ * and turned into PostgreSQL's `$1` once, here: `runPrepared` hands it to the driver as it is.
  */
-export type PreparedSql = { readonly name: string; readonly text: string };
+export type PreparedSql = {
+  readonly name: string;
+  /** With `$1`, `$2`, ... */
+  readonly text: string;
+  /** The named values in `$n` order, or the number of positional ones. */
+  readonly parameters: readonly string[] | number;
+};
+
+/** `:name` (not a `::type` cast, not a time inside a literal). */
+const NAMED = /(?<![:\w]):([A-Za-z_]\w*)/g;
 
 /** `label` names it in PostgreSQL's views; the hash keeps two texts from ever sharing a name. */
 export function preparedSql(label: string, text: string): PreparedSql {
   if (/\*\s*(,|from\b)/i.test(text)) throw new Error(`Prepared statement ${label} must name its columns`);
-  return { name: `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`, text };
+  const names: string[] = [];
+  let native = text.replace(NAMED, (_, name: string) => {
+    if (!names.includes(name)) names.push(name);
+    return `$${names.indexOf(name) + 1}`;
+  });
+  let count = 0;
+  native = native.replace(/\?/g, () => `$${++count}`);
+  if (names.length > 0 && count > 0) throw new Error(`Prepared statement ${label} mixes ? and :name values`);
+  return {
+    name: `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
+    text: native,
+    parameters: names.length > 0 ? names : count,
+  };
 }
 
 /** Whether `createDb` was asked for prepared statements (a transaction shares its database's setting). */
@@ -38,21 +63,60 @@ function currentName(sql: PreparedSql, at: number): string {
   return at === 0 ? sql.name : `${sql.name}_${at}`;
 }
 
+function valuesOf(sql: PreparedSql, bindings: readonly unknown[] | Readonly<Record<string, unknown>>): unknown[] {
+  if (typeof sql.parameters === 'number') {
+    if (!Array.isArray(bindings) || bindings.length !== sql.parameters)
+      throw new Error(`Prepared statement ${sql.name} takes ${sql.parameters} positional values`);
+    return bindings as unknown[];
+  }
+  const named = bindings as Readonly<Record<string, unknown>>;
+  return sql.parameters.map((name) => {
+    if (named[name] === undefined) throw new Error(`Prepared statement ${sql.name} lacks the value :${name}`);
+    return named[name];
+  });
+}
+
+type KnexClient = {
+  acquireConnection(): Promise<pg.Client>;
+  releaseConnection(connection: pg.Client): Promise<void>;
+  emit(event: 'query', query: object): void;
+};
+
+/**
+ * One statement on a connection of `db`'s pool (or its transaction's connection), handed to the
+ * driver directly: on the request path knex's query machinery (compiling the raw text, moving the
+ * bindings to `$n`, its runner and its events' objects) cost more than the statement itself. knex's
+ * `query` event is still emitted, so whatever listens to it sees these statements too.
+ */
+async function execute(db: Knex | Knex.Transaction, config: pg.QueryConfig): Promise<pg.QueryResult> {
+  if (db.isTransaction && (db as Knex.Transaction).isCompleted())
+    throw new Error('Transaction query already complete');
+  const client: KnexClient = db.client;
+  client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
+  const connection = await client.acquireConnection();
+  try {
+    return await connection.query(config);
+  } finally {
+    void client.releaseConnection(connection);
+  }
+}
+
 /** The statement with `bindings`, prepared unless the database was created without prepared statements. */
 export async function runPrepared(
   db: Knex | Knex.Transaction,
   sql: PreparedSql,
-  bindings: readonly Knex.RawBinding[] | Knex.ValueDict,
+  bindings: readonly unknown[] | Readonly<Record<string, unknown>>,
 ): Promise<{ rows: unknown[] }> {
-  if (!preparesStatements(db)) return db.raw(sql.text, bindings);
+  const values = valuesOf(sql, bindings);
+  if (!preparesStatements(db)) return execute(db, { text: sql.text, values });
   const at = generation;
   try {
-    return await db.raw(sql.text, bindings).options({ name: currentName(sql, at) });
+    return await execute(db, { name: currentName(sql, at), text: sql.text, values });
   } catch (error) {
     // Inside a transaction the error has aborted it: the caller's transaction fails, later ones use new names.
     if (!isStalePreparedStatement(error)) throw error;
     if (generation === at) generation += 1;
     if (db.isTransaction) throw error;
-    return db.raw(sql.text, bindings).options({ name: currentName(sql, generation) });
+    return execute(db, { name: currentName(sql, generation), text: sql.text, values });
   }
 }

@@ -5,6 +5,11 @@ import { hashApiKey } from '../../src/auth/api-key-format.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
+import {
+  AGENT_COLUMNS,
+  AGENT_TIMESTAMP_COLUMNS,
+  AgentRepository,
+} from '../../src/modules/agents/agent.repository.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -111,6 +116,39 @@ describe('authentication without the read cache: one query for key, memberships 
   });
 });
 
+describe('the agent read beside the key, as one JSON value', () => {
+  it('is the same AgentRow, Dates and all, as the one read column by column', async () => {
+    const w = await ctx.build.world();
+    await ctx.db('agents')
+      .where({ id: w.agentId })
+      .update({
+        vacation_mode: true,
+        vacation_end: new Date('2031-02-03T04:05:06.789Z'),
+        workflow: JSON.stringify({ version: 1, steps: [{ id: 'a', name: 'Ä "quoted"' }] }),
+        workflow_updated_at: new Date('2030-01-01T00:00:00.001Z'),
+        metadata: JSON.stringify({ nested: { n: 1.5, list: [1, 'x', null] } }),
+        stt_keywords: ['Hallo', 'Grüße'],
+        llm_temperature: 0.7,
+        speaking_rate: 1.1,
+        greeting_variants: JSON.stringify(['Guten Tag', 'Moin']),
+      });
+    const byColumns = await new AgentRepository(ctx.db).findAnyById(w.agentId);
+    const found = await new CredentialsRepository(ctx.db).findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
+    expect(found?.agent).toEqual(byColumns);
+    expect(found?.agent?.created_at).toBeInstanceOf(Date);
+    expect(Object.keys(found!.agent!)).toEqual(Object.keys(byColumns!));
+  });
+
+  it('turns back every timestamp column of agents into a Date', async () => {
+    const { rows } = await ctx.db.raw<{ rows: { column_name: string }[] }>(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'agents' AND data_type LIKE 'timestamp%'`,
+    );
+    const timestamps = rows.map((r) => r.column_name).filter((c) => (AGENT_COLUMNS as string[]).includes(c));
+    expect([...AGENT_TIMESTAMP_COLUMNS].sort()).toEqual(timestamps.sort());
+  });
+});
+
 describe('the uncached key lookups as prepared statements', () => {
   /** The statements prepared on `db`'s connection (a pool of one). */
   async function preparedNames(db: Db): Promise<string[]> {
@@ -164,7 +202,7 @@ describe('the uncached key lookups as prepared statements', () => {
     await onOneConnection(async (db, credentials) => {
       await credentials.findApiKeyWithAgent(hash, w.agentId);
       // PostgreSQL refuses the old statement from now on: "cached plan must not change result type".
-      await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE bigint');
+      await ctx.db.raw('ALTER TABLE api_keys ALTER COLUMN rate_limit_per_hour TYPE bigint');
       try {
         await expect(db.raw(`EXECUTE "${(await preparedNames(db))[0]}"('${w.agentId}', '${hash}')`)).rejects.toThrow(
           /cached plan must not change result type/,
@@ -172,7 +210,7 @@ describe('the uncached key lookups as prepared statements', () => {
         for (let i = 0; i < 3; i++) {
           const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
           expect(found?.agent?.id).toBe(w.agentId);
-          expect(found?.agent).toHaveProperty('transfer_timeout_seconds');
+          expect(found?.key.rate_limit_per_hour).toEqual(expect.any(Number));
         }
         // Prepared again once, under a new name; the later calls use it without a failed attempt first.
         expect(await preparedNames(db)).toEqual([
@@ -180,7 +218,7 @@ describe('the uncached key lookups as prepared statements', () => {
           expect.stringMatching(/^api_key_with_agent_[0-9a-f]{12}_1$/),
         ]);
       } finally {
-        await ctx.db.raw('ALTER TABLE agents ALTER COLUMN transfer_timeout_seconds TYPE integer');
+        await ctx.db.raw('ALTER TABLE api_keys ALTER COLUMN rate_limit_per_hour TYPE integer');
       }
     });
   });
