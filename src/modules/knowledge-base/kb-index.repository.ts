@@ -30,6 +30,19 @@ const INSERT_BATCH = 200;
 /** Constants, not input: safe to inline. */
 const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
 
+/**
+ * One probe of the GIN index: at most a share of the visible chunks matching `probes.query`, matched
+ * again with the question of the chunk's own configuration (`all_query` or `any_query`).
+ */
+function probe(question: 'all_query' | 'any_query'): string {
+  return `SELECT c.id
+    -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
+    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
+    JOIN q ON q.cfg = c.ts_config
+   WHERE c.tsv @@ q.${question} AND c.document_id IN (SELECT id FROM visible)
+   LIMIT :share`;
+}
+
 /** See `search`: parsed once per connection (planned per question, since the plan depends on its words). */
 const SEARCH_SQL = preparedSql(
   'kb_search',
@@ -55,27 +68,28 @@ const SEARCH_SQL = preparedSql(
         AND (d.agent_id = :agentId OR EXISTS (
               SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
    ),
-   candidates AS MATERIALIZED (
-     SELECT DISTINCT found.id
-       FROM probes
-      CROSS JOIN LATERAL (
-            SELECT c.id
-              -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
-              FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
-              JOIN q ON q.cfg = c.ts_config
-             WHERE c.tsv @@ CASE WHEN probes.n = 0 THEN q.all_query ELSE q.any_query END
-               AND c.document_id IN (SELECT id FROM visible)
-             LIMIT :share) found
+   -- The all-words probe first: when it fills its share, every word is that common, and the
+   -- words' own probes would only add chunks in storage order (see search()).
+   all_words AS MATERIALIZED (
+     SELECT found.id FROM probes CROSS JOIN LATERAL (${probe('all_query')}) found WHERE probes.n = 0
+   ),
+   each_word AS MATERIALIZED (
+     SELECT found.id FROM probes CROSS JOIN LATERAL (${probe('any_query')}) found
+      WHERE probes.n > 0 AND (SELECT count(*) FROM all_words) < :share
+   ),
+   ranked AS MATERIALIZED (
+     SELECT c.id, c.document_id, c.position, c.content, ts_rank(c.tsv, q.any_query, 1 | 32) AS score
+       FROM (SELECT id FROM all_words UNION SELECT id FROM each_word) k
+       JOIN kb_chunks c ON c.id = k.id
+       JOIN q ON q.cfg = c.ts_config
+      ORDER BY score DESC, c.id
+      LIMIT :topK
    )
-   SELECT c.id AS chunk_id, c.document_id, v.title AS document_title, v.scope, c.position,
-          c.position AS chunk_index, c.content,
-          ts_rank(c.tsv, q.any_query, 1 | 32) AS score
-     FROM candidates k
-     JOIN kb_chunks c ON c.id = k.id
-     JOIN q ON q.cfg = c.ts_config
-     JOIN visible v ON v.id = c.document_id
-    ORDER BY score DESC, c.id
-    LIMIT :topK`,
+   SELECT r.id AS chunk_id, r.document_id, v.title AS document_title, v.scope, r.position,
+          r.position AS chunk_index, r.content, r.score
+     FROM ranked r
+     JOIN visible v ON v.id = r.document_id
+    ORDER BY r.score DESC, r.id`,
 );
 
 /** The full-text index: what the processing pipeline writes and what search reads. */
@@ -198,6 +212,10 @@ export class KnowledgeBaseIndexRepository {
    * chunks (in the table's order), so at most MAX_RANKED_CHUNKS are ranked. A chunk with a term that
    * occurs in fewer chunks than a share is always ranked; a chunk matching every term is ranked as
    * long as fewer than a share do. When nothing is that common, every matching chunk is ranked.
+   * When the all-terms probe fills its share, every term occurs in at least a share of the chunks,
+   * so the terms' own probes are skipped: they could only add more chunks in storage order, and
+   * each costs a bitmap of every chunk with its term (half the time of a question found everywhere).
+   * Only the top `topK` ranked chunks are joined with their documents' titles.
    * Each probe query is the OR of its configurations' queries, so one index scan serves all.
    */
   async search(agent: AgentRef, terms: string[], topK: number): Promise<SearchHit[]> {
