@@ -254,6 +254,14 @@ describe('search when more chunks match than it ranks (MAX_RANKED_CHUNKS)', () =
     expect(hits).toHaveLength(5);
   });
 
+  it('answers chunks with every word when those alone fill their share (each word is then common)', async () => {
+    // 600 chunks say both words, more than the all-words share: the words' own probes are skipped.
+    const hits = await ask(crowded, 'Eintrag Alpha', 50);
+    expect(hits).toHaveLength(50);
+    expect(hits.every((h) => h.content.startsWith('Alpha Eintrag'))).toBe(true);
+    expect(await ask(crowded, 'Eintrag Alpha', 50)).toEqual(hits);
+  });
+
   it('ranks a chunk with a rare word of the question even when another word is in hundreds of chunks', async () => {
     const hits = await ask(crowded, 'Beta Gamma');
     expect(hits[0]!.content).toBe(rare);
