@@ -36,7 +36,8 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     WORKERS_ENABLED: 'false',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
-  const profiled = process.env.BENCH_PROFILE === 'uncached' ? 'uncached' : process.env.BENCH_PROFILE === '1' ? 'cached' : null;
+  const profiled =
+    process.env.BENCH_PROFILE === 'uncached' ? 'uncached' : process.env.BENCH_PROFILE === '1' ? 'cached' : null;
   const profile = profiled !== null;
   const profileArgs = ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   if (profile) {

@@ -89,8 +89,7 @@ type KnexClient = {
  * `query` event is still emitted, so whatever listens to it sees these statements too.
  */
 async function execute(db: Knex | Knex.Transaction, config: pg.QueryConfig): Promise<pg.QueryResult> {
-  if (db.isTransaction && (db as Knex.Transaction).isCompleted())
-    throw new Error('Transaction query already complete');
+  if (db.isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
   const client: KnexClient = db.client;
   client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
   const connection = await client.acquireConnection();

@@ -5,11 +5,7 @@ import { hashApiKey } from '../../src/auth/api-key-format.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
-import {
-  AGENT_COLUMNS,
-  AGENT_TIMESTAMP_COLUMNS,
-  AgentRepository,
-} from '../../src/modules/agents/agent.repository.js';
+import { AGENT_COLUMNS, AGENT_TIMESTAMP_COLUMNS, AgentRepository } from '../../src/modules/agents/agent.repository.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -119,7 +115,8 @@ describe('authentication without the read cache: one query for key, memberships 
 describe('the agent read beside the key, as one JSON value', () => {
   it('is the same AgentRow, Dates and all, as the one read column by column', async () => {
     const w = await ctx.build.world();
-    await ctx.db('agents')
+    await ctx
+      .db('agents')
       .where({ id: w.agentId })
       .update({
         vacation_mode: true,
