@@ -3,11 +3,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 type Entry<T> = { item: T; prev: Entry<T> | undefined; next: Entry<T> | undefined };
 
 /**
- * The responses in flight, as a linked list. A Set that gains and loses an entry on every request
- * made V8 keep each response, and everything hung on it during the request, alive through the next
- * young-generation collections: they were copied to the old generation (about 14 kB a request on an
- * agent read that waits for the database) and freed only by full collections. Unlinking an entry
- * leaves nothing behind.
+ * The responses in flight, as a linked list. With a Set that gained and lost an entry on every
+ * request, V8 moved each response, and everything hung on it during the request, to the old
+ * generation instead of freeing it in a young-generation collection (about 14 kB a request on an
+ * agent read that waits for the database), to be freed only by full collections. With the list it
+ * does not (docs/performance.md, "In-flight responses").
  */
 export class InFlight<T> {
   private head: Entry<T> | undefined;
