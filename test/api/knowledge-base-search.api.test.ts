@@ -41,10 +41,10 @@ async function addCorpus(agentId: string, language: 'de' | 'en') {
   }
 }
 
-async function ask(agentId: string, query: string, topK?: number): Promise<Hit[]> {
+async function ask(agentId: string, query: string, topK?: number, key = w.key): Promise<Hit[]> {
   const res = await ctx.http
     .post(search(agentId))
-    .set('X-API-Key', w.key)
+    .set('X-API-Key', key)
     .send({ query, ...(topK ? { top_k: topK } : {}) })
     .expect(200);
   expectSchema(res, SearchResultSchema);
@@ -266,6 +266,38 @@ describe('search when more chunks match than it ranks (MAX_RANKED_CHUNKS)', () =
     const hits = await ask(crowded, 'Beta Gamma');
     expect(hits[0]!.content).toBe(rare);
     expect(hits.slice(1).every((h) => h.content.includes('Beta'))).toBe(true);
+  });
+});
+
+describe('search when a word is common only among the first chunks it tries', () => {
+  it('still finds the later chunk with that word: the in-order read does not fill its share, the index is read', async () => {
+    // An organization of its own: the chunks search tries first are this document's first ones.
+    const own = await ctx.build.world();
+    const doc = await ctx.http
+      .post(`/v1/agents/${own.agentId}/knowledge-base`)
+      .set('X-API-Key', own.key)
+      .send({ title: 'Delta', content: '' })
+      .expect(201);
+    // 16 chunks with "Delta" (the whole sample), 183 without, then the best one.
+    const contents = [
+      ...Array.from({ length: 16 }, (_, i) => `Delta Hinweis ${i}`),
+      ...Array.from({ length: 183 }, (_, i) => `Füllung ${i}`),
+      'Delta Delta Delta Ziel',
+    ];
+    for (let start = 0; start < contents.length; start += 100) {
+      await ctx.http
+        .post(`/v1/agents/${own.agentId}/knowledge-base/${doc.body.id}/chunks`)
+        .set('X-API-Key', own.key)
+        .send({
+          chunks: contents.slice(start, start + 100).map((content, i) => ({ content, chunk_index: start + i })),
+        })
+        .expect(201);
+    }
+    // 32 words: each probe brings at most 30 chunks and reads at most 120 in order, all before "Ziel".
+    const filler = Array.from({ length: 31 }, (_, i) => `wort${i}`);
+    const hits = await ask(own.agentId, ['Delta', ...filler].join(' '), 20, own.key);
+    expect(hits[0]!.content).toBe('Delta Delta Delta Ziel');
+    expect(hits).toHaveLength(17);
   });
 });
 

@@ -31,64 +31,120 @@ const INSERT_BATCH = 200;
 const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
 
 /**
- * One probe of the GIN index: at most a share of the visible chunks matching `probes.query`, matched
- * again with the question of the chunk's own configuration (`all_query` or `any_query`).
+ * How many of an organization's first chunks (in document and position order) a question's probes
+ * are tried on: a probe whose query matches at least half of them is taken to be common.
  */
-function probe(question: 'all_query' | 'any_query'): string {
-  return `SELECT c.id
+const SAMPLE = 16;
+/** A common probe reads at most this many shares of the organization's chunks in order before the index. */
+const READ_SHARES = 4;
+/** `ts_rank` normalization: divided by 1 + the logarithm of the chunk's length (1), then rank / (rank + 1) (32). */
+const RANK_NORMALIZATION = '1 | 32';
+
+/**
+ * A probe brings at most a share of the visible chunks that match `p.query` and the question of the
+ * chunk's own configuration (`all_query` or `any_query`), each with its score. Two ways to them:
+ *
+ * - `fromIndex`: the GIN index, the first matches in storage order. It has no early stop: the bitmap
+ *   of every matching chunk is built before the limit applies (2-3 ms for a word in 10,000 chunks),
+ *   which is nothing for a rare word.
+ * - `inOrder`, for a probe the sample found common: the organization's chunks in document and
+ *   position order (an index in that order), at most `READ_SHARES` shares of them, stopping when the
+ *   share is full: a few hundred rows. Only a full share is the probe's answer; otherwise the index
+ *   is read as well, so a word is never missed because its chunks came late in that order.
+ */
+function fromIndex(question: 'all_query' | 'any_query'): string {
+  return `SELECT c.id, ts_rank(c.tsv, q.any_query, ${RANK_NORMALIZATION}) AS score
     -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
-    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ probes.query AND c.organization_id = :organizationId OFFSET 0) c
+    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ p.query AND c.organization_id = (SELECT organization_id FROM params) OFFSET 0) c
     JOIN q ON q.cfg = c.ts_config
    WHERE c.tsv @@ q.${question} AND c.document_id IN (SELECT id FROM visible)
-   LIMIT :share`;
+   LIMIT (SELECT share FROM params)`;
 }
 
-/** See `search`: parsed once per connection (planned per question, since the plan depends on its words). */
+function inOrder(question: 'all_query' | 'any_query'): string {
+  return `SELECT c.id, ts_rank(c.tsv, (SELECT q.any_query FROM q WHERE q.cfg = c.ts_config), ${RANK_NORMALIZATION}) AS score
+    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id, c.position FROM kb_chunks c
+           WHERE c.organization_id = (SELECT organization_id FROM params)
+           ORDER BY c.document_id, c.position LIMIT (SELECT ${READ_SHARES} * share FROM params)) c
+   WHERE c.tsv @@ p.query AND c.tsv @@ (SELECT q.${question} FROM q WHERE q.cfg = c.ts_config)
+     AND c.document_id IN (SELECT id FROM visible)
+   ORDER BY c.document_id, c.position
+   LIMIT (SELECT share FROM params)`;
+}
+
+/** See `search`: parsed and planned once per connection. */
 const SEARCH_SQL = preparedSql(
   'kb_search',
-  `WITH q AS MATERIALIZED (
-     SELECT cfg, to_tsquery(cfg::regconfig, :anyQuery) AS any_query, to_tsquery(cfg::regconfig, :allQuery) AS all_query
-       FROM unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+  `-- The values reach the rest only through this CTE, so that PostgreSQL estimates every execution
+   -- alike and keeps one generic plan: planned with each question's values, the statement took
+   -- longer to plan (1-1.7 ms) than to run, and ran no faster (the read paths are chosen as it runs).
+   WITH params AS MATERIALIZED (
+     SELECT :organizationId::uuid AS organization_id, :agentId::uuid AS agent_id, :share::integer AS share,
+            :topK::integer AS top_k, :anyQuery::text AS any_query, :allQuery::text AS all_query,
+            :words::text AS words, :withAll::boolean AS with_all
+   ),
+   q AS MATERIALIZED (
+     SELECT cfg, to_tsquery(cfg::regconfig, p.any_query) AS any_query, to_tsquery(cfg::regconfig, p.all_query) AS all_query
+       FROM params p, unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+   ),
+   sample AS MATERIALIZED (
+     SELECT c.tsv FROM kb_chunks c WHERE c.organization_id = (SELECT organization_id FROM params)
+      ORDER BY c.document_id, c.position LIMIT ${SAMPLE}
    ),
    probes AS MATERIALIZED (
-     SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
-       FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE :withAll
-             UNION ALL
-             SELECT w.n, to_tsquery(cfg::regconfig, w.word)
-               FROM unnest(string_to_array(:words, ' ')) WITH ORDINALITY AS w(word, n),
-                    unnest(ARRAY[${CONFIG_LIST}]) AS cfg) p
-      WHERE numnode(p.query) > 0
-      GROUP BY p.n
+     SELECT p.n, p.query, (SELECT count(*) FROM sample s WHERE s.tsv @@ p.query) * 2 >= ${SAMPLE} AS common
+       FROM (SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
+               FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE (SELECT with_all FROM params)
+                     UNION ALL
+                     SELECT w.n, to_tsquery(cfg::regconfig, w.word)
+                       FROM unnest(string_to_array((SELECT words FROM params), ' ')) WITH ORDINALITY AS w(word, n),
+                            unnest(ARRAY[${CONFIG_LIST}]) AS cfg) p
+              WHERE numnode(p.query) > 0
+              GROUP BY p.n) p
    ),
    visible AS MATERIALIZED (
      SELECT d.id, d.title, d.scope
        FROM kb_documents d
-      WHERE d.organization_id = :organizationId
+      WHERE d.organization_id = (SELECT organization_id FROM params)
         AND d.status = 'ready'
-        AND (d.agent_id = :agentId OR EXISTS (
-              SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = :agentId))
+        AND (d.agent_id = (SELECT agent_id FROM params) OR EXISTS (
+              SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = (SELECT agent_id FROM params)))
    ),
    -- The all-words probe first: when it fills its share, every word is that common, and the
-   -- words' own probes would only add chunks in storage order (see search()).
+   -- words' own probes would only add more of the same kind of chunks (see search()).
+   all_read AS MATERIALIZED (
+     SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${inOrder('all_query')}) found WHERE p.n = 0 AND p.common
+   ),
    all_words AS MATERIALIZED (
-     SELECT found.id FROM probes CROSS JOIN LATERAL (${probe('all_query')}) found WHERE probes.n = 0
+     SELECT id, score FROM all_read WHERE (SELECT count(*) FROM all_read) >= (SELECT share FROM params)
+     UNION ALL
+     SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('all_query')}) found
+      WHERE p.n = 0 AND (SELECT count(*) FROM all_read) < (SELECT share FROM params)
+   ),
+   -- A word's chunks read in order that did not fill its share may come again from the index:
+   -- the UNION below drops the repeats.
+   each_read AS MATERIALIZED (
+     SELECT p.n, found.id, found.score FROM probes p CROSS JOIN LATERAL (${inOrder('any_query')}) found
+      WHERE p.n > 0 AND p.common AND (SELECT count(*) FROM all_words) < (SELECT share FROM params)
    ),
    each_word AS MATERIALIZED (
-     SELECT found.id FROM probes CROSS JOIN LATERAL (${probe('any_query')}) found
-      WHERE probes.n > 0 AND (SELECT count(*) FROM all_words) < :share
+     SELECT id, score FROM each_read
+     UNION ALL
+     SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('any_query')}) found
+      WHERE p.n > 0 AND (SELECT count(*) FROM all_words) < (SELECT share FROM params)
+        AND (SELECT count(*) FROM each_read r WHERE r.n = p.n) < (SELECT share FROM params)
    ),
+   -- Ranked as read (the score is the chunk's, whichever probe brought it); only the top ones are read again.
    ranked AS MATERIALIZED (
-     SELECT c.id, c.document_id, c.position, c.content, ts_rank(c.tsv, q.any_query, 1 | 32) AS score
-       FROM (SELECT id FROM all_words UNION SELECT id FROM each_word) k
-       JOIN kb_chunks c ON c.id = k.id
-       JOIN q ON q.cfg = c.ts_config
-      ORDER BY score DESC, c.id
-      LIMIT :topK
+     SELECT k.id, k.score FROM (SELECT id, score FROM all_words UNION SELECT id, score FROM each_word) k
+      ORDER BY k.score DESC, k.id
+      LIMIT (SELECT top_k FROM params)
    )
-   SELECT r.id AS chunk_id, r.document_id, v.title AS document_title, v.scope, r.position,
-          r.position AS chunk_index, r.content, r.score
+   SELECT c.id AS chunk_id, c.document_id, v.title AS document_title, v.scope, c.position,
+          c.position AS chunk_index, c.content, r.score
      FROM ranked r
-     JOIN visible v ON v.id = r.document_id
+     JOIN kb_chunks c ON c.id = r.id
+     JOIN visible v ON v.id = c.document_id
     ORDER BY r.score DESC, r.id`,
 );
 
@@ -207,16 +263,17 @@ export class KnowledgeBaseIndexRepository {
    * Ranked full-text search over the ready documents the agent sees. Each chunk is matched and
    * ranked with the question parsed by its own configuration (the stemmer it was indexed with).
    *
-   * Bounded: only candidates are ranked. The GIN index is probed once per term and, for several
-   * terms, once for all terms together; each probe brings at most `candidateShare(terms)` matching
-   * chunks (in the table's order), so at most MAX_RANKED_CHUNKS are ranked. A chunk with a term that
-   * occurs in fewer chunks than a share is always ranked; a chunk matching every term is ranked as
-   * long as fewer than a share do. When nothing is that common, every matching chunk is ranked.
+   * Bounded: only candidates are ranked. There is one probe per term and, for several terms, one
+   * for all terms together; each brings at most `candidateShare(terms)` matching chunks, so at most
+   * MAX_RANKED_CHUNKS are ranked. A chunk with a term that occurs in fewer chunks than a share is
+   * always ranked; a chunk matching every term is ranked as long as fewer than a share do. When
+   * nothing is that common, every matching chunk is ranked. Which chunks of a common term are
+   * ranked is the first share found (see `inOrder` and `fromIndex`), the same for the same question.
    * When the all-terms probe fills its share, every term occurs in at least a share of the chunks,
-   * so the terms' own probes are skipped: they could only add more chunks in storage order, and
-   * each costs a bitmap of every chunk with its term (half the time of a question found everywhere).
-   * Only the top `topK` ranked chunks are joined with their documents' titles.
-   * Each probe query is the OR of its configurations' queries, so one index scan serves all.
+   * so the terms' own probes are skipped: they could only add more chunks of the same kind.
+   * Chunks are scored as the probes find them; only the top `topK` are read again, with their
+   * documents' titles. Each probe query is the OR of its configurations' queries, so one index scan
+   * serves all.
    */
   async search(agent: AgentRef, terms: string[], topK: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
