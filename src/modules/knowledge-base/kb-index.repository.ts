@@ -53,23 +53,22 @@ const RANK_NORMALIZATION = '1 | 32';
  *   is read as well, so a word is never missed because its chunks came late in that order.
  */
 function fromIndex(question: 'all_query' | 'any_query'): string {
-  return `SELECT c.id, ts_rank(c.tsv, q.any_query, ${RANK_NORMALIZATION}) AS score
+  return `SELECT c.id, ts_rank(c.tsv, (SELECT q.any_query FROM q WHERE q.cfg = c.ts_config), ${RANK_NORMALIZATION}) AS score
     -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
-    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ p.query AND c.organization_id = (SELECT organization_id FROM params) OFFSET 0) c
-    JOIN q ON q.cfg = c.ts_config
-   WHERE c.tsv @@ q.${question} AND c.document_id IN (SELECT id FROM visible)
-   LIMIT (SELECT share FROM params)`;
+    FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ p.query AND c.organization_id = p.organization_id OFFSET 0) c
+   WHERE c.tsv @@ (SELECT q.${question} FROM q WHERE q.cfg = c.ts_config) AND c.document_id IN (SELECT id FROM visible)
+   LIMIT p.share`;
 }
 
 function inOrder(question: 'all_query' | 'any_query'): string {
   return `SELECT c.id, ts_rank(c.tsv, (SELECT q.any_query FROM q WHERE q.cfg = c.ts_config), ${RANK_NORMALIZATION}) AS score
     FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id, c.position FROM kb_chunks c
-           WHERE c.organization_id = (SELECT organization_id FROM params)
-           ORDER BY c.document_id, c.position LIMIT (SELECT ${READ_SHARES} * share FROM params)) c
+           WHERE c.organization_id = p.organization_id
+           ORDER BY c.document_id, c.position LIMIT ${READ_SHARES} * p.share) c
    WHERE c.tsv @@ p.query AND c.tsv @@ (SELECT q.${question} FROM q WHERE q.cfg = c.ts_config)
      AND c.document_id IN (SELECT id FROM visible)
    ORDER BY c.document_id, c.position
-   LIMIT (SELECT share FROM params)`;
+   LIMIT p.share`;
 }
 
 /** See `search`: parsed and planned once per connection. */
@@ -88,12 +87,15 @@ const SEARCH_SQL = preparedSql(
        FROM params p, unnest(ARRAY[${CONFIG_LIST}]) AS cfg
    ),
    sample AS MATERIALIZED (
-     SELECT c.tsv FROM kb_chunks c WHERE c.organization_id = (SELECT organization_id FROM params)
-      ORDER BY c.document_id, c.position LIMIT ${SAMPLE}
+     SELECT c.tsv FROM params p, LATERAL (
+       SELECT c.tsv FROM kb_chunks c WHERE c.organization_id = p.organization_id
+        ORDER BY c.document_id, c.position LIMIT ${SAMPLE}) c
    ),
+   -- Each probe carries what its reads need (see inOrder and fromIndex).
    probes AS MATERIALIZED (
-     SELECT p.n, p.query, (SELECT count(*) FROM sample s WHERE s.tsv @@ p.query) * 2 >= ${SAMPLE} AS common
-       FROM (SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
+     SELECT p.n, p.query, (SELECT count(*) FROM sample s WHERE s.tsv @@ p.query) * 2 >= ${SAMPLE} AS common,
+            params.organization_id, params.share
+       FROM params, (SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
                FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE (SELECT with_all FROM params)
                      UNION ALL
                      SELECT w.n, to_tsquery(cfg::regconfig, w.word)
@@ -105,10 +107,10 @@ const SEARCH_SQL = preparedSql(
    visible AS MATERIALIZED (
      SELECT d.id, d.title, d.scope
        FROM kb_documents d
-      WHERE d.organization_id = (SELECT organization_id FROM params)
-        AND d.status = 'ready'
-        AND (d.agent_id = (SELECT agent_id FROM params) OR EXISTS (
-              SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = (SELECT agent_id FROM params)))
+       JOIN params p ON p.organization_id = d.organization_id
+      WHERE d.status = 'ready'
+        AND (d.agent_id = p.agent_id OR EXISTS (
+              SELECT 1 FROM kb_document_grants g WHERE g.document_id = d.id AND g.agent_id = p.agent_id))
    ),
    -- The all-words probe first: when it fills its share, every word is that common, and the
    -- words' own probes would only add more of the same kind of chunks (see search()).
@@ -116,23 +118,23 @@ const SEARCH_SQL = preparedSql(
      SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${inOrder('all_query')}) found WHERE p.n = 0 AND p.common
    ),
    all_words AS MATERIALIZED (
-     SELECT id, score FROM all_read WHERE (SELECT count(*) FROM all_read) >= (SELECT share FROM params)
+     SELECT r.id, r.score FROM all_read r, params WHERE (SELECT count(*) FROM all_read) >= params.share
      UNION ALL
      SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('all_query')}) found
-      WHERE p.n = 0 AND (SELECT count(*) FROM all_read) < (SELECT share FROM params)
+      WHERE p.n = 0 AND (SELECT count(*) FROM all_read) < p.share
    ),
    -- A word's chunks read in order that did not fill its share may come again from the index:
    -- the UNION below drops the repeats.
    each_read AS MATERIALIZED (
      SELECT p.n, found.id, found.score FROM probes p CROSS JOIN LATERAL (${inOrder('any_query')}) found
-      WHERE p.n > 0 AND p.common AND (SELECT count(*) FROM all_words) < (SELECT share FROM params)
+      WHERE p.n > 0 AND p.common AND (SELECT count(*) FROM all_words) < p.share
    ),
    each_word AS MATERIALIZED (
      SELECT id, score FROM each_read
      UNION ALL
      SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('any_query')}) found
-      WHERE p.n > 0 AND (SELECT count(*) FROM all_words) < (SELECT share FROM params)
-        AND (SELECT count(*) FROM each_read r WHERE r.n = p.n) < (SELECT share FROM params)
+      WHERE p.n > 0 AND (SELECT count(*) FROM all_words) < p.share
+        AND (SELECT count(*) FROM each_read r WHERE r.n = p.n) < p.share
    ),
    -- Ranked as read (the score is the chunk's, whichever probe brought it); only the top ones are read again.
    ranked AS MATERIALIZED (
