@@ -8,7 +8,9 @@ import {
   SearchResultSchema,
 } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
 import { loadCorpus, runKnowledgeBaseJobs } from '../support/knowledge-base.js';
-import { MAX_RANKED_CHUNKS } from '../../src/modules/knowledge-base/text-search.js';
+import { MAX_RANKED_CHUNKS, searchTerms } from '../../src/modules/knowledge-base/text-search.js';
+import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
+import { createDb } from '../../src/db/knex.js';
 
 type Hit = {
   chunk_id: string;
@@ -298,6 +300,23 @@ describe('search when a word is common only among the first chunks it tries', ()
     const hits = await ask(own.agentId, ['Delta', ...filler].join(' '), 20, own.key);
     expect(hits[0]!.content).toBe('Delta Delta Delta Ziel');
     expect(hits).toHaveLength(17);
+  });
+});
+
+describe('search with DATABASE_PREPARED_STATEMENTS=false', () => {
+  it('runs the same statement unnamed, with the same answer', async () => {
+    const question = 'Wie kann ich meine Rechnungen bezahlen?';
+    const named = await ask(german, question);
+    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, { preparedStatements: false });
+    try {
+      const index = new KnowledgeBaseIndexRepository(db);
+      const hits = await index.search({ id: german, organization_id: w.orgId }, searchTerms(question), 5);
+      expect(hits.map((h) => h.chunk_id)).toEqual(named.map((h) => h.chunk_id));
+      const { rows } = await db.raw('SELECT name FROM pg_prepared_statements');
+      expect(rows).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
   });
 });
 
