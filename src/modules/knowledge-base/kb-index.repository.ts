@@ -29,6 +29,8 @@ export type SearchHit = {
 const INSERT_BATCH = 200;
 /** Constants, not input: safe to inline. */
 const CONFIG_LIST = TS_CONFIGS.map((c) => `'${c}'`).join(', ');
+/** A chunk's configuration as an index into the probes' arrays of per-configuration questions. */
+const CONFIG_OF_CHUNK = `array_position(ARRAY[${CONFIG_LIST}], c.ts_config)`;
 
 /**
  * How many of an organization's first chunks (in document and position order) a question's probes
@@ -53,19 +55,19 @@ const RANK_NORMALIZATION = '1 | 32';
  *   is read as well, so a word is never missed because its chunks came late in that order.
  */
 function fromIndex(question: 'all_query' | 'any_query'): string {
-  return `SELECT c.id, ts_rank(c.tsv, (SELECT q.any_query FROM q WHERE q.cfg = c.ts_config), ${RANK_NORMALIZATION}) AS score
+  return `SELECT c.id, ts_rank(c.tsv, p.any_query[${CONFIG_OF_CHUNK}], ${RANK_NORMALIZATION}) AS score
     -- OFFSET 0 keeps the GIN scan of the probe as the driver, read lazily until the share is full.
     FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id FROM kb_chunks c WHERE c.tsv @@ p.query AND c.organization_id = p.organization_id OFFSET 0) c
-   WHERE c.tsv @@ (SELECT q.${question} FROM q WHERE q.cfg = c.ts_config) AND c.document_id IN (SELECT id FROM visible)
+   WHERE c.tsv @@ p.${question}[${CONFIG_OF_CHUNK}] AND c.document_id IN (SELECT id FROM visible)
    LIMIT p.share`;
 }
 
 function inOrder(question: 'all_query' | 'any_query'): string {
-  return `SELECT c.id, ts_rank(c.tsv, (SELECT q.any_query FROM q WHERE q.cfg = c.ts_config), ${RANK_NORMALIZATION}) AS score
+  return `SELECT c.id, ts_rank(c.tsv, p.any_query[${CONFIG_OF_CHUNK}], ${RANK_NORMALIZATION}) AS score
     FROM (SELECT c.id, c.tsv, c.ts_config, c.document_id, c.position FROM kb_chunks c
            WHERE c.organization_id = p.organization_id
            ORDER BY c.document_id, c.position LIMIT ${READ_SHARES} * p.share) c
-   WHERE c.tsv @@ p.query AND c.tsv @@ (SELECT q.${question} FROM q WHERE q.cfg = c.ts_config)
+   WHERE c.tsv @@ p.query AND c.tsv @@ p.${question}[${CONFIG_OF_CHUNK}]
      AND c.document_id IN (SELECT id FROM visible)
    ORDER BY c.document_id, c.position
    LIMIT p.share`;
@@ -83,18 +85,21 @@ const SEARCH_SQL = preparedSql(
             :words::text AS words, :withAll::boolean AS with_all
    ),
    q AS MATERIALIZED (
-     SELECT cfg, to_tsquery(cfg::regconfig, p.any_query) AS any_query, to_tsquery(cfg::regconfig, p.all_query) AS all_query
-       FROM params p, unnest(ARRAY[${CONFIG_LIST}]) AS cfg
+     SELECT cfg, i, to_tsquery(cfg::regconfig, p.any_query) AS any_query, to_tsquery(cfg::regconfig, p.all_query) AS all_query
+       FROM params p, unnest(ARRAY[${CONFIG_LIST}]) WITH ORDINALITY AS cfg(cfg, i)
    ),
    sample AS MATERIALIZED (
      SELECT c.tsv FROM params p, LATERAL (
        SELECT c.tsv FROM kb_chunks c WHERE c.organization_id = p.organization_id
         ORDER BY c.document_id, c.position LIMIT ${SAMPLE}) c
    ),
-   -- Each probe carries what its reads need (see inOrder and fromIndex).
+   -- Each probe carries what its reads need (see inOrder and fromIndex), the question's two forms
+   -- among them as arrays by configuration, in the order of CONFIG_LIST.
    probes AS MATERIALIZED (
      SELECT p.n, p.query, (SELECT count(*) FROM sample s WHERE s.tsv @@ p.query) * 2 >= ${SAMPLE} AS common,
-            params.organization_id, params.share
+            params.organization_id, params.share,
+            (SELECT array_agg(q.any_query ORDER BY q.i) FROM q) AS any_query,
+            (SELECT array_agg(q.all_query ORDER BY q.i) FROM q) AS all_query
        FROM params, (SELECT p.n, string_agg(DISTINCT '(' || p.query::text || ')', ' | ')::tsquery AS query
                FROM (SELECT 0::bigint AS n, all_query AS query FROM q WHERE (SELECT with_all FROM params)
                      UNION ALL
