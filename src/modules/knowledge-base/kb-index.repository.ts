@@ -77,8 +77,8 @@ function inOrder(question: 'all_query' | 'any_query'): string {
 const SEARCH_SQL = preparedSql(
   'kb_search',
   `-- The values reach the rest only through this CTE, so that PostgreSQL estimates every execution
-   -- alike and keeps one generic plan: planned with each question's values, the statement took
-   -- longer to plan (1-1.7 ms) than to run, and ran no faster (the read paths are chosen as it runs).
+   -- alike and keeps one generic plan: planning it takes longer (about 5 ms) than running it, and
+   -- plans made for each question's values ran no faster (the read paths are chosen as it runs).
    WITH params AS MATERIALIZED (
      SELECT :organizationId::uuid AS organization_id, :agentId::uuid AS agent_id, :share::integer AS share,
             :topK::integer AS top_k, :anyQuery::text AS any_query, :allQuery::text AS all_query,
@@ -128,18 +128,19 @@ const SEARCH_SQL = preparedSql(
      SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('all_query')}) found
       WHERE p.n = 0 AND (SELECT count(*) FROM all_read) < p.share
    ),
-   -- A word's chunks read in order that did not fill its share may come again from the index:
-   -- the UNION below drops the repeats.
    each_read AS MATERIALIZED (
      SELECT p.n, found.id, found.score FROM probes p CROSS JOIN LATERAL (${inOrder('any_query')}) found
       WHERE p.n > 0 AND p.common AND (SELECT count(*) FROM all_words) < p.share
    ),
+   -- The words whose read in order filled their share; the others are taken from the index alone.
+   each_filled AS MATERIALIZED (
+     SELECT r.n FROM each_read r, params GROUP BY r.n, params.share HAVING count(*) >= params.share
+   ),
    each_word AS MATERIALIZED (
-     SELECT id, score FROM each_read
+     SELECT id, score FROM each_read WHERE n IN (SELECT n FROM each_filled)
      UNION ALL
      SELECT found.id, found.score FROM probes p CROSS JOIN LATERAL (${fromIndex('any_query')}) found
-      WHERE p.n > 0 AND (SELECT count(*) FROM all_words) < p.share
-        AND (SELECT count(*) FROM each_read r WHERE r.n = p.n) < p.share
+      WHERE p.n > 0 AND (SELECT count(*) FROM all_words) < p.share AND p.n NOT IN (SELECT n FROM each_filled)
    ),
    -- Ranked as read (the score is the chunk's, whichever probe brought it); only the top ones are read again.
    ranked AS MATERIALIZED (
