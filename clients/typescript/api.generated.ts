@@ -467,7 +467,7 @@ export interface paths {
     put?: never;
     /**
      * Full-text search over the ready documents the agent sees (kb:read), best match first
-     * @description The words of the question are matched with OR and ranked with ts_rank. At most 1,000 candidate chunks are ranked: each word, and all words together, bring an equal share; a word in more chunks than its share contributes only that many of them (in storage order). See the knowledge-base guide.
+     * @description The words of the question are matched with OR and ranked with ts_rank. At most 1,000 candidate chunks are ranked: each word, and all words together, bring an equal share; a word in more chunks than its share contributes only that many of them, the first ones found rather than the most relevant. See the knowledge-base guide.
      */
     post: operations['searchKnowledgeBase'];
     delete?: never;

@@ -74,7 +74,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     description:
       'The words of the question are matched with OR and ranked with ts_rank. At most 1,000 candidate chunks are ' +
       'ranked: each word, and all words together, bring an equal share; a word in more chunks than its share ' +
-      'contributes only that many of them (in storage order). See the knowledge-base guide.',
+      'contributes only that many of them, the first ones found rather than the most relevant. See the knowledge-base guide.',
     request: { params: AgentParams, body: jsonBody(SearchSchema) },
     responses: { 200: json(SearchResultSchema, 'Ranked chunks'), ...agentErrors },
   });
