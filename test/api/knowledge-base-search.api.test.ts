@@ -53,6 +53,22 @@ async function ask(agentId: string, query: string, topK?: number, key = w.key): 
   return res.body.data;
 }
 
+/** A document of `contents` as client-provided chunks, uploaded in batches of 100. */
+async function documentWithChunks(agentId: string, key: string, title: string, contents: string[]) {
+  const doc = await ctx.http
+    .post(`/v1/agents/${agentId}/knowledge-base`)
+    .set('X-API-Key', key)
+    .send({ title, content: '' })
+    .expect(201);
+  for (let start = 0; start < contents.length; start += 100) {
+    await ctx.http
+      .post(`/v1/agents/${agentId}/knowledge-base/${doc.body.id}/chunks`)
+      .set('X-API-Key', key)
+      .send({ chunks: contents.slice(start, start + 100).map((content, i) => ({ content, chunk_index: start + i })) })
+      .expect(201);
+  }
+}
+
 const titles = (hits: Hit[]) => hits.map((h) => h.document_title);
 
 /** German and English agents with the shipped corpus, plus an agent without a language (no stemming). */
@@ -218,26 +234,12 @@ describe('search when more chunks match than it ranks (MAX_RANKED_CHUNKS)', () =
   /** 1,202 chunks of an agent without a language: 600 say "Alpha Eintrag", 600 "Beta Eintrag", two come last. */
   beforeAll(async () => {
     crowded = (await ctx.build.agent(w.orgId)).id;
-    const doc = await ctx.http
-      .post(`/v1/agents/${crowded}/knowledge-base`)
-      .set('X-API-Key', w.key)
-      .send({ title: 'Crowded', content: '' })
-      .expect(201);
-    const contents = [
+    await documentWithChunks(crowded, w.key, 'Crowded', [
       ...Array.from({ length: 600 }, (_, i) => `Alpha Eintrag ${i}`),
       ...Array.from({ length: 600 }, (_, i) => `Beta Eintrag ${i}`),
       both,
       rare,
-    ];
-    for (let start = 0; start < contents.length; start += 100) {
-      await ctx.http
-        .post(`/v1/agents/${crowded}/knowledge-base/${doc.body.id}/chunks`)
-        .set('X-API-Key', w.key)
-        .send({
-          chunks: contents.slice(start, start + 100).map((content, i) => ({ content, chunk_index: start + i })),
-        })
-        .expect(201);
-    }
+    ]);
     expect(MAX_RANKED_CHUNKS).toBeLessThan(1200);
   });
 
@@ -275,26 +277,12 @@ describe('search when a word is common only among the first chunks it tries', ()
   it('still finds the later chunk with that word: the in-order read does not fill its share, the index is read', async () => {
     // An organization of its own: the chunks search tries first are this document's first ones.
     const own = await ctx.build.world();
-    const doc = await ctx.http
-      .post(`/v1/agents/${own.agentId}/knowledge-base`)
-      .set('X-API-Key', own.key)
-      .send({ title: 'Delta', content: '' })
-      .expect(201);
     // 16 chunks with "Delta" (the whole sample), 183 without, then the best one.
-    const contents = [
+    await documentWithChunks(own.agentId, own.key, 'Delta', [
       ...Array.from({ length: 16 }, (_, i) => `Delta Hinweis ${i}`),
       ...Array.from({ length: 183 }, (_, i) => `Füllung ${i}`),
       'Delta Delta Delta Ziel',
-    ];
-    for (let start = 0; start < contents.length; start += 100) {
-      await ctx.http
-        .post(`/v1/agents/${own.agentId}/knowledge-base/${doc.body.id}/chunks`)
-        .set('X-API-Key', own.key)
-        .send({
-          chunks: contents.slice(start, start + 100).map((content, i) => ({ content, chunk_index: start + i })),
-        })
-        .expect(201);
-    }
+    ]);
     // 32 words: each probe brings at most 30 chunks and reads at most 120 in order, all before "Ziel".
     const filler = Array.from({ length: 31 }, (_, i) => `wort${i}`);
     const hits = await ask(own.agentId, ['Delta', ...filler].join(' '), 20, own.key);
