@@ -16,6 +16,12 @@ const configSchema = z.object({
    * mode before 1.21).
    */
   DATABASE_PREPARED_STATEMENTS: bool.default(true),
+  /**
+   * The read cache's one listening connection (LISTEN/NOTIFY) goes here instead of DATABASE_URL: a
+   * direct or session-mode connection to the same database, where DATABASE_URL is a pooler in
+   * transaction mode (which cannot carry LISTEN). Requires DATABASE_URL.
+   */
+  DATABASE_LISTEN_URL: z.string().url().optional(),
   DATA_DIR: z.string().default('./.data'),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   /**
@@ -31,7 +37,8 @@ const configSchema = z.object({
   JWT_AUDIENCE: z.string().optional(),
   /**
    * Keep keys, memberships and agents in memory, dropped on every change PostgreSQL announces
-   * (LISTEN/NOTIFY). Turn off where LISTEN is unavailable (e.g. PgBouncer in transaction mode).
+   * (LISTEN/NOTIFY). Turn off where no connection can LISTEN: DATABASE_URL is a pooler in
+   * transaction mode and there is no DATABASE_LISTEN_URL.
    */
   READ_CACHE_ENABLED: bool.default(true),
   /** Longest wait between two attempts to re-open the cache's listening connection after a loss. */
@@ -80,6 +87,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = result.data;
   if (config.NODE_ENV === 'production' && !config.JWT_SECRET && !config.JWT_PUBLIC_KEY) {
     throw new Error('Invalid configuration: JWT_SECRET or JWT_PUBLIC_KEY is required in production');
+  }
+  if (config.DATABASE_LISTEN_URL && !config.DATABASE_URL) {
+    throw new Error(
+      'Invalid configuration: DATABASE_LISTEN_URL requires DATABASE_URL (the embedded database needs neither)',
+    );
   }
   return config;
 }

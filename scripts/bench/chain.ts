@@ -26,6 +26,8 @@ import {
 } from './support.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** A pooler in transaction mode in front of DATABASE_URL's database (PgBouncer): two more servers. */
+const POOLER_URL = process.env.BENCH_POOLER_URL;
 const PROFILE_DIR = '.data/bench-profile';
 
 export async function chain(db: Knex, databaseUrl: string, options: { rss?: number[] } = {}) {
@@ -62,6 +64,16 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     'baseline, product server',
     'floor, product server',
   ];
+  if (POOLER_URL) {
+    // Behind a pooler in transaction mode: no prepared statements (PgBouncer before 1.21 cannot
+    // carry them), and the cache either listens directly (DATABASE_LISTEN_URL) or is off.
+    const pooled = { ...env, DATABASE_URL: POOLER_URL, DATABASE_PREPARED_STATEMENTS: 'false' };
+    servers.push(
+      await startServer(entry.args, { ...pooled, DATABASE_LISTEN_URL: databaseUrl }),
+      await startServer(entry.args, { ...pooled, READ_CACHE_ENABLED: 'false' }),
+    );
+    names.push('pooler, cache on (listen)', 'pooler, cache off');
+  }
   const rss = sampleRss(product.pid);
   try {
     const headers = { 'X-API-Key': t.key };
@@ -77,14 +89,16 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     const failed = failures(targets.flatMap((t) => t.runs));
     if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
     const summaries = targets.map((t) => summarize(t.runs));
-    const [cached, uncached, baseline, floor, baselineOnProductServer, floorOnProductServer] = summaries as [
-      Summary,
-      Summary,
-      Summary,
-      Summary,
-      Summary,
-      Summary,
-    ];
+    const [
+      cached,
+      uncached,
+      baseline,
+      floor,
+      baselineOnProductServer,
+      floorOnProductServer,
+      pooledCached,
+      pooledUncached,
+    ] = summaries as [Summary, Summary, Summary, Summary, Summary, Summary, Summary?, Summary?];
     const rssSamples = rss.stop();
     options.rss?.push(...rssSamples);
     const result = {
@@ -99,6 +113,11 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
         cached_vs_baseline_rps: cached.rps / baseline.rps,
         uncached_vs_baseline_rps: uncached.rps / baseline.rps,
         uncached_vs_baseline_on_product_server_rps: uncached.rps / baselineOnProductServer.rps,
+        ...(pooledCached &&
+          pooledUncached && {
+            pooled_cached_vs_floor_rps: pooledCached.rps / floor.rps,
+            pooled_uncached_vs_baseline_rps: pooledUncached.rps / baseline.rps,
+          }),
       },
       targets: {
         'cached >= 0.6x floor': cached.rps / floor.rps >= 0.6,
@@ -116,6 +135,11 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
         `${'server'.padEnd(26)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)}`,
         ...names.map((n, i) => row(n, summaries[i]!)),
         `ratios: cached/floor ${f(result.ratios.cached_vs_floor_rps)} (target >= 0.60), cached/floor on the product's server ${f(result.ratios.cached_vs_floor_on_product_server_rps)}, cached/baseline ${f(result.ratios.cached_vs_baseline_rps)}, uncached/baseline ${f(result.ratios.uncached_vs_baseline_rps)} (target >= 0.80), on the product's server ${f(result.ratios.uncached_vs_baseline_on_product_server_rps)}`,
+        ...(pooledCached && pooledUncached
+          ? [
+              `behind the pooler: cached/floor ${f(pooledCached.rps / floor.rps)}, uncached/baseline ${f(pooledUncached.rps / baseline.rps)}`,
+            ]
+          : []),
         `product RSS max ${result.product_rss_mb.max} MB`,
         '',
       ].join('\n'),

@@ -16,6 +16,8 @@ const MAX_ENTRIES = 10_000;
 const MAX_AGENT_CHARS = 20_000_000;
 /** How long the listener waits for PostgreSQL to accept a connection before it tries again. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** The payloads `sync()` and the listener's first check send on the channel (`sync:<uuid>`, `pool:<uuid>`). */
+const NONCE = /^(sync|pool):[0-9a-f-]{36}$/;
 
 export type ReconnectOptions = {
   /** First wait after a lost or failed connection; doubles per failure up to `maxDelayMs`. */
@@ -30,10 +32,14 @@ export type ReconnectOptions = {
   heartbeatMs?: number;
   /** CACHE_LEASE_MS: how long the cache is served without this instance hearing its own heartbeat. */
   leaseMs?: number;
+  /** How long a new listening connection may take to hear a notification sent through the pool. */
+  confirmMs?: number;
 };
 
 type Entry<T> = { value: T; at: number };
 type Query = (text: string, values?: unknown[]) => Promise<unknown>;
+/** Sends a payload on the cache channel through the request pool (DATABASE_URL). */
+export type PoolNotify = (payload: string) => Promise<unknown>;
 
 /**
  * The listening connection's queries (heartbeat, peer rounds, sync) one after the other: a pg.Client
@@ -82,13 +88,16 @@ export class ReadCache {
   private readonly minDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly heartbeatMs: number;
+  private readonly confirmMs: number;
   /** Other instances' acknowledgements of changes, and this instance's lease on its cache. */
   readonly peers: CachePeers;
 
   constructor(
     private readonly credentials: CredentialsRepository,
     private readonly agentLoader: AgentLoader,
-    private readonly databaseUrl: string,
+    /** DATABASE_LISTEN_URL, or DATABASE_URL without it. */
+    private readonly listenUrl: string,
+    private readonly notifyThroughPool: PoolNotify,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly enabled = true,
@@ -97,6 +106,7 @@ export class ReadCache {
     this.maxDelayMs = reconnect.maxDelayMs ?? 2000;
     this.minDelayMs = Math.min(reconnect.minDelayMs ?? 100, this.maxDelayMs);
     this.heartbeatMs = reconnect.heartbeatMs ?? 10_000;
+    this.confirmMs = reconnect.confirmMs ?? CONNECT_TIMEOUT_MS;
     this.peers = new CachePeers(reconnect.leaseMs ?? 2000);
   }
 
@@ -239,6 +249,7 @@ export class ReadCache {
         await client.connect();
         const query = oneAtATime(client);
         await query(`LISTEN ${CACHE_CHANNEL}`);
+        await this.hearPool(closed);
         if (!this.stopped) {
           this.listener = query;
           this.clear();
@@ -275,6 +286,38 @@ export class ReadCache {
     }
   }
 
+  /**
+   * Before the cache is used: a notification sent through the request pool must arrive on the
+   * listening connection. It does not where DATABASE_LISTEN_URL reaches another database or server,
+   * or where the listener goes through a pooler in transaction mode (its LISTEN stays behind on a
+   * server connection it does not keep), and the cache would then miss changes, revocations
+   * included; the attempt fails instead and is repeated, with the cache bypassed meanwhile.
+   */
+  private async hearPool(closed: Promise<unknown>): Promise<void> {
+    const nonce = `pool:${randomUUID()}`;
+    const heard = new Promise<string>((resolve) => this.syncWaiters.set(nonce, () => resolve('heard')));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The pool's own wait for a connection does not hold up a stop() or the bound below.
+      const outcome = await Promise.race([
+        this.notifyThroughPool(nonce).then(() => heard),
+        closed.then(() => 'closed'),
+        new Promise<string>((resolve) => (timer = setTimeout(resolve, this.confirmMs, 'silent'))),
+      ]);
+      if (outcome === 'closed') throw new Error('the listening connection closed');
+      if (outcome === 'silent') {
+        throw new Error(
+          `a notification sent through DATABASE_URL did not arrive on the listening connection within ${this.confirmMs} ms: ` +
+            'it must reach the same database directly or through a session-mode pool (behind a pooler in ' +
+            'transaction mode, set DATABASE_LISTEN_URL to such a connection, or READ_CACHE_ENABLED=false)',
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+      this.syncWaiters.delete(nonce);
+    }
+  }
+
   /** Probes the connection every `heartbeatMs`; calls `lose` when a probe fails or gets no answer in time. */
   private probe(query: Query, lose: (reason: unknown) => void): NodeJS.Timeout {
     let pending = false;
@@ -293,7 +336,7 @@ export class ReadCache {
   private newClient(): pg.Client {
     // Named so that operators (and the outage test) can tell it apart in pg_stat_activity; an
     // application_name in the URL would otherwise win over the option.
-    const url = new URL(this.databaseUrl);
+    const url = new URL(this.listenUrl);
     const base = url.searchParams.get('application_name');
     url.searchParams.set('application_name', base ? `${base}/cache-listener` : 'vam-cache-listener');
     const client = new pg.Client({
@@ -301,11 +344,12 @@ export class ReadCache {
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
     });
-    client.on('notification', (message) => {
-      if (this.peers.handle(message.payload)) return;
-      const waiter = message.payload ? this.syncWaiters.get(message.payload) : undefined;
+    client.on('notification', ({ payload }) => {
+      if (this.peers.handle(payload)) return;
+      const waiter = payload ? this.syncWaiters.get(payload) : undefined;
       if (waiter) waiter();
-      else this.clear();
+      // Another instance's nonce announces nothing; any other payload is a change.
+      else if (!payload || !NONCE.test(payload)) this.clear();
     });
     return client;
   }

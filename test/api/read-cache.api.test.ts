@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CredentialsRepository } from '../../src/auth/credentials.repository.js';
-import { ReadCache } from '../../src/cache/read-cache.js';
+import { CACHE_CHANNEL, ReadCache } from '../../src/cache/read-cache.js';
 import type { AgentRow } from '../../src/modules/agents/agent.repository.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -17,12 +20,16 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
+/** What the container gives the cache: a NOTIFY through the request pool. */
+const notifyThroughPool = (payload: string) => ctx.db.raw('SELECT pg_notify(?, ?)', [CACHE_CHANNEL, payload]);
+
 /** A cache over a loader the test controls, listening on the test database. */
 async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
   const cache = new ReadCache(
     {} as CredentialsRepository,
     { findAnyById: load },
     ctx.config.DATABASE_URL!,
+    notifyThroughPool,
     ctx.clock,
     pino({ level: 'silent' }),
   );
@@ -63,6 +70,7 @@ describe('ReadCache', () => {
       {} as CredentialsRepository,
       { findAnyById: async () => row(++loads) },
       ctx.config.DATABASE_URL!,
+      notifyThroughPool,
       ctx.clock,
       pino({ level: 'silent' }),
     );
@@ -129,5 +137,79 @@ describe('with READ_CACHE_ENABLED=false', () => {
     await cache.findAgent('a');
     expect(loads).toEqual(['a', 'b', 'c', 'd', 'a']);
     await cache.stop();
+  });
+});
+
+describe('with DATABASE_LISTEN_URL (for DATABASE_URL a pooler in transaction mode)', () => {
+  it('listens there, serves from memory and applies every change announced; bypasses the cache while that path is cut', async () => {
+    const direct = new URL(ctx.config.DATABASE_URL!);
+    const proxy = await TcpProxy.start(direct.hostname, Number(direct.port || 5432));
+    const name = `vam-listen-${randomBytes(3).toString('hex')}`;
+    const other = await createTestContext({ config: (url) => ({ DATABASE_LISTEN_URL: proxy.urlFor(url, name) }) });
+    try {
+      expect(other.container.cache.isListening).toBe(true);
+      const { rows } = await other.db.raw(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ?`,
+        [`${name}/cache-listener`],
+      );
+      expect(rows[0].n).toBe(1);
+
+      const w = await other.build.world();
+      const get = () => other.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key);
+      await other.syncCaches(); // the world's own announcements are behind us
+      await get().expect(200);
+      // A change with its announcement suppressed is not seen: the agent comes from memory.
+      await other.db.transaction(async (trx) => {
+        await trx.raw('SET LOCAL session_replication_role = replica');
+        await trx('agents').where({ id: w.agentId }).update({ name: 'Unannounced' });
+      });
+      expect((await get().expect(200)).body.name).toBe('Main Agent');
+      // An announced one arrives over the listening path (the entries would live another minute).
+      await other.db('api_keys').where({ id: w.keyId }).update({ is_active: false });
+      await expect.poll(async () => (await get()).status, { timeout: 2000, interval: 5 }).toBe(401);
+
+      proxy.cut();
+      await expect.poll(() => other.container.cache.isListening, { timeout: 5000, interval: 5 }).toBe(false);
+      await other.db('api_keys').where({ id: w.keyId }).update({ is_active: true });
+      expect((await get().expect(200)).body.name).toBe('Unannounced');
+      proxy.restore();
+      await expect.poll(() => other.container.cache.isListening, { timeout: 5000, interval: 5 }).toBe(true);
+    } finally {
+      await other.close();
+      await proxy.close();
+    }
+  });
+
+  it('keeps the cache off, and says why, when it reaches another database', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    let loads = 0;
+    const cache = new ReadCache(
+      {} as CredentialsRepository,
+      { findAnyById: async () => row(++loads) },
+      inject('adminUrl'),
+      notifyThroughPool,
+      ctx.clock,
+      pino({ level: 'warn' }, sink),
+      true,
+      { confirmMs: 200 },
+    );
+    try {
+      await cache.start();
+      expect(cache.isListening).toBe(false);
+      await cache.findAgent('a');
+      await cache.findAgent('a');
+      expect(loads).toBe(2);
+      await expect
+        .poll(() => lines.join(''))
+        .toContain('it must reach the same database directly or through a session-mode pool');
+    } finally {
+      await cache.stop();
+    }
   });
 });

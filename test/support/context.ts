@@ -35,7 +35,11 @@ async function cloneTemplate(admin: Db, name: string, template: string): Promise
  * the test controls and builders for the data. Call `close()` in afterAll.
  */
 export async function createTestContext(
-  overrides: { config?: Record<string, string>; rateLimitStore?: RateLimitStore } = {},
+  overrides: {
+    /** Settings on top of the test defaults; a function gets the file database's URL. */
+    config?: Record<string, string> | ((url: string) => Record<string, string>);
+    rateLimitStore?: RateLimitStore;
+  } = {},
 ) {
   const adminUrl = inject('adminUrl');
   const template = inject('templateDatabase');
@@ -50,7 +54,7 @@ export async function createTestContext(
     DATABASE_URL: url,
     JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    ...overrides.config,
+    ...(typeof overrides.config === 'function' ? overrides.config(url) : overrides.config),
   });
   const db = createDb(url, 8);
   const logger = pino({ level: 'silent' });
