@@ -5,6 +5,8 @@ import { performance } from 'node:perf_hooks';
 const PREFIX = 'vamc:';
 
 type Send = (payload: string) => Promise<unknown>;
+/** The longest a stopping instance waits for its goodbye to be sent. */
+const LEAVE_MS = 500;
 
 /**
  * Makes a credential or agent change refused by every instance once the API has answered the write.
@@ -54,6 +56,23 @@ export class CachePeers {
     this.timer.unref();
   }
 
+  /**
+   * A graceful stop, after this instance stopped serving from its cache: tells the others not to
+   * wait for its acknowledgements (they would otherwise wait out a lease per change for two leases).
+   * Bounded by `LEAVE_MS`, since a stalled connection would never answer; then stops.
+   */
+  async leave(): Promise<void> {
+    const send = this.send;
+    this.stop();
+    if (!send) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      send(`${PREFIX}bye:${this.instanceId}`).catch(() => {}),
+      new Promise((resolve) => (timer = setTimeout(resolve, LEAVE_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** The listener is gone: no lease until it is back. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
@@ -88,6 +107,9 @@ export class CachePeers {
         round.own();
       } else if (a === this.instanceId) return true;
       else this.send?.(`${PREFIX}ack:${b}:${this.instanceId}`).catch(() => {});
+    } else if (kind === 'bye' && a) {
+      this.lastHeard.delete(a);
+      for (const round of this.rounds.values()) round.changed();
     } else if (kind === 'ack' && a && b) {
       const round = this.rounds.get(a);
       if (round) {

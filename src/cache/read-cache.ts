@@ -128,9 +128,9 @@ export class ReadCache {
   /** Stops the loop and closes the listening connection; resolves when both are done. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.peers.stop();
     this.listening = false;
     this.clear();
+    await this.peers.leave();
     this.wake?.();
     await this.current?.end().catch(() => {});
     await this.loop;

@@ -79,6 +79,16 @@ describe('ReadCache', () => {
     expect(loads).toBe(2);
   });
 
+  it('is no longer waited for by the other instances once it has stopped', async () => {
+    const [a, b] = [await cacheWith(async () => row(1)), await cacheWith(async () => row(1))];
+    await b.stop();
+    // Without the goodbye, b would count as a live peer for two leases and cost this round a lease
+    // without acknowledging; the file's own app instance does acknowledge.
+    const round = await a.peers.awaitPeers();
+    expect(round.acknowledged).toBe(round.peers);
+    await a.stop();
+  });
+
   it('hands out frozen rows, since every request shares them', async () => {
     const cache = await cacheWith(async () => row(1));
     const agent = await cache.findAgent('a');

@@ -112,6 +112,43 @@ describe('CachePeers', () => {
     a.stop();
   });
 
+  it('does not wait for a peer that said goodbye (a graceful stop)', async () => {
+    const bus = channel();
+    const [a, b] = [newPeer(), newPeer()];
+    bus.connect(a);
+    bus.connect(b);
+    await vi.advanceTimersByTimeAsync(0);
+    const started = Date.now();
+    const leaving = b.leave();
+    await vi.advanceTimersByTimeAsync(0);
+    await leaving;
+    bus.disconnect(b);
+    const round = a.awaitPeers();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await round).toMatchObject({ peers: 0, acknowledged: 0 });
+    expect(Date.now() - started).toBeLessThan(LEASE);
+    expect(b.fresh()).toBe(false);
+    a.stop();
+  });
+
+  it('stops waiting for a peer that says goodbye during a round', async () => {
+    const bus = channel();
+    const [a, b] = [newPeer(), newPeer()];
+    bus.connect(a);
+    bus.connect(b);
+    await vi.advanceTimersByTimeAsync(0);
+    bus.hold(b); // b misses the round marker, so it cannot acknowledge it
+    let result: Awaited<ReturnType<CachePeers['awaitPeers']>> | undefined;
+    void a.awaitPeers().then((r) => (result = r));
+    await vi.advanceTimersByTimeAsync(LEASE / 2);
+    expect(result).toBeUndefined();
+    await b.leave();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(result).toMatchObject({ peers: 0, acknowledged: 0 });
+    expect(result!.waitedMs).toBeLessThan(LEASE);
+    a.stop();
+  });
+
   it('treats only its own messages as control messages', () => {
     const a = newPeer();
     expect(a.handle('api_keys')).toBe(false);
