@@ -34,7 +34,17 @@ export type ReconnectOptions = {
   leaseMs?: number;
   /** How long a new listening connection may take to hear a notification sent through the pool. */
   confirmMs?: number;
+  /** The wait before the next attempt when the last one did not hear the pool (default 30 s). */
+  mismatchDelayMs?: number;
 };
+
+/**
+ * The listening connection works but does not hear the pool: a setting to fix, not an outage, so
+ * attempts are repeated only every `mismatchDelayMs`. Behind a pooler in transaction mode each
+ * attempt leaves its LISTEN on a server connection of the pooler, which then receives (and the
+ * pooler logs) every notification.
+ */
+class ListenerMismatch extends Error {}
 
 type Entry<T> = { value: T; at: number };
 type Query = (text: string, values?: unknown[]) => Promise<unknown>;
@@ -89,6 +99,7 @@ export class ReadCache {
   private readonly maxDelayMs: number;
   private readonly heartbeatMs: number;
   private readonly confirmMs: number;
+  private readonly mismatchDelayMs: number;
   /** Other instances' acknowledgements of changes, and this instance's lease on its cache. */
   readonly peers: CachePeers;
 
@@ -107,6 +118,7 @@ export class ReadCache {
     this.minDelayMs = Math.min(reconnect.minDelayMs ?? 100, this.maxDelayMs);
     this.heartbeatMs = reconnect.heartbeatMs ?? 10_000;
     this.confirmMs = reconnect.confirmMs ?? CONNECT_TIMEOUT_MS;
+    this.mismatchDelayMs = reconnect.mismatchDelayMs ?? 30_000;
     this.peers = new CachePeers(reconnect.leaseMs ?? 2000);
   }
 
@@ -246,7 +258,8 @@ export class ReadCache {
       let heartbeat: NodeJS.Timeout | undefined;
       let outcome: unknown;
       try {
-        await client.connect();
+        // pg never settles connect() when end() (a stop) comes while it is connecting; 'end' does come.
+        await Promise.race([client.connect(), closed.then(() => Promise.reject(new Error('closed while connecting')))]);
         const query = oneAtATime(client);
         await query(`LISTEN ${CACHE_CHANNEL}`);
         await this.hearPool(closed);
@@ -276,13 +289,15 @@ export class ReadCache {
       this.current = undefined;
       if (this.stopped) break;
       failures += 1;
-      if (failures === 1) {
+      const mismatch = outcome instanceof ListenerMismatch;
+      if (failures === 1 || mismatch) {
         this.logger.warn(
           { error: outcome instanceof Error ? outcome.message : undefined },
           'cache listener lost; cache bypassed until it reconnects',
         );
       }
-      await this.pause(Math.min(this.minDelayMs * 2 ** (failures - 1), this.maxDelayMs));
+      const backoff = Math.min(this.minDelayMs * 2 ** (failures - 1), this.maxDelayMs);
+      await this.pause(mismatch ? Math.max(backoff, this.mismatchDelayMs) : backoff);
     }
   }
 
@@ -297,16 +312,23 @@ export class ReadCache {
     const nonce = `pool:${randomUUID()}`;
     const heard = new Promise<string>((resolve) => this.syncWaiters.set(nonce, () => resolve('heard')));
     let timer: NodeJS.Timeout | undefined;
+    let sent = false;
     try {
       // The pool's own wait for a connection does not hold up a stop() or the bound below.
       const outcome = await Promise.race([
-        this.notifyThroughPool(nonce).then(() => heard),
+        this.notifyThroughPool(nonce).then(() => {
+          sent = true;
+          return heard;
+        }),
         closed.then(() => 'closed'),
-        new Promise<string>((resolve) => (timer = setTimeout(resolve, this.confirmMs, 'silent'))),
+        new Promise<string>((resolve) => (timer = setTimeout(resolve, this.confirmMs, 'timeout'))),
       ]);
       if (outcome === 'closed') throw new Error('the listening connection closed');
-      if (outcome === 'silent') {
-        throw new Error(
+      // Not even sent in time: the pool is busy or down, an outage rather than a setting.
+      if (outcome === 'timeout' && !sent)
+        throw new Error(`the pool did not send a notification within ${this.confirmMs} ms`);
+      if (outcome === 'timeout') {
+        throw new ListenerMismatch(
           `a notification sent through DATABASE_URL did not arrive on the listening connection within ${this.confirmMs} ms: ` +
             'it must reach the same database directly or through a session-mode pool (behind a pooler in ' +
             'transaction mode, set DATABASE_LISTEN_URL to such a connection, or READ_CACHE_ENABLED=false)',

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -87,6 +88,22 @@ describe('ReadCache', () => {
     const round = await a.peers.awaitPeers();
     expect(round.acknowledged).toBe(round.peers);
     await a.stop();
+  });
+
+  it('stops while its listening connection is still connecting', async () => {
+    const cache = new ReadCache(
+      {} as CredentialsRepository,
+      { findAnyById: async () => row(1) },
+      ctx.config.DATABASE_URL!,
+      notifyThroughPool,
+      ctx.clock,
+      pino({ level: 'silent' }),
+    );
+    const started = cache.start();
+    // pg never settles connect() when the client is ended while connecting.
+    await cache.stop();
+    await started;
+    expect(cache.isListening).toBe(false);
   });
 
   it('hands out frozen rows, since every request shares them', async () => {
@@ -190,7 +207,9 @@ describe('with DATABASE_LISTEN_URL (for DATABASE_URL a pooler in transaction mod
     }
   });
 
-  it('keeps the cache off, and says why, when it reaches another database', async () => {
+  it('keeps the cache off, says why, and tries again only after a longer wait, when it reaches another database', async () => {
+    const admin = new URL(inject('adminUrl'));
+    const proxy = await TcpProxy.start(admin.hostname, Number(admin.port || 5432));
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk, _encoding, done) {
@@ -202,12 +221,12 @@ describe('with DATABASE_LISTEN_URL (for DATABASE_URL a pooler in transaction mod
     const cache = new ReadCache(
       {} as CredentialsRepository,
       { findAnyById: async () => row(++loads) },
-      inject('adminUrl'),
+      proxy.urlFor(inject('adminUrl')),
       notifyThroughPool,
       ctx.clock,
       pino({ level: 'warn' }, sink),
       true,
-      { confirmMs: 200 },
+      { confirmMs: 200, maxDelayMs: 10, mismatchDelayMs: 300 },
     );
     try {
       await cache.start();
@@ -216,10 +235,16 @@ describe('with DATABASE_LISTEN_URL (for DATABASE_URL a pooler in transaction mod
       await cache.findAgent('a');
       expect(loads).toBe(2);
       await expect
-        .poll(() => lines.join(''))
+        .poll(() => lines.join(''), { interval: 5 })
         .toContain('it must reach the same database directly or through a session-mode pool');
+      const failedAt = performance.now();
+      expect(proxy.accepted).toBe(1);
+      // A lost connection would be tried again after 10 ms; a mismatch, a setting, after 300.
+      await expect.poll(() => proxy.accepted, { interval: 5 }).toBe(2);
+      expect(performance.now() - failedAt).toBeGreaterThanOrEqual(250);
     } finally {
       await cache.stop();
+      await proxy.close();
     }
   });
 });

@@ -17,6 +17,8 @@ export class TcpProxy {
   peakUpstream = 0;
   /** Connection attempts refused while cut. */
   refused = 0;
+  /** Connections passed on to PostgreSQL since the start. */
+  accepted = 0;
 
   private constructor(
     private readonly server: net.Server,
@@ -43,6 +45,7 @@ export class TcpProxy {
     }
     const upstream = net.connect({ host, port });
     upstream.on('error', () => {});
+    this.accepted += 1;
     const pair = { client, upstream };
     this.pairs.add(pair);
     this.upstreamOpen += 1;
