@@ -263,29 +263,30 @@ export class CallRepository {
     return query;
   }
 
-  /** Exact: counters for whole days, rows for the partial days at the edges; text filters count rows. */
+  /**
+   * Exact: counters for whole days, rows for the partial days at the edges; text filters count rows.
+   * One statement, however many parts: a part is a scalar subquery of the sum.
+   */
   private async count(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Promise<number> {
-    const countRows = async (r: TimeRange) => {
-      const row = await this.filtered(agent, filters, r).count({ n: '*' }).first();
-      return Number(row?.n ?? 0);
-    };
-    if (filters.phone_number || filters.search) return countRows(range);
-    const plan = countPlan(range);
-    const parts = plan.edges.map(countRows);
-    if (plan.days) {
-      const days = this.db('call_day_counts').where({ agent_id: agent.id, organization_id: agent.organization_id });
-      if (plan.days.from) days.where('day', '>=', plan.days.from);
-      if (plan.days.before) days.where('day', '<', plan.days.before);
-      if (filters.done !== undefined) days.where('done', filters.done);
-      if (!filters.include_deleted) days.where('deleted', false);
-      parts.push(
-        days
-          .sum({ n: 'calls' })
-          .first()
-          .then((row) => Number(row?.n ?? 0)),
-      );
+    const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
+    const parts: Knex.QueryBuilder[] = [];
+    if (filters.phone_number || filters.search) parts.push(countRows(range));
+    else {
+      const plan = countPlan(range);
+      parts.push(...plan.edges.map(countRows));
+      if (plan.days) {
+        const days = this.db('call_day_counts').where({ agent_id: agent.id, organization_id: agent.organization_id });
+        if (plan.days.from) days.where('day', '>=', plan.days.from);
+        if (plan.days.before) days.where('day', '<', plan.days.before);
+        if (filters.done !== undefined) days.where('done', filters.done);
+        if (!filters.include_deleted) days.where('deleted', false);
+        parts.push(days.sum('calls'));
+      }
     }
-    return (await Promise.all(parts)).reduce((sum, n) => sum + n, 0);
+    if (parts.length === 0) return 0;
+    const sum = parts.map(() => 'coalesce((?), 0)').join(' + ');
+    const [row] = await this.db.select(this.db.raw(`${sum} AS n`, parts));
+    return Number(row.n);
   }
 
   /**
