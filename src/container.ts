@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { AuditLogRepository } from './audit/audit-log.repository.js';
 import { AuditRecorder } from './audit/audit-recorder.js';
 import { withTransactionHook } from './audit/audited-db.js';
-import { CACHE_CHANNEL, ReadCache } from './cache/read-cache.js';
+import { poolNotify, ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { EventRecorder } from './events/event-recorder.js';
 import type { TokenVerifier } from './auth/token.js';
@@ -108,7 +108,7 @@ export function buildContainer(deps: AppDeps) {
     credentials,
     agentRepository,
     config.DATABASE_LISTEN_URL ?? deps.databaseUrl,
-    (payload) => deps.db.raw('SELECT pg_notify(?, ?)', [CACHE_CHANNEL, payload]),
+    poolNotify(deps.db),
     clock,
     deps.logger,
     config.READ_CACHE_ENABLED,

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { ApiKeyCredential, CredentialsRepository, UserCredential } from '../auth/credentials.repository.js';
 import type { Clock } from '../clock.js';
+import type { Db } from '../db/knex.js';
 import type { AgentRow } from '../modules/agents/agent.repository.js';
 import { CachePeers } from './cache-peers.js';
 
@@ -50,6 +51,11 @@ type Entry<T> = { value: T; at: number };
 type Query = (text: string, values?: unknown[]) => Promise<unknown>;
 /** Sends a payload on the cache channel through the request pool (DATABASE_URL). */
 export type PoolNotify = (payload: string) => Promise<unknown>;
+
+/** The PoolNotify of a knex pool. */
+export function poolNotify(db: Db): PoolNotify {
+  return (payload) => db.raw('SELECT pg_notify(?, ?)', [CACHE_CHANNEL, payload]);
+}
 
 /**
  * The listening connection's queries (heartbeat, peer rounds, sync) one after the other: a pg.Client

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import type { CredentialsRepository } from '../../src/auth/credentials.repository.js';
-import { CACHE_CHANNEL, ReadCache } from '../../src/cache/read-cache.js';
+import { poolNotify, ReadCache } from '../../src/cache/read-cache.js';
 import type { Container } from '../../src/container.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
@@ -198,7 +198,7 @@ describe('a PostgreSQL outage', () => {
       {} as CredentialsRepository,
       { findAnyById: async () => undefined },
       proxy.urlFor(ctx.config.DATABASE_URL!, `${applicationName}-silent`),
-      (payload) => ctx.db.raw('SELECT pg_notify(?, ?)', [CACHE_CHANNEL, payload]),
+      poolNotify(ctx.db),
       ctx.clock,
       pino({ level: 'silent' }),
       true,

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CredentialsRepository } from '../../src/auth/credentials.repository.js';
-import { CACHE_CHANNEL, ReadCache } from '../../src/cache/read-cache.js';
+import { poolNotify, ReadCache } from '../../src/cache/read-cache.js';
 import type { AgentRow } from '../../src/modules/agents/agent.repository.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -21,8 +21,8 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
-/** What the container gives the cache: a NOTIFY through the request pool. */
-const notifyThroughPool = (payload: string) => ctx.db.raw('SELECT pg_notify(?, ?)', [CACHE_CHANNEL, payload]);
+/** What the container gives the cache: a NOTIFY through the request pool (ctx exists from beforeAll on). */
+const notifyThroughPool = (payload: string) => poolNotify(ctx.db)(payload);
 
 /** A cache over a loader the test controls, listening on the test database. */
 async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
