@@ -306,6 +306,15 @@ describe('GET /v1/agents/{agentId}/calls', () => {
     expect(page.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, next_cursor: null });
   });
 
+  it('keeps the exact total on a page past the end and on an empty match', async () => {
+    const past = await list('?page=3&limit=2');
+    expect(past.data).toEqual([]);
+    expect(past.pagination).toEqual({ page: 3, limit: 2, total: 3, pages: 2, next_cursor: null });
+    const none = await list('?search=nobody-has-this&cursor=');
+    expect(none.data).toEqual([]);
+    expect(none.pagination).toEqual({ page: null, limit: 20, total: 0, pages: 0, next_cursor: null });
+  });
+
   it('rejects bad filters, all in one 400', async () => {
     const res = await ctx.http
       .get(`${calls(world.agentId)}?done=yes&from=yesterday&include_deleted=1&limit=500`)
