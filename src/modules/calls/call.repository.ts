@@ -212,8 +212,8 @@ export class CallRepository {
    * Newest first; trashed calls only with `include_deleted`. A page is picked by number or by
    * keyset cursor; either way the ids are chosen on the calls indexes alone and only the page's rows
    * are read in full. The exact total comes from the per-day counters when no text filter applies.
-   * Page and total are one statement: the total is a one-row subquery that the page's rows join
-   * (an empty page is one row of total alone).
+   * Page and total are one statement: the total is a one-row CTE that the page's rows join (an
+   * empty page is one row of total alone).
    */
   async list(
     agent: AgentRef,
@@ -222,8 +222,12 @@ export class CallRepository {
   ): Promise<CursorPage<CallListItem>> {
     const range = timeRange(filters.from, filters.to);
     const ids = this.filtered(agent, filters, range).select('c.id').orderBy(LIST_ORDER);
-    if ('page' in paging) ids.limit(paging.limit).offset((paging.page - 1) * paging.limit);
-    else {
+    if ('page' in paging) {
+      const offset = (paging.page - 1) * paging.limit;
+      // Past the end the page is empty: known from the total without walking `offset` index entries.
+      ids.limit(paging.limit).offset(offset);
+      if (offset > 0) ids.whereRaw('? < (SELECT total FROM t)', [offset]);
+    } else {
       if (paging.cursor)
         ids.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
       ids.limit(paging.limit + 1);
@@ -238,8 +242,9 @@ export class CallRepository {
       .select(...LIST_ROW_COLUMNS)
       .select(this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`));
     const rows: (CallListRow & { position_at: string | null; total: string })[] = await this.db
+      .with('t', this.total(agent, filters, range))
       .withMaterialized('page', ids)
-      .from(this.total(agent, filters, range))
+      .from('t')
       .leftJoin(pageRows.as('p'), this.db.raw('true'))
       .select('t.total', 'p.*')
       .orderBy([
@@ -270,7 +275,7 @@ export class CallRepository {
 
   /**
    * Exact: counters for whole days, rows for the partial days at the edges; text filters count rows.
-   * One row `t(total)`, however many parts: a part is a scalar subquery of the sum.
+   * One row `(total)`, however many parts: a part is a scalar subquery of the sum.
    */
   private total(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.Raw {
     const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
@@ -289,7 +294,7 @@ export class CallRepository {
       }
     }
     const sum = parts.length === 0 ? '0' : parts.map(() => 'coalesce((?), 0)').join(' + ');
-    return this.db.raw(`(SELECT ${sum} AS total) AS t`, parts);
+    return this.db.raw(`SELECT ${sum} AS total`, parts);
   }
 
   /**
