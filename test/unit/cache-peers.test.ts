@@ -38,6 +38,15 @@ function channel() {
 
 const newPeer = () => new CachePeers(LEASE, () => Date.now());
 
+/** A channel and `count` peers on it, each past its first heartbeat. */
+async function onChannel(count: number) {
+  const bus = channel();
+  const peers = Array.from({ length: count }, () => newPeer());
+  for (const peer of peers) bus.connect(peer);
+  await vi.advanceTimersByTimeAsync(0);
+  return { bus, peers };
+}
+
 beforeEach(() => {
   vi.useFakeTimers();
 });
@@ -64,10 +73,9 @@ describe('CachePeers', () => {
   });
 
   it('answers a change once every live peer has acknowledged it, without waiting for the lease', async () => {
-    const bus = channel();
-    const [a, b, c] = [newPeer(), newPeer(), newPeer()];
-    for (const peer of [a, b, c]) bus.connect(peer);
-    await vi.advanceTimersByTimeAsync(0);
+    const {
+      peers: [a, b, c],
+    } = await onChannel(3);
     const started = Date.now();
     const round = a.awaitPeers();
     await vi.advanceTimersByTimeAsync(0);
@@ -77,11 +85,10 @@ describe('CachePeers', () => {
   });
 
   it('waits at most one lease for a peer that does not answer, which by then no longer uses its cache', async () => {
-    const bus = channel();
-    const [a, b] = [newPeer(), newPeer()];
-    bus.connect(a);
-    bus.connect(b);
-    await vi.advanceTimersByTimeAsync(0);
+    const {
+      bus,
+      peers: [a, b],
+    } = await onChannel(2);
     bus.hold(b);
     const started = Date.now();
     let result: Awaited<ReturnType<CachePeers['awaitPeers']>> | undefined;
@@ -98,11 +105,10 @@ describe('CachePeers', () => {
   });
 
   it('does not wait for a peer silent for two leases (killed)', async () => {
-    const bus = channel();
-    const [a, b] = [newPeer(), newPeer()];
-    bus.connect(a);
-    bus.connect(b);
-    await vi.advanceTimersByTimeAsync(0);
+    const {
+      bus,
+      peers: [a, b],
+    } = await onChannel(2);
     b.stop();
     bus.disconnect(b);
     await vi.advanceTimersByTimeAsync(2 * LEASE + 1);
@@ -113,11 +119,10 @@ describe('CachePeers', () => {
   });
 
   it('does not wait for a peer that said goodbye (a graceful stop)', async () => {
-    const bus = channel();
-    const [a, b] = [newPeer(), newPeer()];
-    bus.connect(a);
-    bus.connect(b);
-    await vi.advanceTimersByTimeAsync(0);
+    const {
+      bus,
+      peers: [a, b],
+    } = await onChannel(2);
     const started = Date.now();
     const leaving = b.leave();
     await vi.advanceTimersByTimeAsync(0);
@@ -132,11 +137,10 @@ describe('CachePeers', () => {
   });
 
   it('stops waiting for a peer that says goodbye during a round', async () => {
-    const bus = channel();
-    const [a, b] = [newPeer(), newPeer()];
-    bus.connect(a);
-    bus.connect(b);
-    await vi.advanceTimersByTimeAsync(0);
+    const {
+      bus,
+      peers: [a, b],
+    } = await onChannel(2);
     bus.hold(b); // b misses the round marker, so it cannot acknowledge it
     let result: Awaited<ReturnType<CachePeers['awaitPeers']>> | undefined;
     void a.awaitPeers().then((r) => (result = r));
