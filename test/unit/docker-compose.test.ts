@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,5 +56,26 @@ describe('docker-compose.yml', () => {
       if (name === 'migrate') continue;
       expect(service.healthcheck?.test, name).toBeDefined();
     }
+  });
+});
+
+describe('the production start', () => {
+  const startProd = (
+    JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts['start:prod']!.split(/\s+/);
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const cmd = JSON.parse(dockerfile.match(/^CMD (\[.*\])$/m)![1]!) as string[];
+
+  it("is the same command in the image's CMD and in npm run start:prod, V8 settings included", () => {
+    expect(cmd).toEqual(startProd);
+    expect(cmd).toEqual(expect.arrayContaining(['--max-old-space-size=160', '--max-semi-space-size=16']));
+  });
+
+  it('uses Node flags that this Node accepts', () => {
+    const flags = startProd.slice(1, -1);
+    expect(flags.length).toBeGreaterThan(0);
+    expect(execFileSync(process.execPath, [...flags, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' })).toBe(
+      'ok',
+    );
   });
 });
