@@ -1,7 +1,9 @@
-import { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { createHttpServer, NODE_PLAIN_SERVER_FROM } from '../../src/http/http-server.js';
 
 /** The file's server is the one main.ts runs (createHttpServer); these requests go to it over TCP. */
 let ctx: TestContext;
@@ -12,8 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-/** What each request and response is built on when the server hands it over, before Express sees it. */
-function recordPrototypes() {
+/** What each request and response is built on when `server` hands it over, before Express sees it. */
+function recordPrototypes(server: Server) {
   const seen: { request: boolean; response: boolean; node: boolean }[] = [];
   const listener = (req: IncomingMessage, res: ServerResponse) =>
     seen.push({
@@ -21,21 +23,46 @@ function recordPrototypes() {
       response: Object.getPrototypeOf(res) === ctx.app.response,
       node: req instanceof IncomingMessage && res instanceof ServerResponse,
     });
-  ctx.server.prependListener('request', listener);
-  return { seen, stop: () => ctx.server.off('request', listener) };
+  server.prependListener('request', listener);
+  return { seen, stop: () => server.off('request', listener) };
+}
+
+/** One authenticated read through a server made for `nodeMajor`, recording what it handed over. */
+async function handedOver(nodeMajor: number) {
+  const server = createHttpServer(ctx.app, nodeMajor);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const record = recordPrototypes(server);
+  try {
+    const { port } = server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/v1/agents/${w.agentId}`, { headers: { 'X-API-Key': w.key } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { id: string }).id).toBe(w.agentId);
+  } finally {
+    record.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return record.seen;
 }
 
 describe('the HTTP server', () => {
-  it("builds requests and responses on the app's own prototypes, so Express has none to replace", async () => {
-    const record = recordPrototypes();
+  it("before Node 24 builds requests and responses on the app's own prototypes, so Express has none to replace", async () => {
+    expect(await handedOver(NODE_PLAIN_SERVER_FROM - 1)).toEqual([{ request: true, response: true, node: true }]);
+  });
+
+  it("from Node 24 hands Node's own objects to Express, which gives them its prototypes", async () => {
+    expect(await handedOver(NODE_PLAIN_SERVER_FROM)).toEqual([{ request: false, response: false, node: true }]);
+  });
+
+  it('is the one of the running Node in main.ts and the tests', async () => {
+    const record = recordPrototypes(ctx.server);
     try {
-      const res = await fetch(`${ctx.baseUrl}/v1/agents/${w.agentId}`, { headers: { 'X-API-Key': w.key } });
-      expect(res.status).toBe(200);
-      await res.json();
+      await (await fetch(`${ctx.baseUrl}/v1/health`)).arrayBuffer();
     } finally {
       record.stop();
     }
-    expect(record.seen).toEqual([{ request: true, response: true, node: true }]);
+    const builtOnApp = Number(process.versions.node.split('.')[0]) < NODE_PLAIN_SERVER_FROM;
+    expect(record.seen).toEqual([{ request: builtOnApp, response: builtOnApp, node: true }]);
   });
 
   it('serves the whole chain on them: key, rate limit, body, answers and errors in the envelope', async () => {
