@@ -20,6 +20,9 @@ function bornWith<C extends typeof IncomingMessage | typeof ServerResponse>(base
 /** From this major version of Node on, Express's own `Object.setPrototypeOf` is the faster way (below). */
 export const NODE_PLAIN_SERVER_FROM = 24;
 
+/** The major version of the Node running this process. */
+export const RUNNING_NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 /**
  * The product's HTTP server for an Express app (main.ts, the tests and the scripts run this one):
  * requests Node's own parser refuses are answered in the error envelope (`answerParserErrors`), and
@@ -27,16 +30,16 @@ export const NODE_PLAIN_SERVER_FROM = 24;
  * `app.response`) from the start.
  *
  * Express gives every request and response those prototypes with `Object.setPrototypeOf` when it
- * takes them. In the V8 of Node 20 and 22 that makes their property accesses slow and keeps both objects,
- * with everything hung on them during the request (the router's state, the log line's logger,
- * listeners), alive through the next young-generation collections: they were copied to the old
- * generation and freed only by full collections, whose pauses made the latency's tail. Built on
+ * takes them. In the V8 of Node 20 and 22 that makes their property accesses slow and keeps both
+ * objects, with everything hung on them during the request (the router's state, the log line's
+ * logger, listeners), alive through the next young-generation collections: they were copied to the
+ * old generation and freed only by full collections, whose pauses made the latency's tail. Built on
  * the app's prototypes, Express finds them in place and changes nothing. Measured in
  * docs/performance.md: on Node 20 and 22 the product answers about twice as many requests this way.
  * On Node 24 Express's own way is the faster one (10-14% less CPU per request than built on the
  * prototypes, and no more promotion), so from Node 24 on the server is Node's plain one.
  */
-export function createHttpServer(app: Express, nodeMajor = Number(process.versions.node.split('.')[0])): Server {
+export function createHttpServer(app: Express, nodeMajor = RUNNING_NODE_MAJOR): Server {
   const server =
     nodeMajor >= NODE_PLAIN_SERVER_FROM
       ? createServer(app)

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createHttpServer, NODE_PLAIN_SERVER_FROM } from '../../src/http/http-server.js';
+import { createHttpServer, NODE_PLAIN_SERVER_FROM, RUNNING_NODE_MAJOR } from '../../src/http/http-server.js';
 
 /** The file's server is the one main.ts runs (createHttpServer); these requests go to it over TCP. */
 let ctx: TestContext;
@@ -61,7 +61,7 @@ describe('the HTTP server', () => {
     } finally {
       record.stop();
     }
-    const builtOnApp = Number(process.versions.node.split('.')[0]) < NODE_PLAIN_SERVER_FROM;
+    const builtOnApp = RUNNING_NODE_MAJOR < NODE_PLAIN_SERVER_FROM;
     expect(record.seen).toEqual([{ request: builtOnApp, response: builtOnApp, node: true }]);
   });
 
