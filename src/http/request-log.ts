@@ -14,25 +14,30 @@ function pathAndQueryKeys(url: string): { path: string; query_keys?: string[] } 
   return { path: url.slice(0, at), query_keys: keys };
 }
 
-/** Who made the request, as far as authentication found out: key prefix or user, and organizations. */
-function caller(req: Request): Record<string, unknown> {
+/**
+ * Adds the route template (matched on arrival) and the caller, as far as authentication found out
+ * (key prefix or user, organizations), to the finished line. Assigned one by one onto pino-http's
+ * own object: spreading it and a conditional object per field cost more than the line's
+ * serialization (the request path's busiest product function in a CPU profile).
+ */
+function addLineProps(req: Request, line: Record<string, unknown>): object {
+  line.route = req.routeTemplate?.path ?? null;
   const auth = req.auth;
-  if (!auth) return {};
-  const organizations = [...auth.organizations.keys()];
+  if (!auth) return line;
+  line.auth_kind = auth.kind;
+  line.user_id = auth.userId;
+  if (auth.apiKeyId) line.api_key_id = auth.apiKeyId;
   const raw = req.headers['x-api-key'];
-  return {
-    auth_kind: auth.kind,
-    user_id: auth.userId,
-    ...(auth.apiKeyId ? { api_key_id: auth.apiKeyId } : {}),
-    ...(auth.kind === 'api_key' && typeof raw === 'string' ? { key_prefix: apiKeyPrefix(raw) } : {}),
-    organization_ids: organizations.slice(0, MAX_LOGGED_ORGANIZATIONS),
-    ...(organizations.length > MAX_LOGGED_ORGANIZATIONS ? { organization_count: organizations.length } : {}),
-  };
-}
-
-/** The route template (matched on arrival) and the caller, as far as authentication found out. */
-function lineProps(req: Request): Record<string, unknown> {
-  return { route: req.routeTemplate?.path ?? null, ...caller(req) };
+  if (auth.kind === 'api_key' && typeof raw === 'string') line.key_prefix = apiKeyPrefix(raw);
+  const count = auth.organizations.size;
+  const ids: string[] = [];
+  for (const id of auth.organizations.keys()) {
+    if (ids.length === MAX_LOGGED_ORGANIZATIONS) break;
+    ids.push(id);
+  }
+  line.organization_ids = ids;
+  if (count > MAX_LOGGED_ORGANIZATIONS) line.organization_count = count;
+  return line;
 }
 
 /**
@@ -51,8 +56,8 @@ export function requestLog(logger: Logger): HttpLogger {
       return error || res.statusCode >= 500 ? 'error' : 'info';
     },
     // Added to the finished line itself: pino-http's customProps would build two more child loggers per request.
-    customSuccessObject: (req, _res, line: object) => ({ ...line, ...lineProps(req as Request) }),
-    customErrorObject: (req, _res, _error, line: object) => ({ ...line, ...lineProps(req as Request) }),
+    customSuccessObject: (req, _res, line: Record<string, unknown>) => addLineProps(req as Request, line),
+    customErrorObject: (req, _res, _error, line: Record<string, unknown>) => addLineProps(req as Request, line),
     serializers: {
       req: (req: { id: string; method: string; originalUrl?: string; url: string }) => ({
         id: req.id,

@@ -118,6 +118,24 @@ describe('request logs', () => {
     for (const value of ['4930999888', 'Erika', 'secret-value', w.key]) expect(all).not.toContain(value);
   });
 
+  it('name at most ten organizations of a caller and count the rest', async () => {
+    const org = await ctx.build.organization();
+    const user = await ctx.build.user(org.id, 'developer_admin');
+    for (let i = 0; i < 11; i++) await ctx.build.member(user.id, (await ctx.build.organization()).id, 'member');
+    lines.length = 0;
+    await http
+      .get('/v1/me')
+      .set('Authorization', `Bearer ${ctx.build.token(user.id)}`)
+      .set('X-Request-Id', 'trace-many-orgs')
+      .expect(200);
+    const line = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'trace-many-orgs');
+    expect(line).toMatchObject({ auth_kind: 'token', user_id: user.id, organization_count: 12 });
+    expect(line.organization_ids).toHaveLength(10);
+    expect(new Set(line.organization_ids).size).toBe(10);
+    expect(line).not.toHaveProperty('api_key_id');
+    expect(line).not.toHaveProperty('key_prefix');
+  });
+
   it('write a line within one second on an otherwise quiet logger', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vam-log-'));
     const file = path.join(dir, 'out.log');
