@@ -6,12 +6,18 @@ import { apiKeyPrefix } from '../auth/api-key-format.js';
 /** Organization ids written per line; a key reaching more is cut here (the count stays). */
 const MAX_LOGGED_ORGANIZATIONS = 10;
 
-/** The path without its query string, and the query's parameter names (never their values). */
-function pathAndQueryKeys(url: string): { path: string; query_keys?: string[] } {
+type RawRequest = { id: string; method: string; originalUrl?: string; url: string };
+
+/**
+ * The request as logged: id, method, the path without its query string, and the query's parameter
+ * names (never their values).
+ */
+function loggedRequest(req: RawRequest): Record<string, unknown> {
+  const url = req.originalUrl ?? req.url;
   const at = url.indexOf('?');
-  if (at === -1) return { path: url };
+  if (at === -1) return { id: req.id, method: req.method, path: url };
   const keys = [...new Set(new URLSearchParams(url.slice(at + 1)).keys())].slice(0, 20);
-  return { path: url.slice(0, at), query_keys: keys };
+  return { id: req.id, method: req.method, path: url.slice(0, at), query_keys: keys };
 }
 
 /**
@@ -59,11 +65,7 @@ export function requestLog(logger: Logger): HttpLogger {
     customSuccessObject: (req, _res, line: Record<string, unknown>) => addLineProps(req as Request, line),
     customErrorObject: (req, _res, _error, line: Record<string, unknown>) => addLineProps(req as Request, line),
     serializers: {
-      req: (req: { id: string; method: string; originalUrl?: string; url: string }) => ({
-        id: req.id,
-        method: req.method,
-        ...pathAndQueryKeys(req.originalUrl ?? req.url),
-      }),
+      req: loggedRequest,
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   });
