@@ -244,4 +244,28 @@ describe('search', () => {
     expect(await found('pfeift')).toEqual([id]);
     expect((await list(world, 'search=kessel')).pagination.total).toBe(1);
   });
+
+  it('pages its matches by number and by cursor in list order, with the exact total, beside other filters', async () => {
+    const world = await ctx.build.world();
+    const matching: { id: string; done: boolean; at: string }[] = [];
+    for (let i = 0; i < 9; i++) {
+      const at = `2026-05-0${1 + (i % 3)}T0${i}:00:00Z`;
+      const done = i % 2 === 0;
+      matching.push({ id: await report(world, at, { customer_name: `Kunde ${i} Zebulon`, done }), done, at });
+      await report(world, at, { customer_name: `Kunde ${i} Other` });
+    }
+    const newestFirst = (rows: typeof matching) =>
+      [...rows].sort((a, b) => b.at.localeCompare(a.at) || b.id.localeCompare(a.id)).map((r) => r.id);
+    expect(await pageThrough(world, 'search=zebulon&limit=2')).toEqual(newestFirst(matching));
+    expect(await walk(world, 'search=zebulon&limit=2')).toEqual(newestFirst(matching));
+    const second = await list(world, 'search=zebulon&limit=4&page=2');
+    expect(second.pagination).toMatchObject({ page: 2, limit: 4, total: 9, pages: 3 });
+    const done = matching.filter((r) => r.done);
+    expect(await walk(world, 'search=zebulon&done=true&limit=2')).toEqual(newestFirst(done));
+    const inRange = matching.filter((r) => r.at < '2026-05-03');
+    const ranged = await list(world, 'search=zebulon&from=2026-05-01&to=2026-05-02');
+    expect(ranged.data.map((c) => c.id)).toEqual(newestFirst(inRange));
+    expect(ranged.pagination.total).toBe(inRange.length);
+    expect((await list(world, 'search=zebulon&limit=4&page=4')).pagination).toMatchObject({ total: 9, pages: 3 });
+  });
 });
