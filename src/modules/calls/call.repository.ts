@@ -218,9 +218,9 @@ export class CallRepository {
    * With `search` the matching calls are collected once (a materialised CTE, found through the
    * trigram index) and both total and page are taken from them. Counting them was needed anyway,
    * and the page can then never be picked by walking the agent's calls in list order and testing
-   * each: the planner chose that whenever its sample of the calls happened to contain the searched
-   * text and it expected thousands of matches, and for a name in 100 of a million calls it took
-   * 1.7 s instead of 2 ms.
+   * each: the planner chose that whenever its statistics made the searched text look common (after
+   * one ANALYZE in twelve, here), and for a name in 100 of a million calls it took 1.7 s instead of
+   * a few milliseconds.
    */
   async list(
     agent: AgentRef,
@@ -287,7 +287,8 @@ export class CallRepository {
 
   /**
    * Exact: counters for whole days, rows for the partial days at the edges; a phone number counts
-   * rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts: a part is a scalar subquery of the sum.
+   * rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
+   * a part is a scalar subquery of the sum.
    */
   private total(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.Raw {
     const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
