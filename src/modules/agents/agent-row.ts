@@ -7,11 +7,17 @@ import type { AgentSchema } from './agent.schemas.js';
  * read together with the key) can name them without an import cycle.
  */
 
-/** The Agent as the API returns it, with the timestamps as the driver hands them over. */
-export type Agent = Omit<z.output<typeof AgentSchema>, 'created_at' | 'updated_at'> & {
+/** The Agent as the API returns it, timestamps as ISO 8601 text. */
+export type Agent = z.output<typeof AgentSchema>;
+
+/**
+ * A row of `agents`: the Agent's fields, timestamps as the driver hands them over, and the workflow,
+ * which has its own endpoints.
+ */
+export type AgentRow = Omit<Agent, 'created_at' | 'updated_at' | 'vacation_end'> & {
   created_at: Date;
   updated_at: Date;
+  vacation_end: Date | null;
+  workflow: Workflow | null;
+  workflow_updated_at: Date | null;
 };
-
-/** A row of `agents`: the Agent's fields and the workflow, which has its own endpoints. */
-export type AgentRow = Agent & { workflow: Workflow | null; workflow_updated_at: Date | null };
