@@ -47,12 +47,12 @@ import { ForwardingSlotService } from './modules/forwarding-slots/forwarding-slo
 import { ToolReferences } from './modules/tools/tool-references.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
 import { ToolService } from './modules/tools/tool.service.js';
-import { IdempotencyCleanupWorker } from './jobs/idempotency-cleanup.js';
+import { IdempotencyCleanupWorker } from './modules/idempotency/idempotency-cleanup.worker.js';
 import { IdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
-import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
-import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
+import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './modules/knowledge-base/kb.worker.js';
+import { CallRetention, CallRetentionWorker } from './modules/calls/call-retention.worker.js';
+import { AuditRetention, AuditRetentionWorker } from './modules/audit-log/audit-retention.worker.js';
 import { agentVersionModule } from './modules/agent-versions/agent-version.module.js';
 import { AgentVersionRecorder } from './modules/agent-versions/agent-version.recorder.js';
 import { AgentVersionRepository } from './modules/agent-versions/agent-version.repository.js';
