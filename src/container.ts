@@ -14,7 +14,7 @@ import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
-import { AgentRepository } from './modules/agents/agent.repository.js';
+import { AgentRepository, agentJsonSql, agentRowFromJson } from './modules/agents/agent.repository.js';
 import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
@@ -103,7 +103,7 @@ export function buildContainer(deps: AppDeps) {
 
   const agentRepository = new AgentRepository(db);
   const workflowRepository = new WorkflowRepository(db);
-  const credentials = new CredentialsRepository(db);
+  const credentials = new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
   const cache = new ReadCache(
     credentials,
     agentRepository,
