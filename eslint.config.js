@@ -58,6 +58,29 @@ export default tseslint.config(
     ),
   },
   {
+    // Modules build on the layers below them (auth, http, db, jobs, ...), never the other way round:
+    // a worker, a cache or a middleware that needs a module's data lives in that module, and a type
+    // both sides need lives lower. Only the wiring composes modules. The core rule rather than the
+    // typescript-eslint one, so that it adds to the per-role boundaries above instead of replacing
+    // them (a later block's options for the same rule replace an earlier's); it counts `import type`.
+    files: ['src/**/*.ts'],
+    ignores: ['src/modules/**', 'src/container.ts', 'src/app.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/modules/**'],
+              message:
+                'Only src/modules, src/container.ts and src/app.ts import from src/modules: move the code into its module, or the shared type lower.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Migrations run against any future version of the code: they never import it.
     files: ['migrations/**/*.ts'],
     rules: boundary({ group: ['../src/*', '../src/**'], message: 'Migrations never import application code.' }),

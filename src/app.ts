@@ -7,7 +7,7 @@ import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
-import { idempotency } from './http/idempotency.js';
+import { idempotency } from './modules/idempotency/idempotency.middleware.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { auditContext } from './http/audit-context.js';
 import { metricsEndpoint, requestMetrics } from './metrics/http-metrics.js';

@@ -8,7 +8,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig, migrationsDirectory } from './db/knex.js';
 import { createLogger } from './logger.js';
 import { loadDotEnv } from './env-file.js';
-import { NEW_AGENT_DEFAULTS } from './modules/agents/agent.service.js';
+import { NEW_AGENT_DEFAULTS } from './db/agent-defaults.js';
 import { bootstrap, credentials, shellExports } from './ops/bootstrap.js';
 import { withJwtSecret } from './ops/dev-secret.js';
 import { OpsRepository } from './ops/ops.repository.js';

@@ -14,7 +14,7 @@ import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
-import { AgentRepository } from './modules/agents/agent.repository.js';
+import { AgentRepository, agentJsonSql, agentRowFromJson } from './modules/agents/agent.repository.js';
 import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
@@ -47,12 +47,12 @@ import { ForwardingSlotService } from './modules/forwarding-slots/forwarding-slo
 import { ToolReferences } from './modules/tools/tool-references.js';
 import { ToolRepository } from './modules/tools/tool.repository.js';
 import { ToolService } from './modules/tools/tool.service.js';
-import { IdempotencyCleanupWorker } from './jobs/idempotency-cleanup.js';
+import { IdempotencyCleanupWorker } from './modules/idempotency/idempotency-cleanup.worker.js';
 import { IdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './jobs/kb-processor.js';
-import { CallRetention, CallRetentionWorker } from './jobs/retention.js';
-import { AuditRetention, AuditRetentionWorker } from './jobs/audit-retention.js';
+import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './modules/knowledge-base/kb.worker.js';
+import { CallRetention, CallRetentionWorker } from './modules/calls/call-retention.worker.js';
+import { AuditRetention, AuditRetentionWorker } from './modules/audit-log/audit-retention.worker.js';
 import { agentVersionModule } from './modules/agent-versions/agent-version.module.js';
 import { AgentVersionRecorder } from './modules/agent-versions/agent-version.recorder.js';
 import { AgentVersionRepository } from './modules/agent-versions/agent-version.repository.js';
@@ -103,7 +103,7 @@ export function buildContainer(deps: AppDeps) {
 
   const agentRepository = new AgentRepository(db);
   const workflowRepository = new WorkflowRepository(db);
-  const credentials = new CredentialsRepository(db);
+  const credentials = new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
   const cache = new ReadCache(
     credentials,
     agentRepository,

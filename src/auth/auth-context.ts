@@ -1,5 +1,4 @@
 import { AgentNotAccessibleError, ForbiddenError } from '../errors/index.js';
-import type { AgentRow } from '../modules/agents/agent-row.js';
 import type { Permission, Role } from './permissions.js';
 
 /** Who is calling, built by the authentication middleware. It says nothing about what is allowed. */
@@ -16,9 +15,11 @@ export type AuthContext = {
   rateLimit: { perMinute: number; perHour: number } | null;
   /**
    * The agent of this request's path, read in the same query as the key when nothing is cached
-   * (row undefined = no such agent). Only on a context built for this one request.
+   * (row undefined = no such agent). Only on a context built for this one request. The row is the
+   * agents module's whole AgentRow (read by the AgentJsonReader the container hands to
+   * CredentialsRepository); authentication only needs to know it is an agent.
    */
-  prefetchedAgent?: { id: string; row: Readonly<AgentRow> | undefined };
+  prefetchedAgent?: { id: string; row: Readonly<AgentRef> | undefined };
 };
 
 export type AgentRef = { id: string; organization_id: string };

@@ -1,7 +1,6 @@
 import type { Db } from '../db/knex.js';
-import { preparedSql, runPrepared } from '../db/prepared.js';
-import { agentJsonSql, agentRowFromJson } from '../modules/agents/agent.repository.js';
-import type { AgentRow } from '../modules/agents/agent-row.js';
+import { preparedSql, runPrepared, type PreparedSql } from '../db/prepared.js';
+import type { AgentRef } from './auth-context.js';
 import type { Role } from './permissions.js';
 
 export type ApiKeyCredential = {
@@ -19,7 +18,17 @@ export type ApiKeyCredential = {
 };
 
 /** A key and the agent its request is about, read in one round trip. */
-export type ApiKeyWithAgent = { key: ApiKeyCredential; agent: AgentRow | undefined };
+export type ApiKeyWithAgent<A extends AgentRef = AgentRef> = { key: ApiKeyCredential; agent: A | undefined };
+
+/**
+ * How the agents module reads its row beside something else: SQL for the agent `id` (an SQL
+ * expression) as one JSON value, and the row from that value (`agentJsonSql`, `agentRowFromJson`).
+ * Handed in by the container, so that authentication does not depend on the agents module.
+ */
+export type AgentJsonReader<A extends AgentRef> = {
+  sql(id: string): string;
+  fromJson(json: Record<string, unknown>): A;
+};
 
 const KEY_COLUMNS = [
   'id',
@@ -40,11 +49,13 @@ const KEY_SELECT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c}`).join(', ')}, ${ORG
 /** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
 const KEY_SQL = preparedSql('api_key', `${KEY_SELECT} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`);
 
-/** The same and, as one JSON value, the agent its request is about (see `agentJsonSql`). */
-const KEY_WITH_AGENT_SQL = preparedSql(
-  'api_key_with_agent',
-  `${KEY_SELECT}, ${agentJsonSql('?::uuid')} AS agent FROM api_keys k WHERE k.key_hash = ? LIMIT 1`,
-);
+/** The same and, as one JSON value, the agent its request is about (see `AgentJsonReader`). */
+function keyWithAgentSql(agentJsonSql: (id: string) => string): PreparedSql {
+  return preparedSql(
+    'api_key_with_agent',
+    `${KEY_SELECT}, ${agentJsonSql('?::uuid')} AS agent FROM api_keys k WHERE k.key_hash = ? LIMIT 1`,
+  );
+}
 
 type KeyRow = ApiKeyCredential & { agent?: Record<string, unknown> | null };
 
@@ -70,8 +81,15 @@ export type UserCredential = { id: string; memberships: { organization_id: strin
  * The lookups behind authentication, one round trip each. ReadCache (src/cache/read-cache.ts) keeps
  * their results and drops them on every announced change, so a revocation still counts at once.
  */
-export class CredentialsRepository {
-  constructor(private readonly db: Db) {}
+export class CredentialsRepository<A extends AgentRef = AgentRef> {
+  private readonly keyWithAgent: PreparedSql;
+
+  constructor(
+    private readonly db: Db,
+    private readonly agentJson: AgentJsonReader<A>,
+  ) {
+    this.keyWithAgent = keyWithAgentSql(agentJson.sql);
+  }
 
   async findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined> {
     const { rows } = await runPrepared(this.db, KEY_SQL, [hash]);
@@ -83,12 +101,12 @@ export class CredentialsRepository {
    * The key, its creator's memberships and the agent `agentId` (whatever its organization; the
    * caller checks reach) in one query: the path of every agent request when nothing is cached.
    */
-  async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined> {
+  async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent<A> | undefined> {
     // Fixed text, prepared: on the hot path, building and planning the query cost more than running it.
-    const { rows } = await runPrepared(this.db, KEY_WITH_AGENT_SQL, [agentId, hash]);
+    const { rows } = await runPrepared(this.db, this.keyWithAgent, [agentId, hash]);
     const row = (rows as KeyRow[])[0];
     if (!row) return undefined;
-    return { key: toCredential(row), agent: row.agent ? agentRowFromJson(row.agent) : undefined };
+    return { key: toCredential(row), agent: row.agent ? this.agentJson.fromJson(row.agent) : undefined };
   }
 
   async findUser(userId: string): Promise<UserCredential | undefined> {

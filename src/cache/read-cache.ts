@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { AgentRef } from '../auth/auth-context.js';
 import type { ApiKeyCredential, CredentialsRepository, UserCredential } from '../auth/credentials.repository.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/knex.js';
-import type { AgentRow } from '../modules/agents/agent.repository.js';
 import { CachePeers } from './cache-peers.js';
 
 export const CACHE_CHANNEL = 'vam_cache';
@@ -69,7 +69,8 @@ function oneAtATime(client: pg.Client): Query {
     return run;
   };
 }
-type AgentLoader = { findAnyById(id: string): Promise<AgentRow | undefined> };
+/** The agents module's repository: `A` is its AgentRow, which the cache keeps without looking inside. */
+type AgentLoader<A extends AgentRef> = { findAnyById(id: string): Promise<A | undefined> };
 
 /**
  * Rows read on nearly every request (a key with its creator's memberships, a user's memberships, an
@@ -86,10 +87,10 @@ type AgentLoader = { findAnyById(id: string): Promise<AgentRow | undefined> };
  * the instance holds at most one listening connection, and a lost one is always closed before the
  * next is opened.
  */
-export class ReadCache {
+export class ReadCache<A extends AgentRef> {
   private readonly keys = new Map<string, Entry<ApiKeyCredential>>();
   private readonly users = new Map<string, Entry<UserCredential>>();
-  private readonly agents = new Map<string, Entry<AgentRow>>();
+  private readonly agents = new Map<string, Entry<A>>();
   private agentChars = 0;
   private generation = 0;
   private listener: Query | undefined;
@@ -110,8 +111,8 @@ export class ReadCache {
   readonly peers: CachePeers;
 
   constructor(
-    private readonly credentials: CredentialsRepository,
-    private readonly agentLoader: AgentLoader,
+    private readonly credentials: CredentialsRepository<A>,
+    private readonly agentLoader: AgentLoader<A>,
     /** DATABASE_LISTEN_URL, or DATABASE_URL without it. */
     private readonly listenUrl: string,
     private readonly notifyThroughPool: PoolNotify,
@@ -169,7 +170,7 @@ export class ReadCache {
   }
 
   /** The agent row whatever its organization; the caller checks reach. Frozen: it is shared. */
-  findAgent(id: string): Promise<AgentRow | undefined> {
+  findAgent(id: string): Promise<A | undefined> {
     return this.read(this.agents, id, async () => {
       const row = await this.agentLoader.findAnyById(id);
       if (!row) return undefined;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { signDashboardToken, type TokenConfig } from '../auth/token.js';
+import { NEW_AGENT_DEFAULTS } from '../db/agent-defaults.js';
 import { inTransaction, type Db } from '../db/knex.js';
-import { NEW_AGENT_DEFAULTS } from '../modules/agents/agent.service.js';
 import { OpsRepository } from './ops.repository.js';
 
 /** The demo key's limits: the highest a key may have, so the guides' scripts never meet a 429. */

@@ -5,9 +5,19 @@ import { hashApiKey } from '../../src/auth/api-key-format.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
-import { AGENT_COLUMNS, AGENT_TIMESTAMP_COLUMNS, AgentRepository } from '../../src/modules/agents/agent.repository.js';
+import {
+  AGENT_COLUMNS,
+  AGENT_TIMESTAMP_COLUMNS,
+  agentJsonSql,
+  agentRowFromJson,
+  AgentRepository,
+  type AgentRow,
+} from '../../src/modules/agents/agent.repository.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+
+/** The key lookups as the container wires them, with the agents module's reader. */
+const credentialsOf = (db: Db) => new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
 
 /**
  * The same database served twice: the default app (read cache on) and one with
@@ -130,7 +140,7 @@ describe('the agent read beside the key, as one JSON value', () => {
         greeting_variants: JSON.stringify(['Guten Tag', 'Moin']),
       });
     const byColumns = await new AgentRepository(ctx.db).findAnyById(w.agentId);
-    const found = await new CredentialsRepository(ctx.db).findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
+    const found = await credentialsOf(ctx.db).findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
     expect(found?.agent).toEqual(byColumns);
     expect(found?.agent?.created_at).toBeInstanceOf(Date);
     expect(Object.keys(found!.agent!)).toEqual(Object.keys(byColumns!));
@@ -157,12 +167,12 @@ describe('the uncached key lookups as prepared statements', () => {
 
   /** `work` with the key lookups on a pool of one connection of their own, closed afterwards. */
   async function onOneConnection(
-    work: (db: Db, credentials: CredentialsRepository) => Promise<void>,
+    work: (db: Db, credentials: CredentialsRepository<AgentRow>) => Promise<void>,
     options: { preparedStatements?: boolean } = {},
   ): Promise<void> {
     const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, options);
     try {
-      await work(db, new CredentialsRepository(db));
+      await work(db, credentialsOf(db));
     } finally {
       await db.destroy();
     }

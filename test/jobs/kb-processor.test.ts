@@ -7,7 +7,7 @@ import {
   type KbProcessJob,
   type ProcessOutcome,
   type ProcessorOptions,
-} from '../../src/jobs/kb-processor.js';
+} from '../../src/modules/knowledge-base/kb.worker.js';
 import { KB_PROCESS_QUEUE, KB_PROCESSING_TIMEOUT_SECONDS, KB_SWEEP_QUEUE } from '../../src/jobs/queue-definitions.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
 import { splitIntoChunks } from '../../src/modules/knowledge-base/chunking.js';

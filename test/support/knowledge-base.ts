@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KbProcessJob } from '../../src/jobs/kb-processor.js';
+import type { KbProcessJob } from '../../src/modules/knowledge-base/kb.worker.js';
 import { KB_PROCESS_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { TestContext } from './context.js';
 

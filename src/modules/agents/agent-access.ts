@@ -17,7 +17,10 @@ export class AgentAccess {
   async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<Readonly<AgentRow>> {
     assertPermission(auth, permission);
     const prefetched = auth.prefetchedAgent?.id === agentId ? auth.prefetchedAgent : undefined;
-    const agent = prefetched ? prefetched.row : await this.agents.findAgent(agentId);
+    // A prefetched row comes from this module's own reader (agentRowFromJson, see the container).
+    const agent = prefetched
+      ? (prefetched.row as Readonly<AgentRow> | undefined)
+      : await this.agents.findAgent(agentId);
     if (!agent || !auth.organizations.has(agent.organization_id)) throw new NotFoundError('Agent');
     assertAgentAccess(auth, agent, permission);
     return agent;

@@ -18,6 +18,7 @@ import {
   READ_ONLY_AGENT_FIELDS,
 } from './agent-input.schemas.js';
 import { noteAuditResource } from '../../audit/request-context.js';
+import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
@@ -28,15 +29,6 @@ export type AgentServiceOptions = {
   /** config.WEBHOOK_ALLOW_PRIVATE_TARGETS: lets post_call_webhook_url name local addresses (development only). */
   allowPrivateWebhookTargets: boolean;
 };
-
-/** What a new agent starts with when the request leaves a field out (the rest: column defaults). */
-export const NEW_AGENT_DEFAULTS = {
-  is_active: true,
-  language: 'de',
-  formality: 'formal',
-  prompt: '',
-  bundesland: 'DE',
-} as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -4,7 +4,7 @@ import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { paginationQuery, type Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
-import type { KnowledgeBaseJobs } from '../../jobs/kb-processor.js';
+import type { KnowledgeBaseJobs } from './kb.worker.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { KnowledgeBaseIndexRepository, SearchHit } from './kb-index.repository.js';
 import {

@@ -6,7 +6,7 @@ import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
-import type { KnowledgeBaseJobs } from '../../jobs/kb-processor.js';
+import type { KnowledgeBaseJobs } from './kb.worker.js';
 import { toDocument, type DocumentRow, type KnowledgeBaseRepository } from './knowledge-base.repository.js';
 import {
   CreateOrganizationDocumentSchema,

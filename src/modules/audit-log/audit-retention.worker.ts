@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { AuditLogRepository } from '../audit/audit-log.repository.js';
-import type { Clock } from '../clock.js';
-import { AUDIT_RETENTION_QUEUE } from './queue-definitions.js';
-import type { JobQueue } from './queue.js';
-import type { BackgroundWorker } from './workers.js';
+import type { AuditLogRepository } from '../../audit/audit-log.repository.js';
+import type { Clock } from '../../clock.js';
+import { AUDIT_RETENTION_QUEUE } from '../../jobs/queue-definitions.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { BackgroundWorker } from '../../jobs/workers.js';
 
 const BATCH_SIZE = 1000;
 const DAY_MS = 86_400_000;

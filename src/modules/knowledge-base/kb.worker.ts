@@ -1,18 +1,18 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import { inTransaction, type Db } from '../db/knex.js';
-import type { EventRecorder } from '../events/event-recorder.js';
-import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from '../modules/knowledge-base/chunking.js';
-import type { ClaimedDocument, KnowledgeBaseIndexRepository } from '../modules/knowledge-base/kb-index.repository.js';
-import type { JobQueue } from './queue.js';
-import type { BackgroundWorker } from './workers.js';
+import type { Clock } from '../../clock.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
+import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
+import type { ClaimedDocument, KnowledgeBaseIndexRepository } from './kb-index.repository.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { BackgroundWorker } from '../../jobs/workers.js';
 import {
   KB_JOB_OPTIONS,
   KB_PROCESS_QUEUE,
   KB_PROCESSING_TIMEOUT_SECONDS,
   KB_SWEEP_QUEUE,
-} from './queue-definitions.js';
+} from '../../jobs/queue-definitions.js';
 
 export type KbProcessJob = { documentId: string };
 

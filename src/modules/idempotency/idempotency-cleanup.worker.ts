@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
-import { IDEMPOTENCY_CLEANUP_QUEUE } from './queue-definitions.js';
-import type { JobQueue } from './queue.js';
-import type { BackgroundWorker } from './workers.js';
+import type { IdempotencyService } from './idempotency.service.js';
+import { IDEMPOTENCY_CLEANUP_QUEUE } from '../../jobs/queue-definitions.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { BackgroundWorker } from '../../jobs/workers.js';
 
 /** Deletes expired Idempotency-Key records every hour through a pg-boss schedule (one instance per run). */
 export class IdempotencyCleanupWorker implements BackgroundWorker {

@@ -1,10 +1,10 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { CallRepository } from '../modules/calls/call.repository.js';
-import type { JobQueue } from './queue.js';
-import type { BackgroundWorker } from './workers.js';
-import { RETENTION_QUEUE } from './queue-definitions.js';
+import type { Clock } from '../../clock.js';
+import type { CallRepository } from './call.repository.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { BackgroundWorker } from '../../jobs/workers.js';
+import { RETENTION_QUEUE } from '../../jobs/queue-definitions.js';
 
 /**
  * One batch is one short UPDATE (row locks on these calls only, SKIP LOCKED); one job does at most

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
+import type { IdempotencyService } from './idempotency.service.js';
 
 /** The methods a retry could repeat a side effect of. */
 export const IDEMPOTENT_METHODS = ['POST', 'PUT', 'PATCH'] as const;

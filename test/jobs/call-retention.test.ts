@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETENTION_QUEUE } from '../../src/jobs/queue-definitions.js';
-import { CallRetention, CallRetentionWorker } from '../../src/jobs/retention.js';
+import { CallRetention, CallRetentionWorker } from '../../src/modules/calls/call-retention.worker.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
