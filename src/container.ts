@@ -118,7 +118,7 @@ export function buildContainer(deps: AppDeps) {
   const events = new EventRecorder(deps.queue);
   const webhookDeliveries = new WebhookDeliveryRepository(db);
   const webhookSecrets = new WebhookSecretRepository(db);
-  const metrics = new Metrics(db, deps.queue);
+  const metrics = new Metrics(db, deps.queue, { rateLimitStore: deps.rateLimitStore });
   const webhookDispatcher = new WebhookDispatcher(
     db,
     deps.queue,

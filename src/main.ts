@@ -8,7 +8,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { GracefulShutdown } from './http/graceful-shutdown.js';
 import { createHttpServer } from './http/http-server.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
+import { openRateLimitStore } from './http/redis-rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
 import { loadDotEnv } from './env-file.js';
@@ -52,9 +52,8 @@ async function main(): Promise<void> {
   const [, applied] = await database.db.migrate.latest(migrationConfig);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
-  const rateLimitStore: RateLimitStore = config.REDIS_URL
-    ? await RedisRateLimitStore.connect(config.REDIS_URL)
-    : new MemoryRateLimitStore();
+  // Redis down at start: a warning, and per-instance counters until it answers (never a failed start).
+  const rateLimitStore = await openRateLimitStore(config, logger);
   const queue = await JobQueue.start(database.url, logger, {
     background: config.WORKERS_ENABLED,
     expireSeconds: config.JOB_EXPIRE_SECONDS,

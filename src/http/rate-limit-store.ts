@@ -1,8 +1,3 @@
-import type { createClient } from 'redis';
-
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- redis's own spelling of 'no modules, functions or scripts'
-type RedisClient = ReturnType<typeof createClient<{}, {}, {}, 3>>;
-
 export type RateLimits = { perMinute: number; perHour: number };
 
 export type RateDecision = {
@@ -21,7 +16,18 @@ export type RateDecision = {
 export interface RateLimitStore {
   consume(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision>;
   close(): Promise<void>;
+  /** A store with a backend that can be lost (Redis) says how it fares; /metrics shows it. */
+  health?(): RateLimitStoreHealth;
 }
+
+export type RateLimitStoreHealth = {
+  /** True while the shared counters are unreachable and this instance counts alone. */
+  degraded: boolean;
+  /** Times the store went from shared to per-instance counters. */
+  degradations: number;
+  /** Requests counted per instance because the shared counters were unreachable. */
+  fallbackRequests: number;
+};
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -30,11 +36,16 @@ export function windowStart(now: Date, size: number): number {
   return Math.floor(now.getTime() / size) * size;
 }
 
+/** The two shared counters of a key. `{keyId}` is a Redis Cluster hash tag: both live in one slot, as the script needs. */
+export function rateLimitKeys(keyId: string, now: Date): [string, string] {
+  return [`rl:{${keyId}}:m:${windowStart(now, MINUTE)}`, `rl:{${keyId}}:h:${windowStart(now, HOUR)}`];
+}
+
 export function minuteResetAt(now: Date): Date {
   return new Date(windowStart(now, MINUTE) + MINUTE);
 }
 
-function decision(
+export function decision(
   allowed: boolean,
   rejectedBy: RateDecision['rejectedBy'],
   minuteCount: number,
@@ -79,43 +90,4 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async close(): Promise<void> {}
-}
-
-// Both windows checked, then both counted, inside one script: Redis runs it atomically.
-const CONSUME_SCRIPT = `
-local m = tonumber(redis.call('GET', KEYS[1]) or '0')
-local h = tonumber(redis.call('GET', KEYS[2]) or '0')
-if m >= tonumber(ARGV[1]) then return {0, m, 1} end
-if h >= tonumber(ARGV[2]) then return {0, m, 2} end
-m = redis.call('INCR', KEYS[1])
-if m == 1 then redis.call('PEXPIRE', KEYS[1], 120000) end
-h = redis.call('INCR', KEYS[2])
-if h == 1 then redis.call('PEXPIRE', KEYS[2], 7260000) end
-return {1, m, 0}`;
-
-/** Several instances: counters shared in Redis. */
-export class RedisRateLimitStore implements RateLimitStore {
-  private constructor(private readonly client: RedisClient) {}
-
-  /** Loads the Redis client only here: an instance without `REDIS_URL` keeps its 5 MB of heap free. */
-  static async connect(url: string): Promise<RedisRateLimitStore> {
-    const { createClient } = await import('redis');
-    const client: RedisClient = createClient({ url });
-    await client.connect();
-    return new RedisRateLimitStore(client);
-  }
-
-  async consume(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
-    // `{keyId}` is a Redis Cluster hash tag: both counters of a key live in one slot, as the script needs.
-    const keys = [`rl:{${keyId}}:m:${windowStart(now, MINUTE)}`, `rl:{${keyId}}:h:${windowStart(now, HOUR)}`];
-    const [allowed, minuteCount, rejected] = (await this.client.eval(CONSUME_SCRIPT, {
-      keys,
-      arguments: [String(limits.perMinute), String(limits.perHour)],
-    })) as [number, number, number];
-    return decision(allowed === 1, rejected === 1 ? 'minute' : rejected === 2 ? 'hour' : null, minuteCount, now);
-  }
-
-  async close(): Promise<void> {
-    await this.client.quit();
-  }
 }

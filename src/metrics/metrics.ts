@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/knex.js';
+import type { RateLimitStore } from '../http/rate-limit-store.js';
 import type { JobQueue } from '../jobs/queue.js';
 
 /** A knex pool as tarn.js exposes it. */
@@ -37,8 +38,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(db: Db, queue: JobQueue | undefined, options: { defaultMetrics?: boolean } = {}) {
+  constructor(
+    db: Db,
+    queue: JobQueue | undefined,
+    options: { defaultMetrics?: boolean; rateLimitStore?: RateLimitStore } = {},
+  ) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.rateLimitStoreMetrics(options.rateLimitStore);
     const pool = () => (db.client as { pool?: Pool }).pool;
     new Gauge({
       name: 'db_pool_connections',
@@ -74,6 +80,37 @@ export class Metrics {
       help: 'Age of the oldest waiting job per queue; 0 when the queue is empty',
       labelNames: ['queue'] as const,
       registers: [this.registry],
+    });
+  }
+
+  /** Read from the store at each scrape: it counts for itself (it is built before the app and its metrics). */
+  private rateLimitStoreMetrics(store: RateLimitStore | undefined): void {
+    const health = () => store?.health?.() ?? { degraded: false, degradations: 0, fallbackRequests: 0 };
+    new Gauge({
+      name: 'rate_limit_store_degraded',
+      help: '1 while the shared rate-limit counters (Redis) are unreachable and this instance counts alone',
+      registers: [this.registry],
+      collect() {
+        this.set(health().degraded ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'rate_limit_store_degradations_total',
+      help: 'Times this instance lost the shared rate-limit counters (Redis) and fell back to its own',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(health().degradations);
+      },
+    });
+    new Counter({
+      name: 'rate_limit_store_fallback_requests_total',
+      help: "Requests counted in this instance's memory because the shared rate-limit counters were unreachable",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(health().fallbackRequests);
+      },
     });
   }
 

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
+import { pino } from 'pino';
+import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
+import { RedisRateLimitStore } from '../../src/http/redis-rate-limit-store.js';
 
 const stores: [string, () => Promise<RateLimitStore>][] = [['memory', async () => new MemoryRateLimitStore()]];
 // CI sets REDIS_URL (the machine runs Redis); a machine without Redis runs the memory contract only.
-if (process.env.REDIS_URL) stores.push(['redis', () => RedisRateLimitStore.connect(process.env.REDIS_URL!)]);
+if (process.env.REDIS_URL)
+  stores.push(['redis', () => RedisRateLimitStore.connect(process.env.REDIS_URL!, pino({ level: 'silent' }))]);
 
 describe.each(stores)('%s rate-limit store', (_name, make) => {
   const opened: RateLimitStore[] = [];
