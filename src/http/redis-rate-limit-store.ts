@@ -96,7 +96,6 @@ export class RedisRateLimitStore implements RateLimitStore {
       url,
       // A command sent while disconnected fails at once (and is counted in memory), never waits in a queue.
       disableOfflineQueue: true,
-      commandOptions: { timeout: t.commandTimeoutMs },
       socket: {
         connectTimeout: t.connectTimeoutMs,
         reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, t.reconnectMaxMs),
@@ -151,11 +150,28 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   private async consumeShared(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
-    const [allowed, minuteCount, rejected] = (await this.client.eval(CONSUME_SCRIPT, {
-      keys: rateLimitKeys(keyId, now),
-      arguments: [String(limits.perMinute), String(limits.perHour)],
-    })) as [number, number, number];
+    const [allowed, minuteCount, rejected] = (await this.answerWithin(
+      this.client.eval(CONSUME_SCRIPT, {
+        keys: rateLimitKeys(keyId, now),
+        arguments: [String(limits.perMinute), String(limits.perHour)],
+      }),
+    )) as [number, number, number];
     return decision(allowed === 1, rejected === 1 ? 'minute' : rejected === 2 ? 'hour' : null, minuteCount, now);
+  }
+
+  /**
+   * The client's own command timeout stops counting once a command is written to the socket, so a
+   * Redis that keeps the connection open but does not answer would hold the request: bounded here.
+   */
+  private answerWithin<T>(command: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.timings.commandTimeoutMs} ms`)),
+        this.timings.commandTimeoutMs,
+      );
+    });
+    return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
   }
 
   private lost(error: unknown): void {
@@ -198,7 +214,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (this.probe) return;
     this.probe = setInterval(() => {
       if (!this.client.isReady) return;
-      this.client.ping().then(
+      this.answerWithin(this.client.ping()).then(
         () => this.recovered(),
         () => {},
       );

@@ -231,6 +231,38 @@ describe('a start while Redis is down', () => {
   });
 });
 
+describe('a Redis that stops answering with its connection open', () => {
+  it('holds no request longer than the command timeout, and is used again once it answers', async () => {
+    const frozen = await startRedis();
+    const { logger, lines } = capturingLogger();
+    const store = await RedisRateLimitStore.connect(frozen.url, logger);
+    stores.push(store);
+    const { http } = instance(store);
+    await containers.at(-1)!.cache.start();
+    const get = () => http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
+    await get();
+    expect(store.health().fallbackRequests).toBe(0);
+
+    frozen.pause();
+    const started = Date.now();
+    await Promise.all([get(), get(), get()]);
+    // 500 ms of waiting for Redis, the rest is a loaded machine; without the bound these never answer.
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(store.health()).toEqual({ degraded: true, degradations: 1, fallbackRequests: 3 });
+    await get();
+    expect(store.health().fallbackRequests).toBe(4);
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+      expect.stringMatching(/is unreachable \(no answer within 500 ms\)/),
+    ]);
+
+    frozen.resume();
+    await until(() => !store.health().degraded, RECOVERY_BOUND_MS, 'Redis used again');
+    await get();
+    expect(store.health()).toEqual({ degraded: false, degradations: 1, fallbackRequests: 4 });
+    expect(lines.filter((l) => l.level === 30)).toHaveLength(1);
+  });
+});
+
 describe('a process with the store open when Redis stops', () => {
   it('lives on and keeps counting (it used to exit on the unhandled error event)', async () => {
     const own = await startRedis();

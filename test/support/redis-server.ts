@@ -59,6 +59,15 @@ export class RedisServer {
     });
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.process?.kill('SIGCONT');
+  }
+
   /** Stops the server (as an operator would) and resolves once it has exited. */
   async stop(): Promise<void> {
     const child = this.process;
@@ -67,6 +76,7 @@ export class RedisServer {
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
+      child.kill('SIGCONT'); // a paused server handles the SIGTERM once it runs again
     });
   }
 }
