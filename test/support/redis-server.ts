@@ -1,5 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+
+/** Whether a `redis-server` binary is on the PATH (CI has one; a newcomer's machine may not). */
+export function redisServerAvailable(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
 
 /** A port nothing listens on right now (the OS picks it). */
 export async function freePort(): Promise<number> {
