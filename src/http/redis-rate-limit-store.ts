@@ -72,6 +72,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   private closed = false;
   /** Until the first answer at start: the start itself reports what it found, in one line. */
   private starting = true;
+  /** Counts recoveries: a request sent before the last one that fails late does not degrade again. */
+  private generation = 0;
 
   private constructor(
     private readonly client: RedisClient,
@@ -111,10 +113,12 @@ export class RedisRateLimitStore implements RateLimitStore {
     client.on('ready', () => store.recovered());
     // connect() settles only once Redis is ready (it retries forever); failures arrive as 'error' events.
     client.connect().catch(() => {});
-    const timer = new Promise<unknown>((resolve) =>
-      setTimeout(() => resolve(new Error(`no answer within ${t.connectTimeoutMs} ms`)), t.connectTimeoutMs).unref(),
-    );
-    const first = await Promise.race([firstAnswer, timer]);
+    let timer: NodeJS.Timeout | undefined;
+    const noAnswer = new Promise<unknown>((resolve) => {
+      timer = setTimeout(() => resolve(new Error(`no answer within ${t.connectTimeoutMs} ms`)), t.connectTimeoutMs);
+    });
+    const first = await Promise.race([firstAnswer, noAnswer]);
+    clearTimeout(timer);
     store.starting = false;
     if (!client.isReady) store.degrade(first, 'start');
     return store;
@@ -122,10 +126,11 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async consume(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
     if (!this.degraded) {
+      const generation = this.generation;
       try {
         return await this.consumeShared(keyId, limits, now);
       } catch (error) {
-        this.degrade(error, 'request');
+        if (generation === this.generation) this.degrade(error, 'request');
       }
     }
     this.fallbackRequests += 1;
@@ -202,6 +207,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private recovered(): void {
     if (this.closed || !this.degraded) return;
     this.degraded = false;
+    this.generation += 1;
     this.stopProbe();
     this.logger.info({ redis: this.address }, `Redis at ${this.address} answers again: rate limits are shared again`);
   }
