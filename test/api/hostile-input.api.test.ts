@@ -192,6 +192,8 @@ describe("Node's own parser errors", () => {
     ['oversized headers', `GET /v1/agents HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
     ['a malformed request line', 'GET  HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     ['a malformed header', 'GET /v1/agents HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 400],
+    ['a CONNECT request', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400],
+    ['a CONNECT request with bytes after it', 'CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01', 400],
   ])('answers %s with the envelope', async (_name, request, status) => {
     const res = await raw(request);
     expect(res.status).toBe(status);
