@@ -52,7 +52,10 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
   app.use('/docs', docsRouter());
-  app.get('/metrics', metricsEndpoint(container.metrics, config.METRICS_TOKEN));
+  app.get(
+    '/metrics',
+    metricsEndpoint(container.metrics, config.METRICS_TOKEN, { production: config.NODE_ENV === 'production' }),
+  );
 
   // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
   const v1 = Router();

@@ -63,7 +63,10 @@ const configSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   /** The URL clients use to reach this API (e.g. https://api.example.com): the OpenAPI document's server. */
   PUBLIC_BASE_URL: z.string().url().optional(),
-  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  /**
+   * When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. In production it is
+   * required for /metrics to answer at all (401 without it).
+   */
   METRICS_TOKEN: z.string().min(16).optional(),
   /**
    * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:

@@ -68,11 +68,21 @@ export const KINDS = [
   'wrong-content-type',
   'mixed-case-id',
   'parser-error',
+  'huge-body',
+  'bad-utf8-path',
+  'duplicate-query',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** Kinds whose mutation is refused before any action, whatever the method: safe for DELETE. */
-const REFUSED_BEFORE_ACTION: Kind[] = ['nul-query', 'bad-percent-path', 'injection', 'garbage-auth', 'parser-error'];
+const REFUSED_BEFORE_ACTION: Kind[] = [
+  'nul-query',
+  'bad-percent-path',
+  'injection',
+  'garbage-auth',
+  'parser-error',
+  'bad-utf8-path',
+];
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
@@ -166,6 +176,36 @@ const HUGE_PAGES = [
   ['page', '1&page=2'],
   ['limit', '10&limit=20'],
 ] as const;
+/**
+ * Invalid UTF-8, percent-encoded: overlong forms (`%C0%AF` is an overlong `/`), surrogates, bytes
+ * that never occur in UTF-8, truncated and mis-continued sequences.
+ */
+const BAD_UTF8 = [
+  '%C0%AF',
+  '%C0%80',
+  '%E0%80%AF',
+  '%F0%80%80%AF',
+  '%ED%A0%80',
+  '%ED%BF%BF',
+  '%FF',
+  '%FE%FF',
+  '%C3%28',
+  '%E2%82',
+  '%F4%90%80%80',
+  '%F8%88%80%80%80',
+  'a%80b',
+];
+/** The same as raw bytes on the request line (only a raw socket sends them). */
+const RAW_BAD_UTF8 = [[0xc0, 0xaf], [0xff, 0xfe], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xfc], [0x80, 0x80]];
+/** A shared 10 MB of body filler (generated once, sent many times). */
+const TEN_MB = 10 * 1024 * 1024;
+let filler: Buffer | undefined;
+function hugeBody(size: number): Buffer {
+  filler ??= Buffer.alloc(TEN_MB, 'a');
+  const head = Buffer.from('{"x":"');
+  const tail = Buffer.from('"}');
+  return Buffer.concat([head, filler.subarray(0, Math.max(0, size - head.length - tail.length)), tail]);
+}
 const CONTENT_ENCODINGS = ['gzip', 'br', 'deflate', 'x-bogus', 'gzip, br', 'identity, gzip', 'zstd', 'compress'];
 const CONTENT_TYPES = [
   'text/plain',
@@ -396,6 +436,53 @@ function build(operation: Operation, draw: Draw, world: FuzzWorld): FuzzRequest 
       break;
     case 'parser-error':
       return { kind, method: operation.method, path, headers, raw: parserError(draw, path) };
+    case 'huge-body': {
+      // Just over the 1 MB limit, or 10 MB; with a Content-Length (413 at once) or chunked.
+      const size = at([1_048_577, TEN_MB], draw.auth);
+      headers['Content-Type'] = 'application/json';
+      if (draw.pick % 3 === 0) headers['Transfer-Encoding'] = 'chunked';
+      body = hugeBody(size);
+      break;
+    }
+    case 'bad-utf8-path': {
+      const segments = path.split('/');
+      const index = 2 + (draw.pick % Math.max(1, segments.length - 2));
+      const slot = Math.min(index, segments.length - 1);
+      if (draw.auth % 3 === 0) {
+        // Raw bytes in the path: Node's parser refuses them before Express.
+        const prefix = Buffer.from(`${operation.method} ${segments.slice(0, slot).join('/')}/`, 'latin1');
+        const credentials = Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('');
+        const rest = Buffer.from(` HTTP/1.1\r\nHost: x\r\n${credentials}Connection: close\r\n\r\n`, 'latin1');
+        const raw = Buffer.concat([prefix, Buffer.from(at(RAW_BAD_UTF8, draw.pick)), rest]);
+        return { kind, method: operation.method, path, headers, raw };
+      }
+      segments[slot] = at(BAD_UTF8, draw.auth);
+      path = segments.join('/');
+      // Outside a DELETE the query gets some too (a DELETE must be refused by its path alone).
+      if (operation.method !== 'DELETE' && draw.pick % 2 === 0) query = `${queryName}=${at(BAD_UTF8, draw.pick)}`;
+      break;
+    }
+    case 'duplicate-query': {
+      const names = operation.queryParams.length > 0 ? operation.queryParams : ['limit', 'page'];
+      const name = at(names, draw.pick);
+      const values = name === 'limit' || name === 'page' ? ['1', '2'] : ['a', encode(draw.text)];
+      query = at(
+        [
+          `${name}=${values[0]}&${name}=${values[1]}`,
+          `limit=1&limit=2`,
+          `page=1&page=2&page=3`,
+          `${name}=${values[0]}&${name}=${values[0]}`,
+          `${name}[]=${values[0]}&${name}[]=${values[1]}`,
+          `${name}[a]=${values[0]}`,
+          `${name}=&${name}=${values[1]}`,
+          names.map((n) => `${n}=${values[0]}&${n}=${values[1]}`).join('&'),
+        ],
+        draw.auth,
+      );
+      break;
+    }
   }
   return {
     kind,

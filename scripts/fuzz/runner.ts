@@ -26,7 +26,12 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest): Promise<FuzzR
         method: request.method,
         path: request.path,
         agent,
-        headers: { ...request.headers, ...(request.body ? { 'Content-Length': String(request.body.length) } : {}) },
+        headers: {
+          ...request.headers,
+          ...(request.body && !request.headers['Transfer-Encoding']
+            ? { 'Content-Length': String(request.body.length) }
+            : {}),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -42,7 +47,11 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest): Promise<FuzzR
     req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
     // The server may answer (413, 415, 401) and close before the whole body is written.
     req.on('error', reject);
-    if (request.body) req.write(request.body);
+    // A chunked body goes in 1 MB pieces, as a streaming client would send it.
+    if (request.body && request.headers['Transfer-Encoding']) {
+      for (let at = 0; at < request.body.length; at += 1024 * 1024)
+        req.write(request.body.subarray(at, at + 1024 * 1024));
+    } else if (request.body) req.write(request.body);
     req.end();
   });
 }

@@ -8,7 +8,11 @@ const claimsSchema = z.object({ sub: z.uuid(), exp: z.number() });
 
 export type TokenVerifier = (token: string) => { userId: string } | null;
 
-/** Pinned algorithms; `exp` required; issuer and audience checked when configured. */
+/**
+ * Pinned algorithms; `exp` required; issuer and audience checked when configured. A `crit` header
+ * is refused whatever it lists: RFC 7515 (4.1.11) says a recipient that does not understand every
+ * listed extension must reject the token, and this verifier understands none.
+ */
 export function createTokenVerifier(config: TokenConfig): TokenVerifier {
   const publicKey = config.JWT_PUBLIC_KEY;
   const key = publicKey ?? config.JWT_SECRET;
@@ -16,11 +20,13 @@ export function createTokenVerifier(config: TokenConfig): TokenVerifier {
   const algorithms: jwt.Algorithm[] = publicKey ? ['RS256', 'ES256'] : ['HS256'];
   return (token) => {
     try {
-      const payload = jwt.verify(token, key, {
+      const { header, payload } = jwt.verify(token, key, {
         algorithms,
+        complete: true,
         ...(config.JWT_ISSUER ? { issuer: config.JWT_ISSUER } : {}),
         ...(config.JWT_AUDIENCE ? { audience: config.JWT_AUDIENCE } : {}),
       });
+      if (Object.hasOwn(header, 'crit')) return null;
       const claims = claimsSchema.safeParse(payload);
       return claims.success ? { userId: claims.data.sub } : null;
     } catch {

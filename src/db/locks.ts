@@ -9,7 +9,10 @@ import type { Knex } from 'knex';
  *      sub-resource of the agent: workflow replacement (reads the tools), tool create/update/delete
  *      (reads the workflow, the employee), employee update/delete (reads the linked tools);
  *   3. the resource itself: a tool, employee or document row, or the agent's slot list (advisory
- *      lock `forwarding_slots:<agent id>`, ids always in lower case).
+ *      lock `forwarding_slots:<agent id>`, ids always in lower case);
+ *   4. the rows below a document (its chunks, its grants): only after the document row, which a
+ *      document delete takes first before its cascade reaches them, so a chunk delete, a content
+ *      change and the processing worker lock the document row (FOR UPDATE) before touching chunks.
  *
  * FOR NO KEY UPDATE leaves foreign-key checks of inserts elsewhere (a call, a chunk) unblocked.
  * A deadlock or serialization failure that still happens is retried once by `inTransaction` and

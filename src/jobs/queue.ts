@@ -25,6 +25,13 @@ function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
   };
 }
 
+/**
+ * How often a supervising instance looks for jobs whose worker vanished (active past their expiry)
+ * and queues them again. pg-boss's default is 120 s, which let an expired webhook send wait up to
+ * two minutes more than the 60 s expiry docs/webhooks.md promises.
+ */
+export const SUPERVISE_INTERVAL_SECONDS = 10;
+
 export type JobQueueOptions = {
   /** Supervise (expire, archive) and run schedules in this process. */
   background: boolean;
@@ -70,7 +77,10 @@ export class JobQueue {
       supervise: options.background,
       schedule: options.background,
       migrate: true,
-      ...(options.expireSeconds ? { maintenanceIntervalSeconds: options.expireSeconds } : {}),
+      maintenanceIntervalSeconds: Math.min(
+        options.expireSeconds ?? SUPERVISE_INTERVAL_SECONDS,
+        SUPERVISE_INTERVAL_SECONDS,
+      ),
     });
     const queue = new JobQueue(boss, logger, options.expireSeconds);
     // pg-boss errors carry the whole pg client; log only what helps. A connection cut while the

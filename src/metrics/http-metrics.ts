@@ -29,10 +29,21 @@ export function requestMetrics(metrics: Metrics, extra: string[]): RequestHandle
   };
 }
 
-/** GET /metrics in the Prometheus text format; `Authorization: Bearer <METRICS_TOKEN>` when one is set. */
-export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
+/**
+ * GET /metrics in the Prometheus text format; `Authorization: Bearer <METRICS_TOKEN>` when one is
+ * set. In production a token is required: without METRICS_TOKEN every scrape is 401, so that the
+ * endpoint is never open to whoever reaches the port.
+ */
+export function metricsEndpoint(
+  metrics: Metrics,
+  token: string | undefined,
+  options: { production: boolean },
+): RequestHandler {
   const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
   return async (req, res) => {
+    if (!expected && options.production) {
+      throw new UnauthorizedError('Metrics need a token in production: set METRICS_TOKEN and scrape with it');
+    }
     if (expected) {
       const given = Buffer.from(req.headers.authorization ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

@@ -3,7 +3,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { classifyAddress, isIpv4Mapped, normalizeHost, outgoingUrlProblem } from './url-policy.js';
+import { classifyAddress, ipv4InIpv6Form, normalizeHost, outgoingUrlProblem } from './url-policy.js';
 
 /**
  * The one outgoing-request guard, shared by webhooks and http_request tools. The address a name
@@ -60,10 +60,11 @@ const systemResolver: Resolver = (hostname) => dns.lookup(hostname, { all: true,
 
 /**
  * Why a connection to `address` is refused, or null. Only public unicast addresses pass (see
- * url-policy.ts); IPv4-mapped IPv6 forms are always refused.
+ * url-policy.ts); IPv4-mapped and IPv4-compatible IPv6 forms are always refused.
  */
 export function addressProblem(address: string): string | null {
-  if (isIpv4Mapped(address)) return `IPv4-mapped IPv6 address ${address} is not allowed`;
+  const form = ipv4InIpv6Form(address);
+  if (form) return `${form} IPv6 address ${address} is not allowed`;
   const verdict = classifyAddress(address);
   return verdict.allowed ? null : `Address ${verdict.reason}`;
 }

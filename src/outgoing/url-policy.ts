@@ -10,12 +10,16 @@ import ipaddr from 'ipaddr.js';
  * discard prefix 100::/64, ORCHIDv2, benchmarking and every other special range are refused.
  *
  * IPv6 forms that carry an IPv4 address are unwrapped and the IPv4 address must pass too:
+ * - ::/96 (IPv4-compatible, deprecated: `[::127.0.0.1]` is `::7f00:1`),
+ * - ::ffff:0:0/96 (IPv4-mapped) and ::ffff:0:0:0/96 (IPv4-translated, SIIT),
  * - 64:ff9b::/96 (NAT64 well-known prefix; DNS64 resolvers synthesise it for every IPv4 host),
  * - 2002::/16 (6to4: the IPv4 address sits in bits 16-47),
- * - 2001::/32 (Teredo: the server address and the obfuscated client address both must pass).
+ * - 2001::/32 (Teredo: the server address and the obfuscated client address both must pass),
+ * - ISATAP interface identifiers (`::0:5efe:a.b.c.d`, `::200:5efe:a.b.c.d` under any prefix): the
+ *   IPv4 address and the prefix both must pass.
  * The local-use NAT64 prefix 64:ff9b:1::/48 places the IPv4 address where the operator chose, so it
- * cannot be checked and is refused; IPv4-mapped addresses are checked here and refused outright at
- * connect time (no resolver answers with one legitimately).
+ * cannot be checked and is refused; IPv4-mapped and IPv4-compatible addresses are checked here and
+ * refused outright at connect time (no resolver answers with one legitimately).
  */
 
 export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
@@ -29,6 +33,7 @@ function ipv4FromWords(high: number, low: number): ipaddr.IPv4 {
 /** The IPv4 addresses an IPv6 address carries, or undefined when it carries none. */
 function embeddedIpv4(address: ipaddr.IPv6): { kind: string; inner: ipaddr.IPv4[] } | undefined {
   const p = address.parts;
+  if (isIpv4Compatible(address)) return { kind: 'IPv4-compatible', inner: [ipv4FromWords(p[6]!, p[7]!)] };
   switch (address.range()) {
     case 'ipv4Mapped':
       return { kind: 'IPv4-mapped', inner: [address.toIPv4Address()] };
@@ -36,12 +41,26 @@ function embeddedIpv4(address: ipaddr.IPv6): { kind: string; inner: ipaddr.IPv4[
       return { kind: '6to4', inner: [ipv4FromWords(p[1]!, p[2]!)] };
     case 'teredo':
       return { kind: 'Teredo', inner: [ipv4FromWords(p[2]!, p[3]!), ipv4FromWords(p[6]! ^ 0xffff, p[7]! ^ 0xffff)] };
+    case 'rfc6145':
+      return { kind: 'IPv4-translated', inner: [ipv4FromWords(p[6]!, p[7]!)] };
     case 'rfc6052':
       // Only the well-known /96 says where the IPv4 address is; an empty list refuses the rest.
       return { kind: 'NAT64', inner: address.match(WELL_KNOWN_NAT64) ? [ipv4FromWords(p[6]!, p[7]!)] : [] };
     default:
       return undefined;
   }
+}
+
+/** ::/96 except :: and ::1 (those are the unspecified and loopback addresses, not IPv4 carriers). */
+function isIpv4Compatible(address: ipaddr.IPv6): boolean {
+  const p = address.parts;
+  return p.slice(0, 6).every((word) => word === 0) && (p[6] !== 0 || p[7]! > 1);
+}
+
+/** The IPv4 address of an ISATAP interface identifier (RFC 5214: 0000:5efe or 0200:5efe, u/g bits free). */
+function isatapIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = address.parts;
+  return p[5] === 0x5efe && (p[4]! & 0xfcff) === 0 ? ipv4FromWords(p[6]!, p[7]!) : undefined;
 }
 
 /** The classification of one address literal (IPv4 or IPv6, no brackets). */
@@ -57,6 +76,9 @@ export function classifyAddress(literal: string): AddressVerdict {
         return { allowed: false, reason: `${literal} (${wrapped.kind}) carries ${bad.toString()} (${bad.range()})` };
       return { allowed: true };
     }
+    const isatap = isatapIpv4(address as ipaddr.IPv6);
+    if (isatap && isatap.range() !== 'unicast')
+      return { allowed: false, reason: `${literal} (ISATAP) carries ${isatap.toString()} (${isatap.range()})` };
   }
   const range = address.range();
   if (range !== 'unicast') return { allowed: false, reason: `${literal} is in a special-purpose range (${range})` };
@@ -68,9 +90,15 @@ export function isBlockedAddress(address: string): boolean {
   return !classifyAddress(address).allowed;
 }
 
-/** True for an IPv4-mapped IPv6 literal (`::ffff:127.0.0.1`, `::ffff:7f00:1`). */
-export function isIpv4Mapped(address: string): boolean {
-  return ipaddr.IPv6.isValid(address) && ipaddr.IPv6.parse(address).isIPv4MappedAddress();
+/**
+ * `IPv4-mapped` or `IPv4-compatible` for an IPv6 literal in that form (`::ffff:127.0.0.1`,
+ * `::ffff:7f00:1`, `::7f00:1`), else undefined: forms no resolver answers with legitimately.
+ */
+export function ipv4InIpv6Form(address: string): 'IPv4-mapped' | 'IPv4-compatible' | undefined {
+  if (!ipaddr.IPv6.isValid(address)) return undefined;
+  const parsed = ipaddr.IPv6.parse(address);
+  if (parsed.isIPv4MappedAddress()) return 'IPv4-mapped';
+  return isIpv4Compatible(parsed) ? 'IPv4-compatible' : undefined;
 }
 
 /**

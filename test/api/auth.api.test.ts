@@ -135,6 +135,19 @@ describe('Dashboard token authentication', () => {
       'an unsigned token',
       () => jwt.sign({ sub: w.userId, exp: Math.floor(Date.now() / 1000) + 60 }, '', { algorithm: 'none' }),
     ],
+    [
+      'a token with a crit header naming an unknown extension (RFC 7515)',
+      () =>
+        sign({}, { subject: w.userId, header: { alg: 'HS256', crit: ['x-unknown'], 'x-unknown': 1 } as jwt.JwtHeader }),
+    ],
+    [
+      'a token with a crit header naming b64 (RFC 7797, not understood here)',
+      () => sign({}, { subject: w.userId, header: { alg: 'HS256', crit: ['b64'], b64: true } as jwt.JwtHeader }),
+    ],
+    [
+      'a token with an empty crit header',
+      () => sign({}, { subject: w.userId, header: { alg: 'HS256', crit: [] } as jwt.JwtHeader }),
+    ],
   ])('refuses %s with 401', async (_label, make) => {
     const res = await ctx.http.get(agentPath()).set('Authorization', `Bearer ${make()}`).expect(401);
     expect(res.body.error.code).toBe('UNAUTHORIZED');

@@ -27,5 +27,8 @@ describe('hostile input (fixed-seed fuzz run)', () => {
     // Every kind of refusal is exercised, not only the happy statuses.
     for (const status of ['400', '401', '404', '415', '431']) expect(report.byStatus[status]).toBeGreaterThan(0);
     expect(Object.keys(report.byStatus).every((status) => Number(status) < 500)).toBe(true);
+    // 10 MB bodies, invalid UTF-8 in the path (percent-encoded and raw bytes), repeated query parameters.
+    for (const answer of ['huge-body 413', 'bad-utf8-path 400', 'duplicate-query 400', 'duplicate-query 200'])
+      expect(report.byKindAndStatus[answer], answer).toBeGreaterThan(0);
   }, 120_000);
 });

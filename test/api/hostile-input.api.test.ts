@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
@@ -168,6 +169,121 @@ describe('pagination bounds', () => {
   });
 });
 
+describe('10 MB bodies', () => {
+  const tenMb = () => `{"customer_name":"${'a'.repeat(10 * 1024 * 1024)}"}`;
+
+  it('is 413 in the envelope for a 10 MB body with a Content-Length, and stores nothing', async () => {
+    const before = await countRows('contacts');
+    const res = await ctx.http
+      .post(`${agentPath()}/contacts`)
+      .set('X-API-Key', w.key)
+      .set('Content-Type', 'application/json')
+      .send(tenMb())
+      .expect(413);
+    expectEnvelope(res.body);
+    expect(await countRows('contacts')).toBe(before);
+  });
+
+  it('is 413 in the envelope for a 10 MB chunked body, and the server answers the next request', async () => {
+    const port = Number(new URL(ctx.baseUrl).port);
+    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `${agentPath()}/contacts`,
+          headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      const body = Buffer.from(tenMb());
+      for (let at = 0; at < body.length; at += 1024 * 1024) req.write(body.subarray(at, at + 1024 * 1024));
+      req.end();
+    });
+    expect(status.status).toBe(413);
+    expectEnvelope(JSON.parse(status.body));
+    await ctx.http.get(`${agentPath()}/contacts`).set('X-API-Key', w.key).expect(200);
+  });
+});
+
+describe('invalid UTF-8 in the path', () => {
+  it.each(['%C0%AF', '%C0%80', '%E0%80%AF', '%ED%A0%80', '%FF', '%C3%28', '%E2%82', '%F4%90%80%80'])(
+    'answers /v1/agents/%s (percent-encoded) with 400 in the envelope',
+    async (bad) => {
+      const res = await ctx.http.get(`/v1/agents/${bad}`).set('X-API-Key', w.key).expect(400);
+      expectEnvelope(res.body);
+      const sub = await ctx.http.get(`${agentPath()}/contacts/${bad}`).set('X-API-Key', w.key).expect(400);
+      expectEnvelope(sub.body);
+    },
+  );
+
+  it('refuses a DELETE whose id is invalid UTF-8 and deletes nothing', async () => {
+    const before = await ctx.db('agents').where({ organization_id: w.orgId }).count({ n: '*' }).first();
+    const res = await ctx.http.delete('/v1/agents/%C0%AF').set('X-API-Key', w.key).expect(400);
+    expectEnvelope(res.body);
+    expect(await ctx.db('agents').where({ organization_id: w.orgId }).count({ n: '*' }).first()).toEqual(before);
+  });
+
+  it.each([
+    ['an overlong slash', [0xc0, 0xaf]],
+    ['bytes that never occur in UTF-8', [0xff, 0xfe]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['a truncated sequence', [0xe2, 0x82]],
+  ])('answers raw bytes (%s) in the path with 400 in the envelope', async (_name, bytes) => {
+    const request = Buffer.concat([
+      Buffer.from('GET /v1/agents/', 'latin1'),
+      Buffer.from(bytes),
+      Buffer.from(` HTTP/1.1\r\nHost: x\r\nX-API-Key: ${w.key}\r\n\r\n`, 'latin1'),
+    ]);
+    const res = await rawRequest(Number(new URL(ctx.baseUrl).port), request);
+    expect(res.status).toBe(400);
+    expectEnvelope(JSON.parse(res.body));
+  });
+});
+
+describe('repeated query parameters', () => {
+  it.each([
+    ['limit=1&limit=2', 'limit'],
+    ['page=1&page=2', 'page'],
+    ['limit=20&limit=20', 'limit'],
+    ['search=a&search=b', 'search'],
+  ])('answers ?%s with 400 naming %s', async (query, field) => {
+    const res = await ctx.http.get(`${agentPath()}/contacts?${query}`).set('X-API-Key', w.key).expect(400);
+    expectEnvelope(res.body);
+    expect(res.body.error.details).toContainEqual({ field, message: expect.any(String) });
+  });
+
+  it('answers repeated paging parameters on a cursor-paged list and on the agents list with 400', async () => {
+    for (const path of [`${agentPath()}/calls?cursor=a&cursor=b`, '/v1/agents?limit=1&limit=2']) {
+      const res = await ctx.http.get(path).set('X-API-Key', w.key).expect(400);
+      expectEnvelope(res.body);
+    }
+  });
+});
+
+/** One request on its own connection, read until the server closes it. */
+function rawRequest(port: number, request: Buffer) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]),
+        body: text.slice(text.indexOf('\r\n\r\n') + 4),
+      });
+    });
+  });
+}
+
 describe("Node's own parser errors", () => {
   // The file's server (the one main.ts runs) answers them.
   const port = () => Number(new URL(ctx.baseUrl).port);
@@ -192,6 +308,8 @@ describe("Node's own parser errors", () => {
     ['oversized headers', `GET /v1/agents HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
     ['a malformed request line', 'GET  HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     ['a malformed header', 'GET /v1/agents HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 400],
+    ['a CONNECT request', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400],
+    ['a CONNECT request with bytes after it', 'CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01', 400],
   ])('answers %s with the envelope', async (_name, request, status) => {
     const res = await raw(request);
     expect(res.status).toBe(status);

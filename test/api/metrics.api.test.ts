@@ -119,3 +119,31 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     expect(res.text).toContain('http_request_duration_seconds');
   });
 });
+
+describe('GET /metrics in production', () => {
+  let production: TestContext;
+  const token = 'metrics-token-production-0123456789';
+  beforeAll(async () => {
+    production = await createTestContext({ config: { NODE_ENV: 'production' } });
+  });
+  afterAll(() => production.close());
+
+  it('is 401 for every scrape when no METRICS_TOKEN is set, and names the fix', async () => {
+    const res = await production.http.get('/metrics').expect(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+    expect(res.body.error.message).toContain('METRICS_TOKEN');
+    expect(res.text).not.toContain('process_cpu_user_seconds_total');
+    await production.http.get('/metrics').set('Authorization', `Bearer ${token}`).expect(401);
+  });
+
+  it('answers with the token when METRICS_TOKEN is set', async () => {
+    const withToken = await createTestContext({ config: { NODE_ENV: 'production', METRICS_TOKEN: token } });
+    try {
+      await withToken.http.get('/metrics').expect(401);
+      const res = await withToken.http.get('/metrics').set('Authorization', `Bearer ${token}`).expect(200);
+      expect(res.text).toContain('process_cpu_user_seconds_total');
+    } finally {
+      await withToken.close();
+    }
+  });
+});

@@ -329,6 +329,36 @@ describe('switch_agent targets', () => {
     }
     expect((await toolRows(agentId)).map((t) => t.name)).toEqual(['ok']);
   });
+
+  it('refuses a key scoped to some agents a target outside its scope, existing or not, with the 403 it gets for that agent', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const inScope = await ctx.build.freshAgent(w.orgId);
+    const outOfScope = await ctx.build.freshAgent(w.orgId);
+    const { key } = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [agentId, inScope] });
+    const direct = await ctx.http.get(`/v1/agents/${outOfScope}`).set('X-API-Key', key).expect(403);
+
+    await create(agentId, { name: 'ok', tool_type: 'switch_agent', config: { target_agent_id: inScope } }, key).expect(
+      201,
+    );
+    const answers = [];
+    for (const target of [outOfScope, UNKNOWN]) {
+      const res = await create(
+        agentId,
+        { name: 'bad', tool_type: 'switch_agent', config: { target_agent_id: target } },
+        key,
+      ).expect(403);
+      answers.push(res.body.error);
+    }
+    const okTool = (await toolRows(agentId))[0]!;
+    const moved = await patch(agentId, okTool.id, { config: { target_agent_id: outOfScope } }, key).expect(403);
+    answers.push(moved.body.error);
+
+    const { request_id: _id, ...expected } = direct.body.error;
+    expect(expected.code).toBe('AGENT_NOT_ACCESSIBLE');
+    for (const answer of answers) expect(answer).toMatchObject(expected);
+    expect(JSON.stringify(answers)).not.toContain('not found');
+    expect((await toolRows(agentId)).map((t) => [t.name, t.config.target_agent_id])).toEqual([['ok', inScope]]);
+  });
 });
 
 describe('http_request URLs', () => {

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 describe('with private targets not allowed', () => {
-  it.each(['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]'])(
+  it.each(['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]', '[::127.0.0.1]', '[::ffff:0:127.0.0.1]'])(
     'refuses a delivery to %s when connecting, records it, and sends nothing',
     async (host) => {
       const url = receiver.url('ok', host);
@@ -56,5 +56,58 @@ describe('with private targets not allowed', () => {
       { field: 'webhook_url', message: 'Local and private addresses are not allowed' },
     ]);
     expect((await ctx.db('users').where({ id: w.userId }).first('webhook_url')).webhook_url).toBeNull();
+  });
+
+  describe('IPv6 forms that embed a non-public IPv4 address', () => {
+    const embedded = [
+      'http://[::127.0.0.1]:9/hook', // IPv4-compatible
+      'http://[::ffff:127.0.0.1]:9/hook', // IPv4-mapped
+      'http://[::ffff:0:10.0.0.1]/hook', // IPv4-translated
+      'http://[2002:a9fe:a9fe::1]/hook', // 6to4
+      'http://[64:ff9b::127.0.0.1]/hook', // NAT64 well-known prefix
+      'http://[64:ff9b:1::808:808]/hook', // NAT64 local-use prefix
+      'http://[2001:0:a00:1::f7ff:f7f7]/hook', // Teredo
+      'http://[2606:4700::5efe:192.168.0.1]/hook', // ISATAP
+    ];
+    const refused = { message: 'Local and private addresses are not allowed' };
+
+    it.each(embedded)('refuses %s as an agent post_call_webhook_url and keeps the old one', async (url) => {
+      const agent = await ctx.build.agent(w.orgId, {});
+      const res = await ctx.http
+        .patch(`/v1/agents/${agent.id}`)
+        .set('X-API-Key', w.key)
+        .send({ post_call_webhook_url: url })
+        .expect(400);
+      expect(res.body.error.details).toEqual([{ field: 'post_call_webhook_url', ...refused }]);
+      expect((await ctx.db('agents').where({ id: agent.id }).first()).post_call_webhook_url).toBeNull();
+    });
+
+    it.each(embedded)('refuses %s as the /v1/me webhook_url', async (url) => {
+      const res = await ctx.http
+        .patch('/v1/me')
+        .set('Authorization', `Bearer ${w.token}`)
+        .send({ webhook_url: url })
+        .expect(400);
+      expect(res.body.error.details).toEqual([{ field: 'webhook_url', ...refused }]);
+      expect((await ctx.db('users').where({ id: w.userId }).first('webhook_url')).webhook_url).toBeNull();
+    });
+
+    it.each(embedded)('refuses %s in an http_request tool and an identify_caller tool', async (url) => {
+      const agent = await ctx.build.agent(w.orgId, {});
+      const post = (body: Record<string, unknown>) =>
+        ctx.http
+          .post(`/v1/agents/${agent.id}/tools`)
+          .set('X-API-Key', w.key)
+          .send({ description: 'd', ...body });
+      const http = await post({ name: 'h', tool_type: 'http_request', config: { url } }).expect(400);
+      expect(http.body.error.details).toEqual([{ field: 'config.url', ...refused }]);
+      const identify = await post({
+        name: 'i',
+        tool_type: 'identify_caller',
+        config: { lookup_url: url, fetch_case_url: 'https://crm.example.com/case' },
+      }).expect(400);
+      expect(identify.body.error.details).toEqual([{ field: 'config.lookup_url', ...refused }]);
+      expect(await ctx.db('tools').where({ agent_id: agent.id })).toEqual([]);
+    });
   });
 });

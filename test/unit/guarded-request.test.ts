@@ -40,6 +40,7 @@ describe('guardedRequest refuses without sending', () => {
     ['another loopback address', (port: number) => `http://127.1.2.3:${port}/ok/b`],
     ['the IPv6 loopback', (port: number) => `http://[::1]:${port}/ok/c`],
     ['an IPv4-mapped IPv6 loopback', (port: number) => `http://[::ffff:127.0.0.1]:${port}/ok/d`],
+    ['an IPv4-compatible IPv6 loopback', (port: number) => `http://[::127.0.0.1]:${port}/ok/f`],
     ['the name localhost', (port: number) => `http://localhost:${port}/ok/e`],
   ])('refuses %s', async (_name, url) => {
     const before = receiver.received.length;
@@ -75,6 +76,18 @@ describe('guardedRequest refuses without sending', () => {
     });
     expect(error.message).toContain('IPv4-mapped IPv6 address');
   });
+
+  it.each(['::7f00:1', '::ffff:0:7f00:1', '2606:4700::5efe:a00:1', '64:ff9b::a00:1'])(
+    'refuses a DNS answer %s that embeds a non-public IPv4 address',
+    async (address) => {
+      const error = await refusal(`http://embedded.example.com:${receiver.port}/ok/w`, {
+        ...strict,
+        resolve: answers(address),
+      });
+      expect(error.reason).toBe('refused');
+      expect(error.message).toContain('embedded.example.com resolves to a forbidden address');
+    },
+  );
 
   it.each(['ftp://127.0.0.1/file', 'file:///etc/passwd', 'gopher://example.com/', 'not a url'])(
     'refuses %s, which is not http or https, even when private targets are allowed',

@@ -40,6 +40,17 @@ describe('classifyAddress', () => {
     ['NAT64 64:ff9b::/96 carrying 127.0.0.1', '64:ff9b::7f00:1'],
     ['NAT64 64:ff9b::/96 carrying 192.168.0.1', '64:ff9b::192.168.0.1'],
     ['local-use NAT64 64:ff9b:1::/48', '64:ff9b:1::808:808'],
+    ['IPv4-compatible loopback', '::127.0.0.1'],
+    ['IPv4-compatible loopback, hex form', '::7f00:1'],
+    ['IPv4-compatible private', '::10.0.0.1'],
+    ['IPv4-compatible metadata address', '::a9fe:a9fe'],
+    ['IPv4-compatible 0.0.0.2', '::2'],
+    ['IPv4-mapped metadata address', '::ffff:169.254.169.254'],
+    ['IPv4-translated loopback ::ffff:0:0:0/96', '::ffff:0:7f00:1'],
+    ['IPv4-translated private', '::ffff:0:c0a8:1'],
+    ['ISATAP carrying 127.0.0.1', '2606:4700::5efe:7f00:1'],
+    ['ISATAP (u bit set) carrying 10.0.0.1', '2606:4700::200:5efe:a00:1'],
+    ['ISATAP under a link-local prefix', 'fe80::5efe:808:808'],
     ['not an address', 'example.com'],
   ])('refuses %s (%s)', (_range, address) => {
     expect(classifyAddress(address)).toMatchObject({ allowed: false });
@@ -52,6 +63,7 @@ describe('classifyAddress', () => {
     ['NAT64 64:ff9b::/96 carrying a public address', '64:ff9b::808:808'],
     ['6to4 carrying a public address', '2002:808:808::1'],
     ['Teredo with public server and client addresses', '2001:0:808:808::f7f7:f7f7'],
+    ['ISATAP carrying a public address under a public prefix', '2606:4700::5efe:808:808'],
   ])('allows %s (%s)', (_range, address) => {
     expect(classifyAddress(address)).toEqual({ allowed: true });
   });
@@ -69,7 +81,12 @@ describe('addressProblem (connect time)', () => {
     expect(addressProblem('::ffff:8.8.8.8')).toContain('IPv4-mapped IPv6 address');
   });
 
-  it.each(['2002:7f00:1::', '2001:0:a00:1::f7ff:f7f7', '64:ff9b:1::808:808', '100::1', '192.0.2.1'])(
+  it('refuses every IPv4-compatible address, even one carrying a public address', () => {
+    expect(addressProblem('::808:808')).toContain('IPv4-compatible IPv6 address');
+    expect(addressProblem('::7f00:1')).toContain('IPv4-compatible IPv6 address');
+  });
+
+  it.each(['2002:7f00:1::', '2001:0:a00:1::f7ff:f7f7', '64:ff9b:1::808:808', '100::1', '192.0.2.1', '::ffff:0:7f00:1'])(
     'refuses %s',
     (address) => {
       expect(addressProblem(address)).not.toBeNull();
@@ -88,6 +105,10 @@ describe('outgoingUrlProblem (save time)', () => {
     'http://[2001:0:a00:1::f7ff:f7f7]/hook',
     'http://[64:ff9b::7f00:1]/hook',
     'http://[64:ff9b:1::808:808]/hook',
+    'http://[::127.0.0.1]:9/hook',
+    'http://[::7f00:1]/hook',
+    'http://[::ffff:0:127.0.0.1]/hook',
+    'http://[2606:4700::5efe:127.0.0.1]/hook',
     'http://[100::1]/hook',
     'http://192.0.2.1/hook',
     'http://198.51.100.1/hook',

@@ -112,7 +112,7 @@ export class AgentVersionService {
     const tools: { snapshot: ToolSnapshot; fields: ToolFields }[] = [];
     for (const [i, snapshot] of targetTools.entries()) {
       const checked = await this.toolService
-        .validateNew(agent, toolBody(snapshot))
+        .validateNew(auth, agent, toolBody(snapshot))
         .catch((error: unknown) => (details.push(...prefixed(error, `tools[${i}].`)), undefined));
       if (checked) tools.push({ snapshot, fields: checked });
     }

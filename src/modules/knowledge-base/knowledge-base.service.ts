@@ -113,9 +113,14 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const now = this.clock.now();
-    await inTransaction(this.db, (trx) =>
-      this.documents.with(trx).deleteChunks(agent.organization_id, documentId, now),
-    );
+    await inTransaction(this.db, async (trx) => {
+      // Lock order (src/db/locks.ts): the document row, then its chunks, as a document delete
+      // (whose cascade reaches the chunks through the row) takes them. A document deleted since
+      // the check above is gone with its chunks: 404.
+      const documents = this.documents.with(trx);
+      if (!(await documents.lock(agent.organization_id, documentId))) throw new NotFoundError('Document');
+      await documents.deleteChunks(agent.organization_id, documentId, now);
+    });
   }
 
   /**

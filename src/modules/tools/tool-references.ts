@@ -1,5 +1,5 @@
-import type { AgentRef } from '../../auth/auth-context.js';
-import type { ErrorDetail } from '../../errors/index.js';
+import { isAgentAllowed, type AgentRef, type AuthContext } from '../../auth/auth-context.js';
+import { AgentNotAccessibleError, type ErrorDetail } from '../../errors/index.js';
 import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import type { AgentRepository } from '../agents/agent.repository.js';
 import type { EmployeeRepository } from '../employees/employee.repository.js';
@@ -39,7 +39,7 @@ export class ToolReferences {
     private readonly allowPrivateTargets: boolean,
   ) {}
 
-  async check(agent: AgentRef, input: ReferenceInput): Promise<ReferenceResult> {
+  async check(auth: AuthContext, agent: AgentRef, input: ReferenceInput): Promise<ReferenceResult> {
     const details: ErrorDetail[] = [];
     let config = input.config?.value ?? {};
     let conflict: ErrorDetail | null = null;
@@ -65,7 +65,8 @@ export class ToolReferences {
       }
     }
     if (configChanged) {
-      if (input.toolType === 'switch_agent') await this.checkTarget(agent, String(config.target_agent_id), details);
+      if (input.toolType === 'switch_agent')
+        await this.checkTarget(auth, agent, String(config.target_agent_id), details);
       if (input.toolType === 'http_request') {
         const problem = outgoingUrlProblem(String(config.url), { allowPrivate: this.allowPrivateTargets });
         if (problem) details.push({ field: 'config.url', message: problem });
@@ -101,7 +102,17 @@ export class ToolReferences {
     return employee?.phone_number ?? null;
   }
 
-  private async checkTarget(agent: AgentRef, targetId: string, details: ErrorDetail[]): Promise<void> {
+  /**
+   * A key scoped to some agents gets the 403 it gets for the target itself when the target is outside
+   * its scope, before any lookup: whether the id exists is none of its business.
+   */
+  private async checkTarget(
+    auth: AuthContext,
+    agent: AgentRef,
+    targetId: string,
+    details: ErrorDetail[],
+  ): Promise<void> {
+    if (!isAgentAllowed(auth, targetId)) throw new AgentNotAccessibleError();
     if (targetId === agent.id) {
       details.push({ field: 'config.target_agent_id', message: 'Must be another agent than this one' });
       return;

@@ -85,7 +85,7 @@ export class ToolService {
   /** Every problem of the body (fields, config of its type, employee, target agent, URL) in one 400. */
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
-    const fields = await this.validateNew(agent, body);
+    const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
     return inTransaction(this.db, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the new tool row.
@@ -102,13 +102,13 @@ export class ToolService {
    * The create rules over `body` (fields, config of its type, employee, target agent, URL): the
    * tool's fields, or a 400 listing every problem. Restoring a version checks its tools the same way.
    */
-  async validateNew(agent: AgentRef, body: unknown): Promise<ToolFields> {
+  async validateNew(auth: AuthContext, agent: AgentRef, body: unknown): Promise<ToolFields> {
     const base = CreateToolSchema.safeParse(body ?? {});
     const toolType = toolTypeOf(body);
     const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
     const employeeId = uuidField().safeParse(field(body, 'employee_id'));
     const refs = toolType
-      ? await this.references.check(agent, {
+      ? await this.references.check(auth, agent, {
           toolType,
           employee: { id: employeeId.success ? employeeId.data : null, changed: true },
           config: config.value ? { value: config.value, changed: true } : null,
@@ -139,7 +139,7 @@ export class ToolService {
       ? parseConfig(tool.tool_type, isPlainObject(sentConfig) ? mergePatch(tool.config, sentConfig) : sentConfig)
       : { details: [] };
     const employeeChanged = input.employee_id !== undefined;
-    const refs = await this.references.check(agent, {
+    const refs = await this.references.check(auth, agent, {
       toolType: tool.tool_type,
       employee: { id: employeeChanged ? (input.employee_id ?? null) : tool.employee_id, changed: employeeChanged },
       config: !configSent

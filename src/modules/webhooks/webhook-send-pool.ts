@@ -39,6 +39,9 @@ export const DEFAULT_SEND_LIMITS: SendPoolLimits = {
 
 /** The most jobs taken in one fetch. */
 const FETCH_BATCH = 50;
+/** While the database is unavailable, attempts made are recorded again after this long, doubling. */
+const RECORD_RETRY_MIN_MS = 100;
+const RECORD_RETRY_MAX_MS = 1000;
 
 type Held = { job: PgBoss.Job<SendJob>; send: PreparedSend; target: string };
 type Finished = { result: AttemptResult; done: () => void };
@@ -62,6 +65,8 @@ export class WebhookSendPool {
   private readonly active = new Set<Promise<void>>();
   private finished: Finished[] = [];
   private recordTimer: NodeJS.Timeout | undefined;
+  /** The wait before recording again after the database was unavailable; 0 after a success. */
+  private recordRetryMs = 0;
   private total = 0;
   /** Attempts made but not recorded yet (they hold no slot, but bound how far the pool runs ahead). */
   private unrecorded = 0;
@@ -100,6 +105,8 @@ export class WebhookSendPool {
     const held = [...this.waiting.values()].flat();
     this.waiting.clear();
     await this.putBack(held, 0);
+    // Attempts waiting for the database to come back get one last try now (see `flush`).
+    if (this.finished.length > 0) await this.flush();
     await Promise.all(this.active);
   }
 
@@ -226,6 +233,11 @@ export class WebhookSendPool {
    * fails, each is tried on its own, so one that cannot be recorded does not hold up the others; a
    * job whose attempt cannot be recorded fails and runs again (the receiver may get the event twice,
    * with the same webhook-id).
+   *
+   * When the database is unavailable the attempts are kept and recorded once it is back (tried
+   * again after 100 ms, doubling to 1 s): the receiver has the request, and failing the job would
+   * send it again when it expires, with the first send never in the log. Only a stopping pool gives
+   * up on them (their jobs fail, or expire, and run again).
    */
   private async flush(): Promise<void> {
     clearTimeout(this.recordTimer);
@@ -245,7 +257,21 @@ export class WebhookSendPool {
       );
     try {
       await record(batch);
+      this.recordRetryMs = 0;
     } catch (error) {
+      if (isDatabaseUnavailable(error) && !this.stopping) {
+        const first = this.recordRetryMs === 0;
+        this.recordRetryMs = Math.min(Math.max(2 * this.recordRetryMs, RECORD_RETRY_MIN_MS), RECORD_RETRY_MAX_MS);
+        // Once per outage at warn; the retries themselves only at debug.
+        this.logger[first ? 'warn' : 'debug'](
+          { err: error, jobs: batch.length, retry_in_ms: this.recordRetryMs },
+          'webhook send pool: database unavailable, attempts made are recorded when it is back',
+        );
+        this.finished.unshift(...batch);
+        clearTimeout(this.recordTimer);
+        this.recordTimer = setTimeout(() => void this.flush(), this.recordRetryMs);
+        return;
+      }
       if (isDatabaseUnavailable(error)) {
         // Nothing can be recorded now: the jobs fail (or, without the database, expire) and run again.
         const ids = batch.map((f) => f.result.send.jobId);
