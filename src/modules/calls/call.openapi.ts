@@ -45,7 +45,10 @@ const ListQuery = PaginationQuerySchema.extend({
     }),
 });
 
-const CallsPaginationSchema = PaginationSchema.extend({
+// Its own object, not PaginationSchema.extend(): extending a registered schema gives allOf
+// [Pagination, ...], and Pagination's integer page would still forbid the null of cursor paging.
+const CallsPaginationSchema = z.object({
+  ...PaginationSchema.shape,
   page: z
     .number()
     .int()
