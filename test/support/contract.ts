@@ -52,7 +52,13 @@ const FORMATS: Record<string, (value: string) => boolean> = {
 };
 
 function compiler(document: Document) {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, validateSchema: false });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    validateSchema: false,
+  });
   // OpenAPI 3.1's own annotation keywords (its dialect is 2020-12 plus these).
   ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
   // The document's own top-level fields, so that it can be added whole and pointed into.
