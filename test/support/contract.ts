@@ -238,3 +238,17 @@ export function checkedHttp(target: Parameters<typeof supertest>[0], check: Cont
     },
   });
 }
+
+/** fetch, with every answer checked as `checkedHttp` checks them (for tests that need fetch itself). */
+export function checkedFetch(check: ContractCheck): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const request = new Request(input, init);
+    const text = await res.clone().text();
+    const contentType = res.headers.get('content-type') ?? undefined;
+    let body: unknown;
+    if (text && /json/i.test(contentType ?? '')) body = JSON.parse(text);
+    check({ method: request.method, url: request.url, status: res.status, contentType, body, text });
+    return res;
+  };
+}

@@ -1,6 +1,13 @@
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
-import { checkedHttp, contractChecker, ContractViolation, type ContractAnswer } from '../support/contract.js';
+import {
+  checkedFetch,
+  checkedHttp,
+  contractChecker,
+  ContractViolation,
+  type ContractAnswer,
+} from '../support/contract.js';
 
 /** A small document in the shape the app serves: a component schema, a shared response, a 204. */
 const document = {
@@ -125,5 +132,21 @@ describe('the contract check', () => {
     await expect(http.get(`/v1/things/${thing.id}`)).rejects.toThrow(/418: status not declared/);
     // The test's own expectation is reported first.
     await expect(http.get(`/v1/things/${thing.id}`).expect(200)).rejects.toThrow(/expected 200 "OK", got 418/);
+  });
+
+  it('fails a fetch whose answer breaks the contract', async () => {
+    const app = express();
+    app.get('/v1/things/:id', (_req, res) => {
+      res.json({ ...thing, owner: null });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const fetch = checkedFetch(check);
+      await expect(fetch(`http://127.0.0.1:${port}/v1/things/${thing.id}`)).rejects.toThrow(/\/owner must be object/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
