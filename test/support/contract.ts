@@ -128,7 +128,8 @@ export function contractChecker(document: object): ContractCheck {
         if (answer.status !== 404 || !isJson) {
           throw new ContractViolation(`${method.toUpperCase()} ${path} (no operation): answered ${answer.status}`);
         }
-        checkBody(`${method.toUpperCase()} ${path} (no operation) ${answer.status}`, errorRef, answer);
+        if (!answer.statusOnly)
+          checkBody(`${method.toUpperCase()} ${path} (no operation) ${answer.status}`, errorRef, answer);
       }
       return;
     }
@@ -138,7 +139,7 @@ export function contractChecker(document: object): ContractCheck {
     if (!operation || !METHODS.includes(operationMethod as (typeof METHODS)[number])) {
       // A method the path does not have: the 405 every operation of the path declares.
       if (answer.status !== 405) throw new ContractViolation(`${where}: no such operation, and not 405`);
-      if (method !== 'head') checkBody(where, errorRef, answer);
+      if (method !== 'head' && !answer.statusOnly) checkBody(where, errorRef, answer);
       return;
     }
     const responses = operation.responses ?? {};
