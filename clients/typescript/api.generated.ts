@@ -1385,7 +1385,8 @@ export interface components {
        * @enum {string}
        */
       reason: 'exception' | 'holiday' | 'schedule';
-      exception: components['schemas']['ScheduleException'] & (Record<string, never> | null);
+      /** @description The exception applying now, if any */
+      exception: components['schemas']['ScheduleException'] | null;
       is_holiday: boolean;
       holiday: {
         date: string;
@@ -2429,9 +2430,12 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
-    CallsPagination: components['schemas']['Pagination'] & {
+    CallsPagination: {
       /** @description The page number; null when the page was fetched by cursor */
-      page?: number | null;
+      page: number | null;
+      limit: number;
+      total: number;
+      pages: number;
       /** @description Opaque; pass as cursor to get the page after this one. Null on the last page */
       next_cursor: string | null;
     };
@@ -2628,8 +2632,49 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description INTERNAL_ERROR: the database is unavailable */
+    /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after Retry-After seconds */
     ServiceUnavailable: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a body that is not a JSON object); `details` names the field */
+    BadRequest: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description VALIDATION_ERROR: the body is compressed in an unsupported Content-Encoding or not in UTF-8 */
+    UnsupportedMediaType: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description CONFLICT: the request met a concurrent change to the same data (retry it), or a request with the same Idempotency-Key is still running */
+    Conflict: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description VALIDATION_ERROR: this Idempotency-Key was already used with a different request */
+    IdempotencyKeyReused: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
         [name: string]: unknown;
@@ -2710,7 +2755,22 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': {
+            openapi: string;
+            info: {
+              title: string;
+              version: string;
+            } & {
+              [key: string]: unknown;
+            };
+            paths: {
+              [key: string]: unknown;
+            };
+          } & {
+            [key: string]: unknown;
+          };
+        };
       };
       405: components['responses']['MethodNotAllowed'];
       500: components['responses']['InternalError'];
@@ -2838,7 +2898,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2903,6 +2965,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2973,7 +3036,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -3147,6 +3212,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3411,6 +3478,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3421,6 +3489,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3594,7 +3664,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3768,6 +3841,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3778,6 +3852,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3820,6 +3896,7 @@ export interface operations {
           };
         };
       };
+      400: components['responses']['BadRequest'];
       /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
       401: {
         headers: {
@@ -3929,6 +4006,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3939,6 +4017,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4029,6 +4109,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -4039,6 +4120,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4218,6 +4301,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4367,6 +4454,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -4390,6 +4481,7 @@ export interface operations {
           'application/json': components['schemas']['Me'];
         };
       };
+      400: components['responses']['BadRequest'];
       /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
       401: {
         headers: {
@@ -4452,7 +4544,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -4624,7 +4719,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4903,6 +5001,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5082,7 +5182,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5184,6 +5287,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5350,6 +5455,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5452,6 +5558,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5638,6 +5746,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5916,6 +6026,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6114,6 +6226,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6280,6 +6394,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6382,6 +6497,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6565,7 +6682,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6656,7 +6776,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6823,6 +6946,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6914,7 +7038,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -7109,6 +7236,8 @@ export interface operations {
         };
       };
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -7191,6 +7320,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -7354,7 +7484,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7487,6 +7620,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7561,7 +7695,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7640,7 +7777,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7834,7 +7974,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -8010,7 +8153,10 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -8372,6 +8518,9 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { FuzzRequest, Kind } from './requests.js';
 
-export type FuzzResponse = { status: number; body: string };
+export type FuzzResponse = { status: number; body: string; contentType?: string };
 export type FuzzFailure = { request: Omit<FuzzRequest, 'body' | 'raw'>; status: number; reason: string; body: string };
 
 export type FuzzReport = {
@@ -15,7 +15,8 @@ export type FuzzReport = {
   failures: FuzzFailure[];
 };
 
-const MAX_BODY = 64 * 1024;
+/** Answers are kept up to this size (the rest is counted, not kept). */
+export const MAX_BODY = 64 * 1024;
 
 function send(base: URL, agent: http.Agent, request: FuzzRequest): Promise<FuzzResponse> {
   return new Promise((resolve, reject) => {
@@ -40,7 +41,13 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest): Promise<FuzzR
           if (size < MAX_BODY) chunks.push(chunk);
           size += chunk.length;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            contentType: res.headers['content-type'],
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -96,7 +103,12 @@ export function problemOf(response: FuzzResponse): string | undefined {
 export async function runFuzz(
   baseUrl: string,
   requests: Iterable<FuzzRequest>,
-  options: { concurrency?: number; onProgress?: (done: number) => void } = {},
+  options: {
+    concurrency?: number;
+    onProgress?: (done: number) => void;
+    /** A further rule for each answer (the tests hold it to the OpenAPI document); a reason fails it. */
+    check?: (request: FuzzRequest, response: FuzzResponse) => string | undefined;
+  } = {},
 ): Promise<FuzzReport> {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 8 });
@@ -118,7 +130,7 @@ export async function runFuzz(
       count(report.byKind, request.kind satisfies Kind);
       count(report.byKindAndStatus, `${request.kind} ${response.status}`);
       count(report.byOperation, `${request.method} ${request.path.split('?')[0]}`);
-      const reason = problemOf(response);
+      const reason = problemOf(response) ?? (response.status === 0 ? undefined : options.check?.(request, response));
       if (reason && !(response.status === 0 && expectedDrop(request))) {
         const { body: _b, raw: _r, headers, ...summary } = request;
         const shown = Object.fromEntries(

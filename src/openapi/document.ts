@@ -19,6 +19,7 @@ type Operation = {
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const WRITES = new Set(['post', 'put', 'patch']);
 
 const ref = (kind: 'headers' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
@@ -72,11 +73,43 @@ function registerComponents(registry: OpenAPIRegistry): void {
     'InternalError',
     error('INTERNAL_ERROR: an unexpected error; the details are in the server log under the request id'),
   );
-  registry.registerComponent('responses', 'ServiceUnavailable', error('INTERNAL_ERROR: the database is unavailable'));
+  registry.registerComponent(
+    'responses',
+    'ServiceUnavailable',
+    error('SERVICE_UNAVAILABLE: the database is unavailable; retry after Retry-After seconds', {
+      'Retry-After': ref('headers', 'Retry-After'),
+    }),
+  );
+  registry.registerComponent(
+    'responses',
+    'BadRequest',
+    error(
+      'VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a body that is not a JSON ' +
+        'object); `details` names the field',
+    ),
+  );
+  registry.registerComponent(
+    'responses',
+    'UnsupportedMediaType',
+    error('VALIDATION_ERROR: the body is compressed in an unsupported Content-Encoding or not in UTF-8'),
+  );
+  registry.registerComponent(
+    'responses',
+    'Conflict',
+    error(
+      'CONFLICT: the request met a concurrent change to the same data (retry it), or a request with the same ' +
+        'Idempotency-Key is still running',
+    ),
+  );
+  registry.registerComponent(
+    'responses',
+    'IdempotencyKeyReused',
+    error('VALIDATION_ERROR: this Idempotency-Key was already used with a different request'),
+  );
 }
 
-function operations(document: OpenApiDocument): [string, Operation][] {
-  const all: [string, Operation][] = [];
+function operations(document: OpenApiDocument): [string, Operation, string][] {
+  const all: [string, Operation, string][] = [];
   for (const [group, isWebhook] of [
     [document.paths, false],
     [document.webhooks, true],
@@ -84,7 +117,7 @@ function operations(document: OpenApiDocument): [string, Operation][] {
     for (const item of Object.values(group ?? {})) {
       for (const method of METHODS) {
         const op = (item as Record<string, Operation | undefined>)[method];
-        if (op) all.push([isWebhook ? 'webhook' : 'path', op]);
+        if (op) all.push([isWebhook ? 'webhook' : 'path', op, method]);
       }
     }
   }
@@ -97,7 +130,7 @@ function operations(document: OpenApiDocument): [string, Operation][] {
  * public routes and the webhooks (which we send, signed, rather than receive).
  */
 function addCrossCuttingParts(document: OpenApiDocument): void {
-  for (const [kind, op] of operations(document)) {
+  for (const [kind, op, method] of operations(document)) {
     op.security ??= [];
     if (kind === 'webhook') continue;
     const rateLimited = op.security.some((requirement) => 'ApiKeyAuth' in requirement);
@@ -121,9 +154,20 @@ function addCrossCuttingParts(document: OpenApiDocument): void {
       };
     }
     responses['405'] ??= ref('responses', 'MethodNotAllowed');
-    if (op.requestBody) responses['413'] ??= ref('responses', 'PayloadTooLarge');
     responses['500'] ??= ref('responses', 'InternalError');
-    if (op.security.length > 0) responses['503'] ??= ref('responses', 'ServiceUnavailable');
+    if (op.security.length > 0) {
+      // Behind the credentials every request passes the same middleware (src/app.ts): the input
+      // guard and the path decoding can refuse any of them, and any of them may meet a database outage.
+      responses['400'] ??= ref('responses', 'BadRequest');
+      responses['503'] ??= ref('responses', 'ServiceUnavailable');
+      if (WRITES.has(method)) {
+        // The body parser reads every write, whether the operation takes a body or not.
+        responses['413'] ??= ref('responses', 'PayloadTooLarge');
+        responses['415'] ??= ref('responses', 'UnsupportedMediaType');
+      }
+      // A serialization failure or deadlock that outlived the transaction's retries.
+      if (method !== 'get') responses['409'] ??= ref('responses', 'Conflict');
+    } else if (op.requestBody) responses['413'] ??= ref('responses', 'PayloadTooLarge');
     op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
   }
 }
@@ -181,6 +225,11 @@ function withIdempotencyKey(document: OpenApiDocument, excluded: readonly string
       const operation = item?.[method];
       if (!operation) continue;
       operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
+      // The key's own answers: still running (409), or used before with another request (422).
+      const responses = operation.responses as Record<string, unknown>;
+      responses['409'] ??= { $ref: '#/components/responses/Conflict' };
+      responses['422'] ??= { $ref: '#/components/responses/IdempotencyKeyReused' };
+      operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
   return document;

@@ -1,4 +1,4 @@
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { hashApiKey } from '../../src/auth/api-key-format.js';
@@ -15,6 +15,7 @@ import {
 } from '../../src/modules/agents/agent.repository.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { checkedHttp } from '../support/contract.js';
 
 /** The key lookups as the container wires them, with the agents module's reader. */
 const credentialsOf = (db: Db) => new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
@@ -25,7 +26,7 @@ const credentialsOf = (db: Db) => new CredentialsRepository(db, { sql: agentJson
  * Every case must answer the same on both.
  */
 let ctx: TestContext;
-let uncached: supertest.Agent;
+let uncached: ReturnType<typeof supertest>;
 beforeAll(async () => {
   ctx = await createTestContext();
   const { app } = createApp({
@@ -38,7 +39,7 @@ beforeAll(async () => {
     verifyToken: createTokenVerifier(ctx.config),
     queue: ctx.queue,
   });
-  uncached = supertest(app);
+  uncached = checkedHttp(app, ctx.contract);
 });
 afterAll(() => ctx.close());
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Express } from 'express';
 import { pino } from 'pino';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
@@ -15,6 +15,7 @@ import { JobQueue } from '../../src/jobs/queue.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { checkedHttp } from '../support/contract.js';
 
 /**
  * The app behind a TCP proxy to the real PostgreSQL: the proxy is cut (every connection dropped,
@@ -62,7 +63,7 @@ beforeAll(async () => {
   }));
   await container.cache.start();
   await container.workers.start();
-  http = supertest(app);
+  http = checkedHttp(app, ctx.contract);
 });
 
 afterAll(async () => {

@@ -3,13 +3,17 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { checkedFetch } from '../support/contract.js';
 import { createHttpServer, NODE_PLAIN_SERVER_FROM, RUNNING_NODE_MAJOR } from '../../src/http/http-server.js';
 
 /** The file's server is the one main.ts runs (createHttpServer); these requests go to it over TCP. */
 let ctx: TestContext;
 let w: World;
+/** fetch, each answer checked against the served OpenAPI document. */
+let fetch: typeof globalThis.fetch;
 beforeAll(async () => {
   ctx = await createTestContext();
+  fetch = checkedFetch(ctx.contract);
   w = await ctx.build.world();
 });
 afterAll(() => ctx.close());

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
@@ -12,6 +12,7 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createLogger, REDACT_PATHS } from '../../src/logger.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { checkedHttp } from '../support/contract.js';
 
 let ctx: TestContext;
 let w: World;
@@ -39,7 +40,7 @@ beforeAll(async () => {
     verifyToken: createTokenVerifier(ctx.config),
     queue: ctx.queue,
   });
-  http = supertest(app);
+  http = checkedHttp(app, ctx.contract);
 });
 afterAll(() => ctx.close());
 

@@ -14,6 +14,7 @@ type Document = {
   servers: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
   webhooks: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { allOf?: unknown[]; properties?: Record<string, unknown> }> };
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -101,5 +102,46 @@ describe('the OpenAPI contract', () => {
     expect(res.headers['x-ratelimit-remaining']).toBeDefined();
     expect(res.headers['x-request-id']).toBe(res.body.error.request_id);
     expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('declares what the shared middleware answers on any write: 400, 413, 415, 422 (checked by ctx.http)', async () => {
+    const w = await ctx.build.world();
+    const contacts = `/v1/agents/${w.agentId}/contacts`;
+    const post = () => ctx.http.post(contacts).set('X-API-Key', w.key);
+    // Each answer below is checked against the served document by ctx.http (test/support/contract.ts):
+    // a status the operation does not declare fails the request.
+    await post()
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'x-bogus')
+      .send('{"customer_name":"A"}')
+      .expect(415);
+    await post().set('Idempotency-Key', 'k'.repeat(300)).send({ customer_name: 'A' }).expect(400);
+    await post().set('Idempotency-Key', 'contract-1').send({ customer_name: 'Ada' }).expect(201);
+    const reused = await post().set('Idempotency-Key', 'contract-1').send({ customer_name: 'Bob' }).expect(422);
+    expect(reused.body.error.code).toBe('VALIDATION_ERROR');
+    await post()
+      .send({ customer_name: 'x'.repeat(2_000_000) })
+      .expect(413);
+    await ctx.http.get('/v1/organization').query({ q: 'a\u0000b' }).set('X-API-Key', w.key).expect(400);
+    const deliveries = `/v1/agents/${w.agentId}/webhook-deliveries/${w.agentId}/redeliver`;
+    await ctx.http
+      .post(deliveries)
+      .set('X-API-Key', w.key)
+      .send({ padding: 'x'.repeat(2_000_000) })
+      .expect(413);
+  });
+
+  it('lets a null stand where the document allows one, and only there', () => {
+    const status = document.components.schemas.AgentStatus!;
+    expect(status.properties!.exception).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/ScheduleException' }, { type: 'null' }],
+      description: expect.any(String),
+    });
+    const paging = document.components.schemas.CallsPagination!;
+    expect(
+      paging.allOf,
+      'CallsPagination stands alone (allOf with Pagination would forbid a null page)',
+    ).toBeUndefined();
+    expect(paging.properties!.page).toMatchObject({ type: ['integer', 'null'] });
   });
 });

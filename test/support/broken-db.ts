@@ -1,10 +1,10 @@
 import { pino } from 'pino';
-import supertest from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb } from '../../src/db/knex.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import type { TestContext } from './context.js';
+import { checkedHttp } from './contract.js';
 
 /** The same app wired to a database port where nothing listens. */
 export function appWithUnreachableDatabase(ctx: TestContext) {
@@ -19,5 +19,5 @@ export function appWithUnreachableDatabase(ctx: TestContext) {
     verifyToken: createTokenVerifier(ctx.config),
     queue: ctx.queue,
   });
-  return supertest(app);
+  return checkedHttp(app, ctx.contract);
 }

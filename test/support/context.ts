@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import supertest from 'supertest';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
@@ -11,6 +10,7 @@ import { createHttpServer } from '../../src/http/http-server.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { Builders } from './builders.js';
+import { checkedHttp, contractCheckerFor, servedDocument } from './contract.js';
 import { buildInternals } from './internals.js';
 import { databaseUrl } from './database-url.js';
 import { TestClock } from './test-clock.js';
@@ -78,6 +78,9 @@ export async function createTestContext(
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Every answer `http` receives is checked against the document this app serves (test/support/contract.ts).
+  const openapi = await servedDocument(baseUrl);
+  const contract = contractCheckerFor(openapi);
 
   return {
     app,
@@ -90,7 +93,11 @@ export async function createTestContext(
     /** The file's HTTP server (src/http/http-server.ts, as main.ts runs it) and its address. */
     server,
     baseUrl,
-    http: supertest(baseUrl),
+    /** supertest on the server; every answer must match the served OpenAPI document. */
+    http: checkedHttp(baseUrl, contract),
+    /** The served OpenAPI document and its checker, for apps a test builds itself (`checkedHttp(app, ctx.contract)`). */
+    openapi,
+    contract,
     /** Background pieces (events, webhook worker, KB processor, retention) wired for tests. */
     internals: buildInternals({ db, queue, clock, config, logger, metrics: container.metrics }),
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */

@@ -29,7 +29,11 @@ export const AgentStatusSchema = z
     reason: z.enum(['exception', 'holiday', 'schedule']).openapi({
       description: 'What decided is_within_schedule: a dated exception, a public holiday, or the weekly rules',
     }),
-    exception: ScheduleExceptionSchema.nullable().openapi({ description: 'The exception applying now, if any' }),
+    // A union rather than .nullable(): on a registered schema that gives allOf [ref, object|null],
+    // which a null can never satisfy (the ref demands an object).
+    exception: z
+      .union([ScheduleExceptionSchema, z.null()])
+      .openapi({ description: 'The exception applying now, if any' }),
     is_holiday: z.boolean(),
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
     accepting_calls: z.boolean().openapi({

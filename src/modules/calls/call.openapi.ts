@@ -45,16 +45,21 @@ const ListQuery = PaginationQuerySchema.extend({
     }),
 });
 
-const CallsPaginationSchema = PaginationSchema.extend({
-  page: z
-    .number()
-    .int()
-    .nullable()
-    .openapi({ description: 'The page number; null when the page was fetched by cursor' }),
-  next_cursor: z.string().nullable().openapi({
-    description: 'Opaque; pass as cursor to get the page after this one. Null on the last page',
-  }),
-}).openapi('CallsPagination');
+// Its own object, not PaginationSchema.extend(): extending a registered schema gives allOf
+// [Pagination, ...], and Pagination's integer page would still forbid the null of cursor paging.
+const CallsPaginationSchema = z
+  .object({
+    ...PaginationSchema.shape,
+    page: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'The page number; null when the page was fetched by cursor' }),
+    next_cursor: z.string().nullable().openapi({
+      description: 'Opaque; pass as cursor to get the page after this one. Null on the last page',
+    }),
+  })
+  .openapi('CallsPagination');
 
 /** The list response: the page schema with the calls pagination (cursor paging). */
 export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });

@@ -12,6 +12,13 @@ export const HealthSchema = z
   })
   .openapi('Health');
 
+/** The outline of the document itself (its parts follow the OpenAPI 3.1 specification). */
+const OpenApiDocumentSchema = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
 export function registerHealthPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
@@ -27,6 +34,6 @@ export function registerHealthPaths(registry: OpenAPIRegistry): void {
     operationId: 'getOpenApiDocument',
     tags: ['Health'],
     summary: 'This OpenAPI document; no authentication',
-    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+    responses: { 200: json(OpenApiDocumentSchema, 'OpenAPI 3.1 document') },
   });
 }
