@@ -1,0 +1,184 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createServerDatabase,
+  isAlive,
+  isListening,
+  killLeftovers,
+  logLines,
+  repoRoot,
+  spawnServer,
+  waitFor,
+  waitUntilListening,
+  type ServerProcess,
+} from '../support/server-process.js';
+
+/**
+ * The ways the server is started (`npm run start:prod`, `npm start`, `node dist/main.js`), each
+ * stopped by a signal to the process the operator knows: npm's own pid. Node must get the signal,
+ * drain and exit within the deadline, and free the port; a keep-alive client must never see its
+ * connection reset by the drain.
+ */
+
+const SHUTDOWN_TIMEOUT_MS = 3000;
+/** Process exit around the deadline (the deadline itself is the server's to keep). */
+const EXIT_SLACK_MS = 1500;
+
+let buildDir: string;
+const drops: (() => Promise<void>)[] = [];
+
+/** A copy of the production build (`npm run build`'s layout: dist/, dist/migrations/) in a temp dir. */
+async function buildDist(): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vam-dist-'));
+  const esbuild = path.join(repoRoot, 'node_modules/.bin/esbuild');
+  const sources = (root: string) =>
+    readdirSync(path.join(repoRoot, root), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => path.join(repoRoot, root, file));
+  const common = ['--platform=node', '--format=esm', '--target=node20', '--log-level=warning'];
+  await promisify(execFile)(esbuild, [
+    ...sources('src'),
+    `--outdir=${dir}/dist`,
+    `--outbase=${repoRoot}/src`,
+    ...common,
+  ]);
+  await promisify(execFile)(esbuild, [...sources('migrations'), `--outdir=${dir}/dist/migrations`, ...common]);
+  copyFileSync(path.join(repoRoot, 'package.json'), path.join(dir, 'package.json'));
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
+}
+
+async function start(how: 'npm run start:prod' | 'npm start' | 'node dist/main.js'): Promise<ServerProcess> {
+  const database = await createServerDatabase();
+  drops.push(database.drop);
+  const env = { DATABASE_URL: database.url, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) };
+  if (how === 'npm start') return spawnServer('npm', ['start'], { env });
+  if (how === 'npm run start:prod') return spawnServer('npm', ['run', 'start:prod'], { env, cwd: buildDir });
+  return spawnServer(process.execPath, ['dist/main.js'], { env, cwd: buildDir });
+}
+
+beforeAll(async () => {
+  buildDir = await buildDist();
+});
+
+afterAll(async () => {
+  killLeftovers();
+  await Promise.all(drops.map((drop) => drop()));
+  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+});
+
+describe.concurrent('a signal to the process that was started', () => {
+  const cases = [
+    ['npm run start:prod', 'SIGTERM'],
+    ['npm run start:prod', 'SIGINT'],
+    ['npm start', 'SIGTERM'],
+    ['npm start', 'SIGINT'],
+    ['node dist/main.js', 'SIGTERM'],
+  ] as const;
+
+  it.for(cases)('%s, %s: node drains and exits within the deadline and frees the port', async ([how, signal], { expect }) => {
+    const server = await start(how);
+    const { nodePid, port } = await waitUntilListening(server);
+    if (how.startsWith('npm')) expect(nodePid).not.toBe(server.pid); // npm runs node as a child
+
+    const signalled = performance.now();
+    process.kill(server.pid, signal);
+    await waitFor(() => !isAlive(nodePid), SHUTDOWN_TIMEOUT_MS + EXIT_SLACK_MS, 'node to exit');
+    const tookMs = performance.now() - signalled;
+    await server.exited;
+
+    expect(tookMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + EXIT_SLACK_MS);
+    expect(await isListening(port)).toBe(false);
+    expect(logLines(server).map((l) => l.msg)).toContain('stopped');
+    expect(logLines(server).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
+  }, 90_000);
+});
+
+/** Sends `GET /v1/health` on a raw socket and resolves with the raw answer once it is complete. */
+function getOn(socket: net.Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const onData = (chunk: Buffer) => {
+      answer += String(chunk);
+      const [head, body = ''] = answer.split('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(head!)?.[1] ?? NaN);
+      if (body.length >= length) {
+        socket.off('data', onData);
+        socket.off('error', reject);
+        resolve(answer);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+  });
+}
+
+describe('the drain and keep-alive clients', () => {
+  it('answers the next request of an idle keep-alive connection with Connection: close, and resets no client', async () => {
+    const server = await start('node dist/main.js');
+    const { port } = await waitUntilListening(server);
+
+    // An idle keep-alive connection: one request answered, then nothing until the drain began.
+    const idle = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => idle.once('connect', () => resolve()));
+    expect(await getOn(idle)).toMatch(/^HTTP\/1\.1 200 /);
+    let idleClosed = false;
+    idle.once('close', () => (idleClosed = true));
+
+    // Keep-alive clients sending back to back through the drain; every error is recorded.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 6 });
+    const errors: string[] = [];
+    let answered = 0;
+    let running = true;
+    const once = () =>
+      new Promise<void>((resolve) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/v1/health', agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            answered += 1;
+            resolve();
+          });
+          res.on('error', (error: NodeJS.ErrnoException) => {
+            errors.push(error.code ?? error.message);
+            resolve();
+          });
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          errors.push(error.code ?? error.message);
+          resolve();
+        });
+      });
+    const loops = Array.from({ length: 6 }, async () => {
+      // Once the server stopped listening a new connection is refused: that ends a client's loop.
+      while (running && !errors.includes('ECONNREFUSED')) await once();
+    });
+    await expect.poll(() => answered, { timeout: 10_000, interval: 10 }).toBeGreaterThan(30);
+
+    server.child.kill('SIGTERM');
+    await expect
+      .poll(() => logLines(server).some((l) => l.msg?.startsWith('shutting down')), { timeout: 5000, interval: 5 })
+      .toBe(true);
+    expect(idleClosed).toBe(false);
+    const last = await getOn(idle);
+    expect(last).toMatch(/^HTTP\/1\.1 200 /);
+    expect(last.toLowerCase()).toContain('connection: close');
+
+    await server.exited;
+    running = false;
+    await Promise.all(loops);
+    agent.destroy();
+    idle.destroy();
+    expect(errors.filter((code) => code !== 'ECONNREFUSED')).toEqual([]);
+    expect(logLines(server).map((l) => l.msg)).not.toContain(
+      'shutdown: connections still open at the deadline were closed',
+    );
+  }, 90_000);
+});
