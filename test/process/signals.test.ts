@@ -55,7 +55,9 @@ async function buildDist(): Promise<string> {
   return dir;
 }
 
-async function start(how: 'npm run start:prod' | 'npm start' | 'node dist/main.js'): Promise<ServerProcess> {
+type How = 'npm run start:prod' | 'npm start' | 'node dist/main.js';
+
+async function start(how: How): Promise<ServerProcess> {
   const database = await createServerDatabase();
   drops.push(database.drop);
   const env = { DATABASE_URL: database.url, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) };
@@ -75,15 +77,16 @@ afterAll(async () => {
 });
 
 describe.concurrent('a signal to the process that was started', () => {
-  const cases = [
+  const cases: [How, NodeJS.Signals][] = [
     ['npm run start:prod', 'SIGTERM'],
     ['npm run start:prod', 'SIGINT'],
     ['npm start', 'SIGTERM'],
     ['npm start', 'SIGINT'],
     ['node dist/main.js', 'SIGTERM'],
-  ] as const;
+  ];
 
-  it.for(cases)('%s, %s: node drains and exits within the deadline and frees the port', async ([how, signal], { expect }) => {
+  const name = '%s, %s: node drains and exits within the deadline and frees the port';
+  it.for(cases)(name, { timeout: 90_000 }, async ([how, signal], { expect }) => {
     const server = await start(how);
     const { nodePid, port } = await waitUntilListening(server);
     if (how.startsWith('npm')) expect(nodePid).not.toBe(server.pid); // npm runs node as a child
@@ -98,7 +101,7 @@ describe.concurrent('a signal to the process that was started', () => {
     expect(await isListening(port)).toBe(false);
     expect(logLines(server).map((l) => l.msg)).toContain('stopped');
     expect(logLines(server).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
-  }, 90_000);
+  });
 });
 
 /** Sends `GET /v1/health` on a raw socket and resolves with the raw answer once it is complete. */
