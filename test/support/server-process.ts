@@ -102,7 +102,11 @@ export function logLines(server: ServerProcess): { msg?: string; level?: number;
 }
 
 /** Polls `condition` every 20 ms until it holds; throws after `timeout` ms (or when `condition` throws). */
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeout: number, what: string): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeout: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeout;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
