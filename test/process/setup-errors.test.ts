@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import {
   createServerDatabase,
   freePort,
   killLeftovers,
+  repoRoot,
   spawnServer,
   type ServerProcess,
 } from '../support/server-process.js';
@@ -198,7 +199,7 @@ describe.concurrent('a start that cannot succeed', () => {
       expect(lines[0]).toMatch(/^Failed to start: /);
       expect(lines[0]).toMatch(c.line);
       expect(code).toBe(1);
-      expect(server.output()).not.toMatch(/^\s+at /m);
+      expect(server.output()).not.toMatch(/(^|\\n)\s+at /m); // neither on stderr nor in a log line
       // Nothing was started on the way: no credentials printed, no cluster created.
       expect(server.stdout()).not.toContain('First start');
       if (env.DATA_DIR && c.name.startsWith('PORT')) expect(existsSync(path.join(env.DATA_DIR, 'pg'))).toBe(false);
@@ -218,4 +219,16 @@ describe('LOG_LEVEL=debug', () => {
     expect(server.stderr()).toMatch(/^Failed to start: PostgreSQL at .* refused the connection/);
     expect(server.stderr()).toMatch(/^\s+at /m);
   }, 90_000);
+});
+
+describe('npm run cli -- --help', () => {
+  it('prints every command, and docs/operations.md lists each of them', async ({ expect }) => {
+    const cli = spawnServer('npm', ['run', '--silent', 'cli', '--', '--help']);
+    const { code } = await cli.exited;
+    expect(code, cli.output()).toBe(0);
+    const commands = [...cli.stdout().matchAll(/^ {2}([a-z][a-z:]*)/gm)].map((m) => m[1]!);
+    expect(commands).toEqual(expect.arrayContaining(['migrate', 'bootstrap', 'credentials', 'key:create']));
+    const operations = readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8');
+    for (const command of commands) expect(operations, command).toContain(`\`${command}`);
+  }, 60_000);
 });
