@@ -108,6 +108,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    queue.expectShutdown();
     const started = Date.now();
     const remaining = () => Math.max(0, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - started));
     // Last resort: whatever hangs, the process is gone by the deadline.

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createServerDatabase,
+  freePort,
   isAlive,
   isListening,
   killLeftovers,
@@ -32,6 +33,7 @@ const SHUTDOWN_TIMEOUT_MS = 3000;
 const EXIT_SLACK_MS = 1500;
 
 let buildDir: string;
+const tempDirs: string[] = [];
 const drops: (() => Promise<void>)[] = [];
 
 /** A copy of the production build (`npm run build`'s layout: dist/, dist/migrations/) in a temp dir. */
@@ -73,7 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   killLeftovers();
   await Promise.all(drops.map((drop) => drop()));
-  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+  for (const dir of [buildDir, ...tempDirs]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe.concurrent('a signal to the process that was started', () => {
@@ -102,6 +104,36 @@ describe.concurrent('a signal to the process that was started', () => {
     expect(logLines(server).map((l) => l.msg)).toContain('stopped');
     expect(logLines(server).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
   });
+});
+
+describe('Ctrl-C in a terminal', () => {
+  it('npm start with the embedded database: SIGINT to the whole process group logs nothing at error level', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vam-ctrlc-'));
+    chmodSync(dataDir, 0o755); // the postgres user (when run as root) must reach the cluster
+    tempDirs.push(dataDir);
+    const pgPort = await freePort();
+    // Its own process group, as a terminal makes one: Ctrl-C signals npm, node and PostgreSQL at once.
+    const server = spawnServer('npm', ['start'], {
+      detached: true,
+      env: {
+        DATABASE_URL: undefined,
+        DATA_DIR: dataDir,
+        EMBEDDED_PG_PORT: String(pgPort),
+        EMBEDDED_PG_SHARED_DIR: path.join(dataDir, 'shared'),
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      },
+    });
+    const { nodePid } = await waitUntilListening(server, 120_000);
+
+    process.kill(-server.pid, 'SIGINT');
+    await waitFor(() => !isAlive(nodePid), SHUTDOWN_TIMEOUT_MS + EXIT_SLACK_MS, 'node to exit');
+    const { code } = await server.exited;
+
+    expect(code).toBe(0);
+    expect(logLines(server).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
+    expect(logLines(server).map((l) => l.msg)).toContain('stopped');
+    expect(await isListening(pgPort)).toBe(false);
+  }, 150_000);
 });
 
 /** Sends `GET /v1/health` on a raw socket and resolves with the raw answer once it is complete. */
