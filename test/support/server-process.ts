@@ -40,6 +40,8 @@ export type ServerProcess = {
 const children = new Set<ChildProcess>();
 /** Node processes found behind the spawned ones (npm's children), killed too if left behind. */
 const serverPids = new Set<number>();
+/** Process groups of detached servers (with their embedded PostgreSQL), killed as a whole. */
+const groups = new Set<number>();
 
 /**
  * Spawns `command` with the environment of a test server (over `process.env`, without the test
@@ -66,6 +68,7 @@ export function spawnServer(
     detached: options.detached ?? false,
   });
   children.add(child);
+  if (options.detached) groups.add(child.pid!);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
@@ -170,7 +173,7 @@ export function freePort(): Promise<number> {
 
 /** Kills (SIGKILL) every server this file spawned that is still running, and its node; for afterAll. */
 export function killLeftovers(): void {
-  const pids = [...[...children].map((child) => child.pid), ...serverPids];
+  const pids = [...[...groups].map((pid) => -pid), ...[...children].map((child) => child.pid), ...serverPids];
   for (const pid of pids) {
     try {
       if (pid) process.kill(pid, 'SIGKILL');
