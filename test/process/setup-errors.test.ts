@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
 import { databaseUrl } from '../support/database-url.js';
 import {
+  buildDist,
   createServerDatabase,
   freePort,
   killLeftovers,
@@ -17,7 +18,7 @@ import {
 /**
  * Each way a start can be misconfigured ends with one line on stderr naming the cause and the fix,
  * exit code 1, and no stack (unless LOG_LEVEL=debug). The servers run as child processes
- * (`node --import tsx src/main.ts`), all at once.
+ * (`node dist/main.js`, built into a temporary directory), all at once.
  */
 
 const holders: net.Server[] = [];
@@ -79,15 +80,18 @@ function tempDir(): string {
   return dir;
 }
 
+let buildDir: string;
+
+/** `node dist/main.js` (the production build: half the CPU of tsx while nine start at once). */
 function start(env: Record<string, string | undefined>): ServerProcess {
-  return spawnServer(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { LOG_LEVEL: 'info', ...env },
-  });
+  return spawnServer(process.execPath, ['dist/main.js'], { env: { LOG_LEVEL: 'info', ...env }, cwd: buildDir });
 }
 
 let emptyDatabase: string;
 
 beforeAll(async () => {
+  buildDir = await buildDist();
+  tempDirs.push(buildDir);
   // A database with no tables: a start that stops at a taken PORT must not have migrated it.
   emptyDatabase = `vam_setup_${Math.random().toString(16).slice(2, 10)}`;
   const admin = createDb(adminUrl(), 1);

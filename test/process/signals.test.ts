@@ -1,20 +1,18 @@
-import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buildDist,
   createServerDatabase,
   freePort,
   isAlive,
   isListening,
   killLeftovers,
   logLines,
-  repoRoot,
   spawnServer,
   waitFor,
   waitUntilListening,
@@ -35,27 +33,6 @@ const EXIT_SLACK_MS = 1500;
 let buildDir: string;
 const tempDirs: string[] = [];
 const drops: (() => Promise<void>)[] = [];
-
-/** A copy of the production build (`npm run build`'s layout: dist/, dist/migrations/) in a temp dir. */
-async function buildDist(): Promise<string> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vam-dist-'));
-  const esbuild = path.join(repoRoot, 'node_modules/.bin/esbuild');
-  const sources = (root: string) =>
-    readdirSync(path.join(repoRoot, root), { recursive: true, encoding: 'utf8' })
-      .filter((file) => file.endsWith('.ts'))
-      .map((file) => path.join(repoRoot, root, file));
-  const common = ['--platform=node', '--format=esm', '--target=node20', '--log-level=warning'];
-  await promisify(execFile)(esbuild, [
-    ...sources('src'),
-    `--outdir=${dir}/dist`,
-    `--outbase=${repoRoot}/src`,
-    ...common,
-  ]);
-  await promisify(execFile)(esbuild, [...sources('migrations'), `--outdir=${dir}/dist/migrations`, ...common]);
-  copyFileSync(path.join(repoRoot, 'package.json'), path.join(dir, 'package.json'));
-  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
-  return dir;
-}
 
 type How = 'npm run start:prod' | 'npm start' | 'node dist/main.js';
 

@@ -1,8 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
 import { cloneTemplate } from './context.js';
@@ -10,6 +13,32 @@ import { databaseUrl } from './database-url.js';
 
 /** The repository's root, where `npm start` runs. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The production build (`npm run build`'s layout: dist/, dist/migrations/) in a new temporary
+ * directory beside a copy of package.json and a link to node_modules, for `npm run start:prod` and
+ * `node dist/main.js`. esbuild, file by file (0.3 s); the repository's own dist/ is left alone.
+ * The caller removes the directory.
+ */
+export async function buildDist(): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vam-dist-'));
+  const esbuild = path.join(repoRoot, 'node_modules/.bin/esbuild');
+  const sources = (root: string) =>
+    readdirSync(path.join(repoRoot, root), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => path.join(repoRoot, root, file));
+  const common = ['--platform=node', '--format=esm', '--target=node20', '--log-level=warning'];
+  await promisify(execFile)(esbuild, [
+    ...sources('src'),
+    `--outdir=${dir}/dist`,
+    `--outbase=${repoRoot}/src`,
+    ...common,
+  ]);
+  await promisify(execFile)(esbuild, [...sources('migrations'), `--outdir=${dir}/dist/migrations`, ...common]);
+  copyFileSync(path.join(repoRoot, 'package.json'), path.join(dir, 'package.json'));
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
+}
 
 /** A database of its own for one spawned server, cloned from the migrated template. */
 export async function createServerDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
