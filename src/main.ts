@@ -69,7 +69,17 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const reservation = await PortReservation.reserve(config.PORT, config.HOST);
   const database = await setupStep('database', config.DATABASE_URL, () => openMigratedDatabase(config, logger));
+  try {
+    await serve(config, logger, reservation, database);
+  } catch (error) {
+    // A start that fails from here on leaves no embedded PostgreSQL behind.
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
 
+/** The app on the opened database: queue, workers, the HTTP server on the reserved port, the shutdown. */
+async function serve(config: Config, logger: Logger, reservation: PortReservation, database: Database): Promise<void> {
   const rateLimitStore: RateLimitStore = config.REDIS_URL
     ? await setupStep('redis', config.REDIS_URL, () => RedisRateLimitStore.connect(config.REDIS_URL!))
     : new MemoryRateLimitStore();
