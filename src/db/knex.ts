@@ -52,6 +52,11 @@ export const migrationConfig: Knex.MigratorConfig = {
  * `preparedStatements: false` runs the few hot queries that are otherwise named prepared statements
  * (src/db/prepared.ts) unnamed, for a pooler that cannot carry prepared statements between transactions.
  */
+/** The first line of a knex log message (its first argument may carry a stack). */
+function firstLine(message: unknown): unknown {
+  return typeof message === 'string' ? message.split('\n')[0] : message;
+}
+
 export function createDb(
   url: string,
   poolMax = 10,
@@ -72,8 +77,9 @@ export function createDb(
     ...(logger
       ? {
           log: {
-            warn: (m: unknown) => logger.warn({ knex: m }),
-            error: (m: unknown) => logger.error({ knex: m }),
+            // knex hands over messages with the error's stack appended: the log keeps the first line.
+            warn: (m: unknown) => logger.warn({ knex: firstLine(m) }),
+            error: (m: unknown) => logger.error({ knex: firstLine(m) }),
             deprecate: (m: unknown) => logger.warn({ knex: m }),
             debug: (m: unknown) => logger.debug({ knex: m }),
           },

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 
 type Entry<T> = { item: T; prev: Entry<T> | undefined; next: Entry<T> | undefined };
 
@@ -31,42 +32,83 @@ export class InFlight<T> {
   }
 }
 
+/** How long a keep-alive connection idle at the drain may stay open to carry one more request. */
+export const DRAIN_IDLE_GRACE_MS = 1000;
+
 /**
  * Lets a server finish its requests on shutdown, within a deadline. Install it right after the
  * server is created; call `drain` on SIGTERM.
  */
 export class GracefulShutdown {
   private readonly inFlight = new InFlight<ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+  /** While draining: each open connection with no request in flight, and since when it has none. */
+  private readonly idleSince = new Map<Socket, number>();
   private draining = false;
 
-  constructor(private readonly server: Server) {
+  constructor(
+    private readonly server: Server,
+    private readonly idleGraceMs = DRAIN_IDLE_GRACE_MS,
+  ) {
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => {
+        this.sockets.delete(socket);
+        this.idleSince.delete(socket);
+      });
+    });
     // First listener: marks each response of a draining server before the app writes anything.
-    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       const entry = this.inFlight.add(res);
-      res.once('close', () => this.inFlight.remove(entry));
-      if (this.draining) res.setHeader('Connection', 'close');
+      res.once('close', () => {
+        this.inFlight.remove(entry);
+        if (this.draining && !req.socket.destroyed) this.idleSince.set(req.socket, Date.now());
+      });
+      if (this.draining) {
+        res.setHeader('Connection', 'close');
+        this.idleSince.delete(req.socket);
+      }
     });
   }
 
   /**
-   * Stops accepting connections, answers every in-flight and later request on an open connection
-   * with `Connection: close` (so keep-alive clients go away after their answer), closes idle
-   * keep-alive connections at once, and at `timeoutMs` cuts whatever is still open. Resolves
-   * when every connection is closed.
+   * Stops accepting connections and answers every in-flight and later request on an open
+   * connection with `Connection: close`, so keep-alive clients go away after their answer. A
+   * keep-alive connection with nothing in flight is not cut at once (a client may be sending its
+   * next request on it that very moment, and would get ECONNRESET): it stays open for
+   * `idleGraceMs` to carry one more request, answered with `Connection: close`, and is closed
+   * when it stayed idle that long. At `timeoutMs` whatever is still open is cut. Resolves when
+   * every connection is closed.
    */
   drain(timeoutMs: number): Promise<{ forced: boolean }> {
     this.draining = true;
-    for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
+    const now = Date.now();
+    const busy = new Set<Socket | null>();
+    for (const res of this.inFlight) {
+      busy.add(res.socket);
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    }
+    for (const socket of this.sockets) if (!busy.has(socket)) this.idleSince.set(socket, now);
+    // net.Server's close, not http.Server's: the latter also cuts every idle keep-alive connection at once.
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));
+    const grace = Math.min(this.idleGraceMs, Math.floor(timeoutMs / 2));
+    const sweep = setInterval(
+      () => {
+        const cutoff = Date.now() - grace;
+        for (const [socket, since] of this.idleSince) if (since <= cutoff) socket.destroy();
+      },
+      Math.max(10, Math.floor(grace / 5)),
+    );
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {
       timer = setTimeout(() => resolve('deadline'), timeoutMs);
     });
     return Promise.race([closed.then(() => 'closed' as const), deadline]).then(async (outcome) => {
       clearTimeout(timer);
+      clearInterval(sweep);
       if (outcome === 'closed') return { forced: false };
       this.server.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
       await closed;
       return { forced: true };
     });

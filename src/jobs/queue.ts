@@ -42,6 +42,12 @@ export type JobQueueOptions = {
   expireSeconds?: number;
 };
 
+/** PostgreSQL going away: shut down (57P01-57P03), refused, reset, or the connection ended. */
+function isConnectionLoss(error: Error & { code?: string }): boolean {
+  if (error.code && /^57P0[123]$|^ECONNREFUSED$|^ECONNRESET$|^EPIPE$/.test(error.code)) return true;
+  return /connection terminated|connection error|not queryable/i.test(error.message);
+}
+
 function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number; retryBackoff?: boolean }>(
   options: T,
   seconds: number,
@@ -83,10 +89,11 @@ export class JobQueue {
       ),
     });
     const queue = new JobQueue(boss, logger, options.expireSeconds);
-    // pg-boss errors carry the whole pg client; log only what helps. A connection cut while the
-    // process shuts the database down (57P01) is expected then, not an error.
+    // pg-boss errors carry the whole pg client; log only what helps. Once the process is shutting
+    // down, losing the database is expected (Ctrl-C in a terminal stops the embedded PostgreSQL
+    // together with node): not an error then.
     boss.on('error', (error: Error & { code?: string }) => {
-      const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
+      const level = !queue.stopping ? 'error' : isConnectionLoss(error) ? 'debug' : 'warn';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
     });
     await boss.start();
@@ -261,6 +268,14 @@ export class JobQueue {
       depth: byName.get(name)?.depth ?? 0,
       oldestAgeSeconds: Math.max(0, byName.get(name)?.oldest ?? 0),
     }));
+  }
+
+  /**
+   * The process is shutting down: from now on a lost database connection is logged at debug level.
+   * Called first thing on SIGTERM/SIGINT, before the drain.
+   */
+  expectShutdown(): void {
+    this.stopping = true;
   }
 
   /** Stops fetching, lets running jobs finish for at most `timeoutMs`, closes the connections. */

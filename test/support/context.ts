@@ -17,7 +17,8 @@ import { TestClock } from './test-clock.js';
 
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
 
-async function cloneTemplate(admin: Db, name: string, template: string): Promise<void> {
+/** Creates database `name` as a copy of `template`, retrying while another file clones it too. */
+export async function cloneTemplate(admin: Db, name: string, template: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await admin.raw(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);

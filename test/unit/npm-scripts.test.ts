@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  scripts: Record<string, string>;
+};
+
+/** Scripts that start the server or another process an operator stops with a signal. */
+const LONG_RUNNING = ['start', 'start:prod', 'dev', 'test', 'test:cluster', 'cli', 'migrate', 'bench', 'fuzz'];
+
+describe('npm scripts', () => {
+  it('hand signals to node: every long-running one replaces the shell with exec', () => {
+    for (const name of LONG_RUNNING) {
+      expect(scripts[name], name).toMatch(/^exec (node|tsx|vitest) /);
+      expect(scripts[name], name).not.toMatch(/&&|;|\|/); // one command: nothing left for the shell
+    }
+  });
+});
