@@ -58,6 +58,8 @@ async function main(): Promise<void> {
   const queue = await JobQueue.start(database.url, logger, {
     background: config.WORKERS_ENABLED,
     expireSeconds: config.JOB_EXPIRE_SECONDS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    silenceMs: config.DATABASE_SILENCE_MS,
   });
   const { app, container } = createApp({
     config,

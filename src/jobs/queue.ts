@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
-import type { PoolClient } from 'pg';
+import pg, { type PoolClient } from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
+import { connectionSettings } from '../db/knex.js';
+import { SilenceWatchdog } from '../db/silence-watchdog.js';
 import { QUEUE_DEFINITIONS } from './queue-definitions.js';
 
 export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Promise<void>;
@@ -33,7 +36,14 @@ export type JobQueueOptions = {
    * most as long), so the jobs of a killed instance come back within seconds instead of minutes.
    */
   expireSeconds?: number;
+  /** DATABASE_CONNECT_TIMEOUT_MS, for the queue's own connections. */
+  connectTimeoutMs?: number;
+  /** DATABASE_SILENCE_MS, for the queue's own connections (0: off). */
+  silenceMs?: number;
 };
+
+/** The queue's own connections, apart from the request pool: polling never takes a request's slot. */
+const QUEUE_POOL_MAX = 4;
 
 function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number; retryBackoff?: boolean }>(
   options: T,
@@ -58,27 +68,44 @@ export class JobQueue {
 
   private constructor(
     readonly boss: PgBoss,
+    private readonly pool: pg.Pool,
     private readonly logger: Logger,
     private readonly expireSeconds?: number,
   ) {}
 
   static async start(url: string, logger: Logger, options: JobQueueOptions): Promise<JobQueue> {
+    // pg-boss gets a pool of its own making (rather than its own pg.Pool) so that the queue's
+    // connections have the same bounds as the request pool's: a bounded handshake, keepalive, and
+    // the silence watchdog, which cuts a poll whose answer was lost instead of leaving it hanging.
+    const pool = new pg.Pool({
+      ...connectionSettings(url, options.connectTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs),
+      max: QUEUE_POOL_MAX,
+      application_name: 'pgboss',
+    });
+    const watchdog = new SilenceWatchdog({
+      url,
+      silenceMs: options.silenceMs ?? DATABASE_TIMEOUT_DEFAULTS.silenceMs,
+      logger,
+    });
+    pool.on('connect', (client) => watchdog.watch(client));
     const boss = new PgBoss({
-      connectionString: url,
-      max: 4,
+      db: { executeSql: (text, values) => pool.query(text, values) },
       schema: 'pgboss',
       supervise: options.background,
       schedule: options.background,
       migrate: true,
       ...(options.expireSeconds ? { maintenanceIntervalSeconds: options.expireSeconds } : {}),
     });
-    const queue = new JobQueue(boss, logger, options.expireSeconds);
+    const queue = new JobQueue(boss, pool, logger, options.expireSeconds);
     // pg-boss errors carry the whole pg client; log only what helps. A connection cut while the
-    // process shuts the database down (57P01) is expected then, not an error.
-    boss.on('error', (error: Error & { code?: string }) => {
+    // process shuts the database down (57P01) is expected then, not an error. The pool's own errors
+    // (an idle connection lost) go the same way: logged, never thrown.
+    const onError = (error: Error & { code?: string }) => {
       const level = queue.stopping && error.code === '57P01' ? 'debug' : 'error';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
-    });
+    };
+    boss.on('error', onError);
+    pool.on('error', onError);
     await boss.start();
     for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
     return queue;
@@ -257,5 +284,6 @@ export class JobQueue {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
+    if (!this.pool.ending) await this.pool.end();
   }
 }
