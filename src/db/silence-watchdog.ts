@@ -115,11 +115,13 @@ export class SilenceWatchdog {
         return;
       }
       let lost = 0;
+      let lostSince = Infinity;
       for (const entry of silent) {
         // Answered meanwhile, or gone: nothing to do.
         if (!this.entries.has(entry) || entry.client.readyForQuery || entry.heardAt >= startedAt) continue;
         const state = states.get(entry.client.processID ?? -1);
         if (state && (DONE_STATES.has(state.state ?? '') || state.waitEvent === 'ClientWrite')) {
+          lostSince = Math.min(lostSince, Math.max(entry.heardAt, entry.waitingSince ?? entry.heardAt));
           this.cutOff(entry);
           lost += 1;
         } else {
@@ -127,8 +129,15 @@ export class SilenceWatchdog {
           entry.waitingSince = performance.now();
         }
       }
-      if (lost > 0)
-        this.options.logger?.warn({ connections: lost }, 'database answers lost on their connections; connections dropped');
+      if (lost === 0) return;
+      // What lost these answers (a NAT or firewall that forgot the connections) most likely took the
+      // idle connections last heard from before then too: replace them before a request finds out.
+      const suspects = [...this.entries].filter((e) => e.client.readyForQuery && e.heardAt < lostSince);
+      for (const entry of suspects) this.cutOff(entry);
+      this.options.logger?.warn(
+        { connections: lost, idle_replaced: suspects.length },
+        'database answers lost on their connections; connections dropped',
+      );
     } finally {
       this.probing = false;
     }

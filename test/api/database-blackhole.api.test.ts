@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import type { Container } from '../../src/container.js';
+import { DATABASE_TIMEOUT_DEFAULTS } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
@@ -143,12 +144,85 @@ async function timed(kind: Kind): Promise<Answer> {
 const KINDS: Kind[] = ['cached read', 'uncached read', 'write', 'health'];
 const OK_STATUS: Record<Kind, number> = { 'cached read': 200, 'uncached read': 200, write: 201, health: 200 };
 
+/** Waits until every kind of request is answered normally and the cache listens. */
+async function allNormal(): Promise<void> {
+  for (const kind of KINDS) {
+    await expect.poll(async () => (await timed(kind)).status, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(OK_STATUS[kind]);
+  }
+  await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS }).toBe(true);
+}
+
+/** The app's server processes, as PostgreSQL sees them, that are `state` for longer than `olderThanMs`. */
+async function backends(where: string, olderThanMs = 0): Promise<number> {
+  const { rows } = await ctx.db.raw(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE application_name = ? AND ${where} AND now() - query_start > make_interval(secs => ?)`,
+    [applicationName, olderThanMs / 1000],
+  );
+  return rows[0].n as number;
+}
+
+describe('the silence watchdog', () => {
+  it('leaves alone a query that waits on a lock for longer than DATABASE_SILENCE_MS: it is answered 200', async () => {
+    await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS }).toBe(true);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const holder = ctx.db.transaction(async (trx) => {
+      await trx.raw('SELECT 1 FROM agents WHERE id = ? FOR UPDATE', [w.agentId]);
+      await released;
+    });
+    try {
+      const patch = fetch(`${base}/v1/agents/${w.agentId}`, {
+        method: 'PATCH',
+        headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Waited for the lock' }),
+        signal: AbortSignal.timeout(CLIENT_GIVE_UP_MS),
+      });
+      // Silent on its connection for twice the silence bound: the watchdog has looked and kept it.
+      await expect
+        .poll(() => backends(`state = 'active' AND wait_event_type = 'Lock'`, 2 * DATABASE_TIMEOUT_DEFAULTS.silenceMs), {
+          timeout: 15_000,
+          interval: 100,
+        })
+        .toBe(1);
+      release();
+      const res = await patch;
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { name: string }).name).toBe('Waited for the lock');
+    } finally {
+      release();
+      await holder;
+    }
+  }, 30_000);
+
+  it('drops connections whose answers are lost while PostgreSQL still answers new ones: 503 within 6 s, then 200', async () => {
+    for (const kind of KINDS) expect((await timed(kind)).status, kind).toBe(OK_STATUS[kind]);
+    // Every open connection goes silent (a NAT that forgot them); new connections still work.
+    proxy.freeze();
+    const first = await timed('uncached read');
+    expect(first.ms).toBeLessThan(ANSWER_BOUND_MS);
+    expect([200, 503]).toContain(first.status);
+    const frozenAt = performance.now();
+    await expect.poll(async () => (await timed('uncached read')).status, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(200);
+    const recoveredMs = performance.now() - frozenAt;
+    console.info(`frozen connections: first answer ${first.status} in ${Math.round(first.ms)} ms, normal again ${Math.round(recoveredMs)} ms later`);
+    for (const kind of KINDS) {
+      const answer = await timed(kind);
+      expect(answer.ms, kind).toBeLessThan(ANSWER_BOUND_MS);
+      expect([OK_STATUS[kind], 503], kind).toContain(answer.status);
+    }
+    // The frozen sockets (the cache's listener, pg-boss's) are dropped; the next test starts clean.
+    proxy.cut();
+    proxy.restore();
+    await allNormal();
+  }, 30_000);
+});
+
 describe('a PostgreSQL that goes silent (packets dropped) for 20 s', () => {
   it(
     'answers every request within 6 s with 503 and Retry-After, never 500, and is back within 5 s',
     async () => {
-      for (const kind of KINDS) expect((await timed(kind)).status, kind).toBe(OK_STATUS[kind]);
-      await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS }).toBe(true);
+      await allNormal();
 
       const answers: Answer[] = [];
       let running = true;
