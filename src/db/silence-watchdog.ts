@@ -96,7 +96,9 @@ export class SilenceWatchdog {
       if (now - Math.max(entry.waitingSince, entry.heardAt) >= this.options.silenceMs) silent.push(entry);
     }
     if (silent.length > 0 && !this.probing)
-      this.check(silent).catch((error: unknown) => this.options.logger?.error({ err: error }, 'database watchdog failed'));
+      this.check(silent).catch((error: unknown) =>
+        this.options.logger?.error({ err: error }, 'database watchdog failed'),
+      );
   }
 
   private async check(silent: Entry[]): Promise<void> {
@@ -150,7 +152,10 @@ export class SilenceWatchdog {
     const url = new URL(this.options.url);
     const base = url.searchParams.get('application_name');
     url.searchParams.set('application_name', base ? `${base}/watchdog` : 'vam-watchdog');
-    const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: this.probeMs });
+    const client = new pg.Client({
+      connectionString: url.toString(),
+      connectionTimeoutMillis: this.probeMs,
+    }) as WatchedClient;
     client.on('error', () => {});
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'unreachable'>((resolve) => {
@@ -164,7 +169,7 @@ export class SilenceWatchdog {
       );
       return new Map(rows.map((r) => [r.pid, { state: r.state, waitEvent: r.wait_event }]));
     };
-    const stream = (client as unknown as WatchedClient).connection.stream;
+    const stream = client.connection.stream;
     let answered = false;
     try {
       const result = await Promise.race([

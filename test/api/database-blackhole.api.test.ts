@@ -147,7 +147,9 @@ const OK_STATUS: Record<Kind, number> = { 'cached read': 200, 'uncached read': 2
 /** Waits until every kind of request is answered normally and the cache listens. */
 async function allNormal(): Promise<void> {
   for (const kind of KINDS) {
-    await expect.poll(async () => (await timed(kind)).status, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(OK_STATUS[kind]);
+    await expect
+      .poll(async () => (await timed(kind)).status, { timeout: RECOVERY_BOUND_MS, interval: 20 })
+      .toBe(OK_STATUS[kind]);
   }
   await expect.poll(() => container.cache.isListening, { timeout: RECOVERY_BOUND_MS }).toBe(true);
 }
@@ -180,10 +182,13 @@ describe('the silence watchdog', () => {
       });
       // Silent on its connection for twice the silence bound: the watchdog has looked and kept it.
       await expect
-        .poll(() => backends(`state = 'active' AND wait_event_type = 'Lock'`, 2 * DATABASE_TIMEOUT_DEFAULTS.silenceMs), {
-          timeout: 15_000,
-          interval: 100,
-        })
+        .poll(
+          () => backends(`state = 'active' AND wait_event_type = 'Lock'`, 2 * DATABASE_TIMEOUT_DEFAULTS.silenceMs),
+          {
+            timeout: 15_000,
+            interval: 100,
+          },
+        )
         .toBe(1);
       release();
       const res = await patch;
@@ -203,9 +208,13 @@ describe('the silence watchdog', () => {
     expect(first.ms).toBeLessThan(ANSWER_BOUND_MS);
     expect([200, 503]).toContain(first.status);
     const frozenAt = performance.now();
-    await expect.poll(async () => (await timed('uncached read')).status, { timeout: RECOVERY_BOUND_MS, interval: 20 }).toBe(200);
+    await expect
+      .poll(async () => (await timed('uncached read')).status, { timeout: RECOVERY_BOUND_MS, interval: 20 })
+      .toBe(200);
     const recoveredMs = performance.now() - frozenAt;
-    console.info(`frozen connections: first answer ${first.status} in ${Math.round(first.ms)} ms, normal again ${Math.round(recoveredMs)} ms later`);
+    console.info(
+      `frozen connections: first answer ${first.status} in ${Math.round(first.ms)} ms, normal again ${Math.round(recoveredMs)} ms later`,
+    );
     for (const kind of KINDS) {
       const answer = await timed(kind);
       expect(answer.ms, kind).toBeLessThan(ANSWER_BOUND_MS);
@@ -247,7 +256,8 @@ describe('a PostgreSQL that goes silent (packets dropped) for 20 s', () => {
       await expect
         .poll(() => KINDS.every((kind) => recoveredAfter(kind)), { timeout: RECOVERY_BOUND_MS * 3, interval: 20 })
         .toBe(true);
-      const recoveryMs = Math.max(...KINDS.map((kind) => recoveredAfter(kind)!.sentAt + recoveredAfter(kind)!.ms)) - restoredAt;
+      const recoveryMs =
+        Math.max(...KINDS.map((kind) => recoveredAfter(kind)!.sentAt + recoveredAfter(kind)!.ms)) - restoredAt;
       running = false;
       await Promise.all(streams);
 
@@ -265,7 +275,11 @@ describe('a PostgreSQL that goes silent (packets dropped) for 20 s', () => {
           `${proxy.swallowedTotal} connection attempts swallowed; job queue log: ${JSON.stringify(queueErrors)}`,
       );
 
-      expect(answers.filter((a) => a.status === 'no answer' || (typeof a.status === 'number' && a.status >= 500 && a.status !== 503))).toEqual([]);
+      expect(
+        answers.filter(
+          (a) => a.status === 'no answer' || (typeof a.status === 'number' && a.status >= 500 && a.status !== 503),
+        ),
+      ).toEqual([]);
       expect(answers.filter((a) => a.ms > ANSWER_BOUND_MS).map((a) => ({ ...a, ms: Math.round(a.ms) }))).toEqual([]);
       for (const a of during) {
         if (a.kind === 'cached read' && a.status === 200) continue;
@@ -282,11 +296,21 @@ describe('a PostgreSQL that goes silent (packets dropped) for 20 s', () => {
         });
       }
       // The blackhole was felt by every kind of request, and lasted.
-      for (const kind of KINDS) expect(during.filter((a) => a.kind === kind && a.status === 503).length, kind).toBeGreaterThanOrEqual(3);
+      for (const kind of KINDS)
+        expect(during.filter((a) => a.kind === kind && a.status === 503).length, kind).toBeGreaterThanOrEqual(3);
       expect(recoveryMs).toBeLessThan(RECOVERY_BOUND_MS);
 
       // The job queue came through it: it answers again, and its errors were logged, not thrown.
-      await expect.poll(() => queue.waitingStats().then(() => true, () => false), { timeout: RECOVERY_BOUND_MS }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            queue.waitingStats().then(
+              () => true,
+              () => false,
+            ),
+          { timeout: RECOVERY_BOUND_MS },
+        )
+        .toBe(true);
     },
     BLACKHOLE_MS + 60_000,
   );
