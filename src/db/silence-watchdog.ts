@@ -17,7 +17,12 @@ import type { Logger } from 'pino';
  *   was lost on the way; that connection is cut;
  * - the process is still working, or cannot be seen (behind a pooler the ids differ): it is left
  *   alone and looked at again after another `silenceMs`.
- * A cut query fails with code ETIMEDOUT, which the error handler answers with 503.
+ * A cut query fails with code ETIMEDOUT, which the error handler answers with 503. After a lost
+ * answer, the idle connections last heard from before it are replaced as well.
+ *
+ * Limit: a query read in portions (a cursor, a stream) whose reader pauses for longer than
+ * `silenceMs` looks lost to this rule (its server process waits, idle in transaction); the service
+ * reads no results that way.
  */
 
 /** The parts of pg.Client the watchdog reads (some are not in pg's typings). */
@@ -56,7 +61,9 @@ export class SilenceWatchdog {
   cut = 0;
 
   constructor(private readonly options: SilenceWatchdogOptions) {
-    this.probeMs = Math.max(250, Math.round(options.silenceMs / 2));
+    // Long enough that a busy machine still opens a local connection in time (a false "unreachable"
+    // would cut every connection), short enough that silence + probe stays well under 5 s.
+    this.probeMs = Math.max(250, Math.round(options.silenceMs * 0.75));
     this.tickMs = Math.max(50, Math.min(250, Math.round(options.silenceMs / 4)));
   }
 
