@@ -10,9 +10,9 @@ import type { Logger } from 'pino';
  * Silence alone is not proof: a query may run for long, or wait on a lock, without a byte coming
  * back. So when a connection has been waiting `silenceMs` without hearing anything, a fresh
  * connection asks PostgreSQL what that connection's server process is doing:
- * - no answer within the probe deadline: the database cannot be reached; every watched connection
- *   not heard from since the probe began is cut (the busy ones now, the idle ones before a request
- *   finds them dead);
+ * - no answer within the probe deadline: the database cannot be reached; the silent connections are
+ *   cut, and the idle ones not heard from since the probe began (before a request finds them dead);
+ *   a query sent only just now gets its own check;
  * - the process is idle (it answered, or never got the query) or blocked sending to us: the answer
  *   was lost on the way; that connection is cut;
  * - the process is still working, or cannot be seen (behind a pooler the ids differ): it is left
@@ -115,7 +115,12 @@ export class SilenceWatchdog {
       const pids = silent.map((e) => e.client.processID).filter((pid): pid is number => typeof pid === 'number');
       const states = await this.probe(pids);
       if (states === 'unreachable') {
-        const lost = [...this.entries].filter((e) => e.heardAt < startedAt);
+        // The silent queries, and the idle connections not heard from since. A query sent only
+        // just now is left to its own check: should this verdict be wrong (a machine too busy to
+        // open a connection in time), it costs reconnects, not the answers of healthy queries.
+        const lost = [...this.entries].filter(
+          (e) => e.heardAt < startedAt && (e.client.readyForQuery || silent.includes(e)),
+        );
         for (const entry of lost) this.cutOff(entry);
         this.options.logger?.warn(
           { connections: lost.length, silence_ms: this.options.silenceMs },
