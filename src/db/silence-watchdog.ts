@@ -38,7 +38,12 @@ type Entry = {
   heardAt: number;
   /** When the watchdog first saw the connection waiting for an answer (undefined: not waiting). */
   waitingSince?: number;
+  /** A probe about this connection is in flight. */
+  probing?: boolean;
 };
+
+/** At most this many probes at once, so that a silent database does not gather half-open probes. */
+const MAX_PROBES = 4;
 
 /** pg_stat_activity states in which a server process owes us nothing: our query is lost. */
 const DONE_STATES = new Set(['idle', 'idle in transaction', 'idle in transaction (aborted)']);
@@ -56,7 +61,8 @@ export class SilenceWatchdog {
   private readonly probeMs: number;
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
-  private probing = false;
+  /** Probes in flight (each for the connections found silent at one tick). */
+  private probes = 0;
   /** Connections cut since the start, for tests and logs. */
   cut = 0;
 
@@ -93,23 +99,30 @@ export class SilenceWatchdog {
 
   private tick(): void {
     const now = performance.now();
-    const silent: Entry[] = [];
     for (const entry of this.entries) {
-      if (entry.client.readyForQuery) {
-        entry.waitingSince = undefined;
-        continue;
-      }
-      entry.waitingSince ??= now;
-      if (now - Math.max(entry.waitingSince, entry.heardAt) >= this.options.silenceMs) silent.push(entry);
+      if (entry.client.readyForQuery) entry.waitingSince = undefined;
+      else entry.waitingSince ??= now;
     }
-    if (silent.length > 0 && !this.probing)
-      this.check(silent).catch((error: unknown) =>
-        this.options.logger?.error({ err: error }, 'database watchdog failed'),
-      );
+    // A connection found silent while another probe is out gets a probe of its own, so that its
+    // wait is bounded by silenceMs + one probe, not by the probes before it.
+    const silent = [...this.entries].filter((e) => !e.probing && this.isSilent(e, now));
+    if (silent.length === 0 || this.probes >= MAX_PROBES) return;
+    this.check(silent).catch((error: unknown) =>
+      this.options.logger?.error({ err: error }, 'database watchdog failed'),
+    );
+  }
+
+  private isSilent(entry: Entry, now: number): boolean {
+    return (
+      !entry.client.readyForQuery &&
+      entry.waitingSince !== undefined &&
+      now - Math.max(entry.waitingSince, entry.heardAt) >= this.options.silenceMs
+    );
   }
 
   private async check(silent: Entry[]): Promise<void> {
-    this.probing = true;
+    this.probes += 1;
+    for (const entry of silent) entry.probing = true;
     const startedAt = performance.now();
     try {
       const pids = silent.map((e) => e.client.processID).filter((pid): pid is number => typeof pid === 'number');
@@ -118,8 +131,9 @@ export class SilenceWatchdog {
         // The silent queries, and the idle connections not heard from since. A query sent only
         // just now is left to its own check: should this verdict be wrong (a machine too busy to
         // open a connection in time), it costs reconnects, not the answers of healthy queries.
+        const now = performance.now();
         const lost = [...this.entries].filter(
-          (e) => e.heardAt < startedAt && (e.client.readyForQuery || silent.includes(e)),
+          (e) => e.heardAt < startedAt && (e.client.readyForQuery || this.isSilent(e, now)),
         );
         for (const entry of lost) this.cutOff(entry);
         this.options.logger?.warn(
@@ -153,7 +167,8 @@ export class SilenceWatchdog {
         'database answers lost on their connections; connections dropped',
       );
     } finally {
-      this.probing = false;
+      this.probes -= 1;
+      for (const entry of silent) entry.probing = false;
     }
   }
 
@@ -207,6 +222,7 @@ export class SilenceWatchdog {
   }
 
   private cutOff(entry: Entry): void {
+    if (!this.entries.has(entry)) return;
     this.forget(entry);
     this.cut += 1;
     const error = Object.assign(
