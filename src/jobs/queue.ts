@@ -74,7 +74,7 @@ export class JobQueue {
   ) {}
 
   static async start(url: string, logger: Logger, options: JobQueueOptions): Promise<JobQueue> {
-    // pg-boss gets a pool of its own making (rather than its own pg.Pool) so that the queue's
+    // pg-boss is given a pool made here (rather than making its own) so that the queue's
     // connections have the same bounds as the request pool's: a bounded handshake, keepalive, and
     // the silence watchdog, which cuts a poll whose answer was lost instead of leaving it hanging.
     const pool = new pg.Pool({
@@ -106,8 +106,15 @@ export class JobQueue {
     };
     boss.on('error', onError);
     pool.on('error', onError);
-    await boss.start();
-    for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
+    try {
+      await boss.start();
+      for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
+    } catch (error) {
+      // pg-boss does not close a pool it did not make.
+      await boss.stop({ graceful: false, wait: true, close: true }).catch(() => {});
+      await pool.end().catch(() => {});
+      throw error;
+    }
     return queue;
   }
 
