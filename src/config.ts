@@ -1,5 +1,16 @@
 import { z } from 'zod';
 
+/**
+ * How long the instance waits on a database that does not answer, each step of a request's wait:
+ * a new connection's handshake, a free pool slot, a query's next byte. Together they keep a request
+ * under about 5 s when PostgreSQL goes silent (docs/failure-behaviour.md).
+ */
+export const DATABASE_TIMEOUT_DEFAULTS = {
+  connectTimeoutMs: 3000,
+  acquireTimeoutMs: 4000,
+  silenceMs: 2000,
+} as const;
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const configSchema = z.object({
@@ -10,6 +21,30 @@ const configSchema = z.object({
   /** External PostgreSQL. Without it an embedded PostgreSQL is started under DATA_DIR. */
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** A new connection that has not finished its handshake after this long fails (503). */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs),
+  /** A request that found no free pool connection (nor could open one) after this long fails (503). */
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(DATABASE_TIMEOUT_DEFAULTS.acquireTimeoutMs),
+  /**
+   * A query that has had no byte back for this long is checked from a fresh connection; if its
+   * answer was lost, or the database does not answer at all, the connection is dropped (503).
+   * 0 turns the check off.
+   */
+  DATABASE_SILENCE_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 100 && ms <= 600_000), 'must be 0 (off) or 100..600000')
+    .default(DATABASE_TIMEOUT_DEFAULTS.silenceMs),
   /**
    * The hot lookups (the key check without the read cache, the knowledge-base search) run as named
    * prepared statements. Turn off behind a pooler that cannot carry them (PgBouncer in transaction

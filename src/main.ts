@@ -86,6 +86,8 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     JobQueue.start(database.url, logger, {
       background: config.WORKERS_ENABLED,
       expireSeconds: config.JOB_EXPIRE_SECONDS,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      silenceMs: config.DATABASE_SILENCE_MS,
     }),
   );
   const { app, container } = createApp({

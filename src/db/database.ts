@@ -21,6 +21,9 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   }
   const db = createDb(url, config.DATABASE_POOL_MAX, logger, {
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+    silenceMs: config.DATABASE_SILENCE_MS,
   });
   return {
     db,

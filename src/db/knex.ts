@@ -4,7 +4,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
 import { isRetryableConflict } from './pg-errors.js';
+import { SilenceWatchdog } from './silence-watchdog.js';
 
 // COUNT(*) and other int8 values fit in a JS number here; return them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
@@ -48,30 +50,64 @@ export const migrationConfig: Knex.MigratorConfig = {
   tableName: 'knex_migrations',
 };
 
-/**
- * `preparedStatements: false` runs the few hot queries that are otherwise named prepared statements
- * (src/db/prepared.ts) unnamed, for a pooler that cannot carry prepared statements between transactions.
- */
+export type DbOptions = {
+  /**
+   * false runs the few hot queries that are otherwise named prepared statements (src/db/prepared.ts)
+   * unnamed, for a pooler that cannot carry prepared statements between transactions.
+   */
+  preparedStatements?: boolean;
+  /** DATABASE_CONNECT_TIMEOUT_MS */
+  connectTimeoutMs?: number;
+  /** DATABASE_ACQUIRE_TIMEOUT_MS */
+  acquireTimeoutMs?: number;
+  /** DATABASE_SILENCE_MS (0: off) */
+  silenceMs?: number;
+};
+
 /** The first line of a knex log message (its first argument may carry a stack). */
 function firstLine(message: unknown): unknown {
   return typeof message === 'string' ? message.split('\n')[0] : message;
 }
 
-export function createDb(
-  url: string,
-  poolMax = 10,
-  logger?: Logger,
-  options: { preparedStatements?: boolean } = {},
-): Db {
+/**
+ * pg connection settings for a pool that must not hang on a silent database: the handshake is
+ * bounded, and TCP keepalive finds idle connections whose peer vanished.
+ */
+export function connectionSettings(url: string, connectTimeoutMs: number) {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
+
+export function createDb(url: string, poolMax = 10, logger?: Logger, options: DbOptions = {}): Db {
+  const connectTimeoutMs = options.connectTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs;
+  // Cuts a pooled connection whose query went unanswered (src/db/silence-watchdog.ts); knex then
+  // sees it disposed and drops it instead of handing it out again.
+  const watchdog = new SilenceWatchdog({
+    url,
+    silenceMs: options.silenceMs ?? DATABASE_TIMEOUT_DEFAULTS.silenceMs,
+    ...(logger ? { logger } : {}),
+  });
   const config: Knex.Config & { preparedStatements: boolean } = {
     client: 'pg',
     // Read back by runPrepared through the client's config, which a transaction shares.
     preparedStatements: options.preparedStatements ?? true,
-    // A connection attempt that gets no answer (a network cut, not a refusal) fails after 5 s, and a
-    // request waits at most 10 s for a pool slot; both end as 503 instead of hanging.
-    connection: { connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true },
-    acquireConnectionTimeout: 10_000,
-    pool: { min: 0, max: poolMax },
+    // A silent database costs a request at most about 5 s, answered 503: a connection attempt fails
+    // after connectTimeoutMs, a wait for a pool slot after acquireTimeoutMs, and a query that gets no
+    // answer is cut by the watchdog.
+    connection: connectionSettings(url, connectTimeoutMs),
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.acquireTimeoutMs,
+    pool: {
+      min: 0,
+      max: poolMax,
+      afterCreate: (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void) => {
+        watchdog.watch(connection);
+        done(null, connection);
+      },
+    },
     migrations: migrationConfig,
     // knex's own warnings go to our structured log, not to the console.
     ...(logger

@@ -55,6 +55,9 @@ function isUnavailableSqlState(code: string): boolean {
 const CONNECTION_MESSAGES = [
   'Connection terminated',
   'connection timeout',
+  // pg: a new connection that got no answer within connectionTimeoutMillis, a query past query_timeout.
+  'timeout expired',
+  'Query read timeout',
   'timeout exceeded when trying to connect',
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',

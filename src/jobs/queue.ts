@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
-import type { PoolClient } from 'pg';
+import pg, { type PoolClient } from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
+import { connectionSettings } from '../db/knex.js';
+import { SilenceWatchdog } from '../db/silence-watchdog.js';
 import { QUEUE_DEFINITIONS } from './queue-definitions.js';
 
 export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Promise<void>;
@@ -40,6 +43,10 @@ export type JobQueueOptions = {
    * most as long), so the jobs of a killed instance come back within seconds instead of minutes.
    */
   expireSeconds?: number;
+  /** DATABASE_CONNECT_TIMEOUT_MS, for the queue's own connections. */
+  connectTimeoutMs?: number;
+  /** DATABASE_SILENCE_MS, for the queue's own connections (0: off). */
+  silenceMs?: number;
 };
 
 /** PostgreSQL going away: shut down (57P01-57P03), refused, reset, or the connection ended. */
@@ -47,6 +54,9 @@ function isConnectionLoss(error: Error & { code?: string }): boolean {
   if (error.code && /^57P0[123]$|^ECONNREFUSED$|^ECONNRESET$|^EPIPE$/.test(error.code)) return true;
   return /connection terminated|connection error|not queryable/i.test(error.message);
 }
+
+/** The queue's own connections, apart from the request pool: polling never takes a request's slot. */
+const QUEUE_POOL_MAX = 4;
 
 function shortenExpiry<T extends { expireInSeconds?: number; retryDelay?: number; retryBackoff?: boolean }>(
   options: T,
@@ -71,14 +81,28 @@ export class JobQueue {
 
   private constructor(
     readonly boss: PgBoss,
+    private readonly pool: pg.Pool,
     private readonly logger: Logger,
     private readonly expireSeconds?: number,
   ) {}
 
   static async start(url: string, logger: Logger, options: JobQueueOptions): Promise<JobQueue> {
+    // pg-boss is given a pool made here (rather than making its own) so that the queue's
+    // connections have the same bounds as the request pool's: a bounded handshake, keepalive, and
+    // the silence watchdog, which cuts a poll whose answer was lost instead of leaving it hanging.
+    const pool = new pg.Pool({
+      ...connectionSettings(url, options.connectTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs),
+      max: QUEUE_POOL_MAX,
+      application_name: 'pgboss',
+    });
+    const watchdog = new SilenceWatchdog({
+      url,
+      silenceMs: options.silenceMs ?? DATABASE_TIMEOUT_DEFAULTS.silenceMs,
+      logger,
+    });
+    pool.on('connect', (client) => watchdog.watch(client));
     const boss = new PgBoss({
-      connectionString: url,
-      max: 4,
+      db: { executeSql: (text, values) => pool.query(text, values) },
       schema: 'pgboss',
       supervise: options.background,
       schedule: options.background,
@@ -88,16 +112,26 @@ export class JobQueue {
         SUPERVISE_INTERVAL_SECONDS,
       ),
     });
-    const queue = new JobQueue(boss, logger, options.expireSeconds);
+    const queue = new JobQueue(boss, pool, logger, options.expireSeconds);
     // pg-boss errors carry the whole pg client; log only what helps. Once the process is shutting
     // down, losing the database is expected (Ctrl-C in a terminal stops the embedded PostgreSQL
-    // together with node): not an error then.
-    boss.on('error', (error: Error & { code?: string }) => {
+    // together with node): not an error then. The pool's own errors (an idle connection lost) go
+    // the same way: logged, never thrown.
+    const onError = (error: Error & { code?: string }) => {
       const level = !queue.stopping ? 'error' : isConnectionLoss(error) ? 'debug' : 'warn';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
-    });
-    await boss.start();
-    for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
+    };
+    boss.on('error', onError);
+    pool.on('error', onError);
+    try {
+      await boss.start();
+      for (const { name, options: queueOptions } of QUEUE_DEFINITIONS) await queue.defineQueue(name, queueOptions);
+    } catch (error) {
+      // pg-boss does not close a pool it did not make.
+      await boss.stop({ graceful: false, wait: true, close: true }).catch(() => {});
+      await pool.end().catch(() => {});
+      throw error;
+    }
     return queue;
   }
 
@@ -282,5 +316,6 @@ export class JobQueue {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
     await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
+    if (!this.pool.ending) await this.pool.end();
   }
 }

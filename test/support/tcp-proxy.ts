@@ -1,16 +1,23 @@
 import net from 'node:net';
 
+/** Swallows whatever arrives on a silenced socket. */
+const drop = () => {};
+
 /**
  * A TCP proxy in front of the real PostgreSQL that a test can cut and restore, to play a database
  * outage (or a network cut) without touching the server other tests use.
  *
  * `cut()` destroys every open connection on both sides and, until `restore()`, accepts new
  * connections only to destroy them at once (the client sees "Connection terminated unexpectedly").
+ * `blackhole()` closes nothing and answers nothing: see there.
  * It counts the connections it holds to PostgreSQL at every moment, and the highest count seen.
  */
 export class TcpProxy {
   private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  /** Connections accepted during a blackhole: never passed on, never answered, kept open. */
+  private readonly swallowed = new Set<net.Socket>();
   private cutOff = false;
+  private blackholed = false;
   /** Connections to PostgreSQL open right now. */
   upstreamOpen = 0;
   /** The highest `upstreamOpen` since the last `resetPeak()`. */
@@ -19,6 +26,8 @@ export class TcpProxy {
   refused = 0;
   /** Connections passed on to PostgreSQL since the start. */
   accepted = 0;
+  /** Connections accepted and never answered during blackholes. */
+  swallowedTotal = 0;
 
   private constructor(
     private readonly server: net.Server,
@@ -41,6 +50,13 @@ export class TcpProxy {
     if (this.cutOff) {
       this.refused += 1;
       client.destroy();
+      return;
+    }
+    if (this.blackholed) {
+      this.swallowedTotal += 1;
+      this.swallowed.add(client);
+      client.on('data', drop);
+      client.on('close', () => this.swallowed.delete(client));
       return;
     }
     const upstream = net.connect({ host, port });
@@ -78,6 +94,25 @@ export class TcpProxy {
     }
   }
 
+  /**
+   * PostgreSQL goes silent, as when a firewall starts dropping its packets: every byte in either
+   * direction is dropped and no connection is closed. New connections are accepted (TCP completes)
+   * and never answered. The open connections stay silent for good, also after `restore()` (the
+   * bytes they lost cannot be replayed): the client has to notice and drop them itself. After
+   * `restore()`, new connections reach PostgreSQL again.
+   */
+  blackhole(): void {
+    this.blackholed = true;
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      for (const socket of [client, upstream]) {
+        socket.on('data', drop);
+        socket.resume();
+      }
+    }
+  }
+
   /** Drops every connection and refuses new ones until `restore()`. */
   cut(): void {
     this.cutOff = true;
@@ -85,10 +120,13 @@ export class TcpProxy {
       client.destroy();
       upstream.destroy();
     }
+    for (const socket of [...this.swallowed]) socket.destroy();
   }
 
+  /** Ends a cut or a blackhole: new connections reach PostgreSQL again. */
   restore(): void {
     this.cutOff = false;
+    this.blackholed = false;
   }
 
   resetPeak(): void {

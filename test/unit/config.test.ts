@@ -12,4 +12,17 @@ describe('parseConfig', () => {
       'DATABASE_LISTEN_URL requires DATABASE_URL',
     );
   });
+
+  it('bounds the waits on a silent database by default, and takes 0 to turn the silence check off', () => {
+    expect(parseConfig({})).toMatchObject({
+      DATABASE_CONNECT_TIMEOUT_MS: 3000,
+      DATABASE_ACQUIRE_TIMEOUT_MS: 4000,
+      DATABASE_SILENCE_MS: 2000,
+    });
+    expect(parseConfig({ DATABASE_SILENCE_MS: '0' }).DATABASE_SILENCE_MS).toBe(0);
+    expect(() => parseConfig({ DATABASE_SILENCE_MS: '50' })).toThrow(
+      'DATABASE_SILENCE_MS: must be 0 (off) or 100..600000',
+    );
+    expect(() => parseConfig({ DATABASE_CONNECT_TIMEOUT_MS: '0' })).toThrow('DATABASE_CONNECT_TIMEOUT_MS');
+  });
 });

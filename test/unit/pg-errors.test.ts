@@ -8,6 +8,12 @@ describe('isDatabaseUnavailable', () => {
     ['a connection cut mid-query', new Error('Connection terminated unexpectedly')],
     ['a connect timeout', new Error('Connection terminated due to connection timeout')],
     ['a pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['a connect timeout before the TCP handshake finished', new Error('timeout expired')],
+    ['a query read timeout', new Error('Query read timeout')],
+    [
+      'a connection the silence watchdog dropped',
+      coded('ETIMEDOUT', 'Connection dropped: no answer from the database for 2000 ms'),
+    ],
     ['a refused connection', coded('ECONNREFUSED')],
     ['a reset connection', coded('ECONNRESET')],
     ['a dual-stack refusal', Object.assign(new AggregateError([coded('ECONNREFUSED')]), { code: undefined })],
