@@ -211,7 +211,7 @@ describe('Redis refuses the connection', () => {
     drops.push(database.drop);
     const server = start({ DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     const { port } = await waitUntilListening(server);
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
     expect(health.status).toBe(200);
     const warnings = logLines(server).filter((line) => line.level === 40);
     expect(warnings.map((line) => line.msg)).toEqual([
