@@ -84,8 +84,10 @@ export function createDb(
 }
 
 /** Carries a dry run's result out of the transaction it rolls back. */
-class DryRunRollback {
-  constructor(readonly result: unknown) {}
+class DryRunRollback extends Error {
+  constructor(readonly result: unknown) {
+    super('dry run');
+  }
 }
 
 /**

@@ -47,11 +47,19 @@ export type WriteConditions = { ifMatch: TagList | undefined; dryRun: boolean };
 
 export const UNCONDITIONAL: WriteConditions = { ifMatch: undefined, dryRun: false };
 
-/** The write's `If-Match` and `dry_run` (true or false; anything else is a 400 naming it). */
-export function writeConditions(req: Request): WriteConditions {
+/**
+ * The write's `If-Match` and `dry_run` (true or false; anything else is a 400 naming it). A write
+ * that cannot be dry-run refuses `dry_run=true` rather than quietly doing it for real.
+ */
+export function writeConditions(req: Request, { dryRunnable = false } = {}): WriteConditions {
   const raw = (req.query as Record<string, unknown> | undefined)?.dry_run;
   if (raw !== undefined && raw !== 'true' && raw !== 'false') {
     throw new ValidationError('Invalid query parameters', [{ field: 'dry_run', message: 'Must be true or false' }]);
+  }
+  if (raw === 'true' && !dryRunnable) {
+    throw new ValidationError('Invalid query parameters', [
+      { field: 'dry_run', message: 'This operation has no dry run' },
+    ]);
   }
   return { ifMatch: parseTagList(req.get('If-Match')), dryRun: raw === 'true' };
 }
@@ -83,5 +91,8 @@ export function sendResource(req: Request, res: Response, body: unknown, options
       return;
     }
   }
-  res.status(options.status ?? 200).type('json').send(json);
+  res
+    .status(options.status ?? 200)
+    .type('json')
+    .send(json);
 }
