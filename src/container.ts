@@ -167,7 +167,7 @@ export function buildContainer(deps: AppDeps) {
     employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock, versionRecorder),
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
     tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock),
-    contacts: new ContactService(new ContactRepository(db), agentAccess, clock),
+    contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
