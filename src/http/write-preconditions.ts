@@ -3,8 +3,8 @@ import { PreconditionFailedError, PreconditionRequiredError } from '../errors/in
 import { entityTag, ifMatchHolds, type WriteConditions } from './entity-tag.js';
 
 export type PreconditionTarget = {
-  /** The organization whose `require_if_match` applies. */
-  organizationId: string;
+  /** The organization whose `require_if_match` applies (null: a user's own profile, none does). */
+  organizationId: string | null;
   /**
    * The resource's current representation, exactly as a GET shows it, read inside `trx` after its
    * row is locked (undefined: it does not exist).
@@ -23,6 +23,7 @@ export async function assertWritePreconditions(
   target: PreconditionTarget,
 ): Promise<void> {
   if (conditions.ifMatch === undefined) {
+    if (target.organizationId === null) return;
     const row: { require_if_match: boolean } | undefined = await trx('organizations')
       .where({ id: target.organizationId })
       .first('require_if_match');
