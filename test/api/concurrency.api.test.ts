@@ -70,7 +70,9 @@ async function expectConditionalResource(options: {
   expect(newTag).not.toBe(tag);
   const next = await call('get', path).expect(200);
   expect(tagOf(next)).toBe(newTag);
-  expect(next.body).toEqual(written.body);
+  // PUT of the slots adds replaced_count to the list a GET shows.
+  const { replaced_count: _count, ...shown } = written.body as Record<string, unknown>;
+  expect(next.body).toEqual(shown);
 
   const before = await traces(agentId);
   const stale = await call(method, path, { 'If-Match': tag }, options.body()).expect(412);
@@ -116,7 +118,9 @@ describe('agents', () => {
   });
 
   it('a version restore changes the ETag', async () => {
-    const created = await call('post', '/v1/agents', {}, { name: 'First', phone_number: ctx.build.phone() }).expect(201);
+    const created = await call('post', '/v1/agents', {}, { name: 'First', phone_number: ctx.build.phone() }).expect(
+      201,
+    );
     const agentId = created.body.id as string;
     await call('patch', `/v1/agents/${agentId}`, {}, { name: 'Second' }).expect(200);
     const tag = tagOf(await call('get', `/v1/agents/${agentId}`).expect(200));
@@ -169,5 +173,256 @@ describe('workflow', () => {
       method: 'put',
       body: () => ({ workflow: workflow(`Flow ${++n}`) }),
     });
+  });
+});
+
+/** A dry run answers what the real request answers (201 becomes 200) and leaves every table as it was. */
+async function expectDryRun(options: {
+  method: 'post' | 'patch' | 'put';
+  path: string;
+  body: object;
+  agentId: string;
+  table: string;
+  invalid: object;
+  realStatus: number;
+}) {
+  const { method, path, body, agentId, table } = options;
+  const rows = () => ctx.db(table).where({ agent_id: agentId }).orderBy('id');
+  const before = await rows();
+  const traced = await traces(agentId);
+  const dry = await call(method, `${path}?dry_run=true`, {}, body).expect(200);
+  expect(dry.headers['dry-run']).toBe('true');
+  expect(await rows()).toEqual(before);
+  expect(await traces(agentId)).toEqual(traced);
+  const real = await call(method, path, {}, body).expect(options.realStatus);
+  // A created row's id is new each time; everything else is the same answer.
+  const withoutIds = (value: unknown): unknown =>
+    JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === 'id' ? undefined : v));
+  expect(withoutIds(dry.body)).toEqual(withoutIds(real.body));
+  if (method === 'patch') expect(dry.body).toEqual(real.body);
+  const dryInvalid = await call(method, `${path}?dry_run=true`, {}, options.invalid).expect(400);
+  const realInvalid = await call(method, path, {}, options.invalid).expect(400);
+  expect(dryInvalid.body.error.details).toEqual(realInvalid.body.error.details);
+  return real;
+}
+
+describe('tools', () => {
+  it('GET and PATCH carry the ETag; a stale If-Match is 412 and writes nothing', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const tool = await call(
+      'post',
+      `/v1/agents/${agentId}/tools`,
+      {},
+      { name: 'hangup', description: 'Ends', tool_type: 'end_call' },
+    ).expect(201);
+    expect(tagOf(tool)).toBe(tagOf(await call('get', `/v1/agents/${agentId}/tools/${tool.body.id}`).expect(200)));
+    let n = 0;
+    await expectConditionalResource({
+      path: `/v1/agents/${agentId}/tools/${tool.body.id}`,
+      agentId,
+      method: 'patch',
+      body: () => ({ description: `Ends the call ${++n}` }),
+    });
+  });
+
+  it("changes its ETag when the linked employee's phone number changes", async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const employee = await call(
+      'post',
+      `/v1/agents/${agentId}/employees`,
+      {},
+      { name: 'Erika', phone_number: '+4930777' },
+    ).expect(201);
+    const tool = await call(
+      'post',
+      `/v1/agents/${agentId}/tools`,
+      {},
+      {
+        name: 'to_erika',
+        description: 'Transfers',
+        tool_type: 'transfer_call',
+        employee_id: employee.body.id,
+      },
+    ).expect(201);
+    const path = `/v1/agents/${agentId}/tools/${tool.body.id}`;
+    const tag = tagOf(await call('get', path).expect(200));
+    await call('patch', `/v1/agents/${agentId}/employees/${employee.body.id}`, {}, { phone_number: '+4930888' }).expect(
+      200,
+    );
+    const after = await call('get', path).expect(200);
+    expect(after.body.config.phone_number).toBe('+4930888');
+    expect(tagOf(after)).not.toBe(tag);
+    await call('patch', path, { 'If-Match': tag }, { description: 'Stale' }).expect(412);
+    await call('delete', path, { 'If-Match': tag }).expect(412);
+  });
+
+  it('dry runs of POST and PATCH store nothing', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const created = await expectDryRun({
+      method: 'post',
+      path: `/v1/agents/${agentId}/tools`,
+      body: { name: 'hangup', description: 'Ends', tool_type: 'end_call' },
+      invalid: { name: 'Bad Name', tool_type: 'end_call' },
+      agentId,
+      table: 'tools',
+      realStatus: 201,
+    });
+    await expectDryRun({
+      method: 'patch',
+      path: `/v1/agents/${agentId}/tools/${created.body.id}`,
+      body: { description: 'Changed' },
+      invalid: { priority: -1 },
+      agentId,
+      table: 'tools',
+      realStatus: 200,
+    });
+  });
+});
+
+describe('employees', () => {
+  it('GET and PATCH carry the ETag; a stale If-Match is 412 and writes nothing (no event)', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const employee = await call('post', `/v1/agents/${agentId}/employees`, {}, { name: 'Max' }).expect(201);
+    const path = `/v1/agents/${agentId}/employees/${employee.body.id}`;
+    expect(tagOf(employee)).toBe(tagOf(await call('get', path).expect(200)));
+    const statuses = ['urlaub', 'anwesend'];
+    let n = 0;
+    await expectConditionalResource({ path, agentId, method: 'patch', body: () => ({ status: statuses[n++ % 2] }) });
+  });
+
+  it('dry runs of POST and PATCH store nothing and send no event', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const created = await expectDryRun({
+      method: 'post',
+      path: `/v1/agents/${agentId}/employees`,
+      body: { name: 'Erika' },
+      invalid: { name: '' },
+      agentId,
+      table: 'employees',
+      realStatus: 201,
+    });
+    await expectDryRun({
+      method: 'patch',
+      path: `/v1/agents/${agentId}/employees/${created.body.id}`,
+      body: { status: 'urlaub' },
+      invalid: { status: 'asleep' },
+      agentId,
+      table: 'employees',
+      realStatus: 200,
+    });
+  });
+});
+
+describe('contacts', () => {
+  it('GET and PATCH carry the ETag; a stale If-Match is 412 and writes nothing', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const contact = await call('post', `/v1/agents/${agentId}/contacts`, {}, { customer_name: 'Anna' }).expect(201);
+    const path = `/v1/agents/${agentId}/contacts/${contact.body.id}`;
+    expect(tagOf(contact)).toBe(tagOf(await call('get', path).expect(200)));
+    let n = 0;
+    await expectConditionalResource({ path, agentId, method: 'patch', body: () => ({ note: `Note ${++n}` }) });
+    await call('delete', path, { 'If-Match': '"stale"' }).expect(412);
+    await call('delete', path, { 'If-Match': '*' }).expect(204);
+  });
+
+  it('dry runs of POST and PATCH store nothing', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const created = await expectDryRun({
+      method: 'post',
+      path: `/v1/agents/${agentId}/contacts`,
+      body: { customer_name: 'Berta' },
+      invalid: { email: 'not an address' },
+      agentId,
+      table: 'contacts',
+      realStatus: 201,
+    });
+    await expectDryRun({
+      method: 'patch',
+      path: `/v1/agents/${agentId}/contacts/${created.body.id}`,
+      body: { note: 'Called back' },
+      invalid: { email: 'not an address' },
+      agentId,
+      table: 'contacts',
+      realStatus: 200,
+    });
+  });
+});
+
+describe('forwarding slots', () => {
+  it('the list has an ETag; PUT answers the ETag the next GET shows; a stale If-Match is 412', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    let n = 0;
+    await expectConditionalResource({
+      path: `/v1/agents/${agentId}/forwarding-slots`,
+      agentId,
+      method: 'put',
+      body: () => ({ slots: [{ slotnummer: '01', cases: `Case ${++n}` }] }),
+    });
+  });
+
+  it('a dry-run PUT stores nothing', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    await expectDryRun({
+      method: 'put',
+      path: `/v1/agents/${agentId}/forwarding-slots`,
+      body: { slots: [{ slotnummer: '01', cases: 'Everything' }] },
+      invalid: { slots: [{ slotnummer: '1', cases: 'x' }] },
+      agentId,
+      table: 'forwarding_slots',
+      realStatus: 200,
+    });
+  });
+});
+
+describe('organization', () => {
+  it('GET /v1/organization/{orgId} and PATCH carry the ETag; a stale If-Match is 412', async () => {
+    const flags = [true, false];
+    let n = 0;
+    await expectConditionalResource({
+      path: `/v1/organization/${w.orgId}`,
+      agentId: null,
+      method: 'patch',
+      body: () => ({ forward_call_email: flags[n++ % 2] }),
+    });
+  });
+
+  it('require_if_match: writes without If-Match get 428, with it they pass; off again with If-Match', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const org = await call('patch', `/v1/organization/${w.orgId}`, {}, { require_if_match: true }).expect(200);
+    expect(org.body.require_if_match).toBe(true);
+    try {
+      const refused = await call('patch', `/v1/agents/${agentId}`, {}, { name: 'No tag' }).expect(428);
+      expect(refused.body.error.code).toBe('PRECONDITION_REQUIRED');
+      await call('put', `/v1/agents/${agentId}/forwarding-slots`, {}, { slots: [] }).expect(428);
+      await call('put', `/v1/agents/${agentId}/workflow`, {}, { workflow: null }).expect(428);
+      await call('delete', `/v1/agents/${agentId}`).expect(428);
+      await call('patch', `/v1/organization/${w.orgId}`, {}, { require_if_match: false }).expect(428);
+      const tag = tagOf(await call('get', `/v1/agents/${agentId}`).expect(200));
+      await call('patch', `/v1/agents/${agentId}`, { 'If-Match': tag }, { name: 'Tagged' }).expect(200);
+      // Creating needs no tag: there is nothing to match yet.
+      await call('post', `/v1/agents/${agentId}/contacts`, {}, { customer_name: 'New' }).expect(201);
+    } finally {
+      const orgTag = tagOf(await call('get', `/v1/organization/${w.orgId}`).expect(200));
+      await call('patch', `/v1/organization/${w.orgId}`, { 'If-Match': orgTag }, { require_if_match: false }).expect(
+        200,
+      );
+    }
+    await call('patch', `/v1/agents/${agentId}`, {}, { name: 'Untagged again' }).expect(200);
+  });
+});
+
+describe('/v1/me', () => {
+  it('GET and PATCH carry the ETag; a stale If-Match is 412', async () => {
+    const me = (method: 'get' | 'patch', headers: Record<string, string> = {}, body?: object) => {
+      const request = ctx.http[method]('/v1/me').set('Authorization', `Bearer ${w.token}`);
+      for (const [name, value] of Object.entries(headers)) request.set(name, value);
+      return body ? request.send(body) : request;
+    };
+    const tag = tagOf(await me('get').expect(200));
+    await me('get', { 'If-None-Match': tag }).expect(304);
+    const written = await me('patch', { 'If-Match': tag }, { name: 'Renamed' }).expect(200);
+    expect(tagOf(written)).toBe(tagOf(await me('get').expect(200)));
+    const stale = await me('patch', { 'If-Match': tag }, { name: 'Again' }).expect(412);
+    expect(stale.body.error.code).toBe('PRECONDITION_FAILED');
   });
 });
