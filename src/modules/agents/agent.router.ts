@@ -18,7 +18,7 @@ export function agentRouter(
   });
 
   router.post('/', async (req, res) => {
-    res.status(201).json(await agents.create(authOf(req), req.body));
+    sendResource(req, res, await agents.create(authOf(req), req.body), { status: 201 });
   });
 
   router.get('/:agentId', async (req, res) => {
