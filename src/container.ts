@@ -160,7 +160,7 @@ export function buildContainer(deps: AppDeps) {
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
     workflows: new WorkflowService(db, workflowRepository, agentAccess, versionRecorder, clock),
     organizations: new OrganizationService(db, new OrganizationRepository(db), clock),
-    apiKeys: new ApiKeyService(new ApiKeyRepository(db), clock, () => cache.sync()),
+    apiKeys: new ApiKeyService(db, new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(db, new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
