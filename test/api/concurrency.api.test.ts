@@ -426,3 +426,46 @@ describe('/v1/me', () => {
     expect(stale.body.error.code).toBe('PRECONDITION_FAILED');
   });
 });
+
+describe('knowledge-base documents', () => {
+  it('GET and PATCH carry the ETag; a stale If-Match is 412; DELETE checks it too', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const created = await call(
+      'post',
+      `/v1/agents/${agentId}/knowledge-base`,
+      {},
+      { title: 'Hours', content: '' },
+    ).expect(201);
+    const path = `/v1/agents/${agentId}/knowledge-base/${created.body.id}`;
+    expect(tagOf(created)).toBe(tagOf(await call('get', path).expect(200)));
+    let n = 0;
+    await expectConditionalResource({ path, agentId, method: 'patch', body: () => ({ title: `Hours ${++n}` }) });
+    await call('delete', path, { 'If-Match': tagOf(created) }).expect(412);
+    await call('delete', path, { 'If-Match': tagOf(await call('get', path).expect(200)) }).expect(204);
+  });
+});
+
+describe('API keys', () => {
+  it('GET /v1/api-keys/{keyId} and PATCH carry the ETag; a stale If-Match is 412', async () => {
+    const asAdmin = (method: Method, path: string, headers: Record<string, string> = {}, body?: object) => {
+      const request = ctx.http[method](path).set('Authorization', `Bearer ${w.token}`);
+      for (const [name, value] of Object.entries(headers)) request.set(name, value);
+      return body ? request.send(body) : request;
+    };
+    const created = await asAdmin(
+      'post',
+      '/v1/api-keys',
+      {},
+      { name: 'Sync job', permissions: ['agents:read'] },
+    ).expect(201);
+    const path = `/v1/api-keys/${created.body.id}`;
+    const tag = tagOf(await asAdmin('get', path).expect(200));
+    await asAdmin('get', path, { 'If-None-Match': tag }).expect(304);
+    const written = await asAdmin('patch', path, { 'If-Match': tag }, { name: 'Sync job 2' }).expect(200);
+    expect(tagOf(written)).toBe(tagOf(await asAdmin('get', path).expect(200)));
+    const stale = await asAdmin('patch', path, { 'If-Match': tag }, { name: 'Sync job 3' }).expect(412);
+    expect(stale.body.error.message).toContain(tagOf(written));
+    await asAdmin('delete', path, { 'If-Match': tag }).expect(412);
+    await asAdmin('delete', path, { 'If-Match': tagOf(written) }).expect(204);
+  });
+});
