@@ -62,7 +62,8 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** One key of your developer_admin organizations (never its value) */
+    get: operations['getApiKey'];
     put?: never;
     post?: never;
     /** Delete a key permanently; refused from the next request on */
@@ -193,13 +194,14 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** One organization the caller reaches (organization:read) */
+    get: operations['getOrganization'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
-    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored */
+    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored */
     patch: operations['updateOrganization'];
     trace?: never;
   };
@@ -953,6 +955,8 @@ export interface components {
           | 'NOT_FOUND'
           | 'METHOD_NOT_ALLOWED'
           | 'CONFLICT'
+          | 'PRECONDITION_FAILED'
+          | 'PRECONDITION_REQUIRED'
           | 'RATE_LIMITED'
           | 'INTERNAL_ERROR'
           | 'SERVICE_UNAVAILABLE';
@@ -1528,6 +1532,8 @@ export interface components {
       max_concurrent_calls: number | null;
       /** @description Read-only; where calls over the limit go (E.164); null = busy tone */
       concurrency_overflow_number: string | null;
+      /** @description Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED */
+      require_if_match: boolean;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1545,6 +1551,8 @@ export interface components {
       transfer_popup_enabled?: boolean;
       /** @description Emergency-duty areas; trimmed, duplicates removed; [] or null = none */
       notdienst_bereiche?: string[] | null;
+      /** @description true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED */
+      require_if_match?: boolean;
     };
     WebhookDelivery: {
       /** Format: uuid */
@@ -2638,8 +2646,44 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description If-None-Match matched: the client already has this representation (no body) */
+    NotModified: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+    /** @description PRECONDITION_FAILED: If-Match does not match the current ETag (named in the message); nothing was written */
+    PreconditionFailed: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description PRECONDITION_REQUIRED: the organization's require_if_match is true and the request has no If-Match */
+    PreconditionRequired: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
   };
   parameters: {
+    /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+    IfMatch: string;
+    /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+    IfNoneMatch: string;
+    /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+    DryRun: 'true' | 'false';
     /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
     IdempotencyKey: string;
   };
@@ -2657,6 +2701,10 @@ export interface components {
     'Retry-After': number;
     /** @description The methods this path supports, comma-separated */
     Allow: string;
+    /** @description Strong entity tag of the representation (a quoted opaque string); it changes whenever the representation does. Send it back in If-Match to write only if nobody changed the resource since. */
+    ETag: string;
+    /** @description `true`: the answer of a dry run; nothing was stored, versioned, audited or sent */
+    'Dry-Run': 'true';
   };
   pathItems: never;
 }
@@ -2843,10 +2891,84 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  getApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
+      path: {
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The key */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   deleteApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         keyId: string;
       };
@@ -2903,6 +3025,8 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2910,7 +3034,10 @@ export interface operations {
   updateApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         keyId: string;
       };
@@ -2926,6 +3053,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -2973,7 +3101,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -3080,6 +3210,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -3168,7 +3299,10 @@ export interface operations {
   getAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3183,12 +3317,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Agent'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -3251,7 +3387,10 @@ export interface operations {
   deleteAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3321,6 +3460,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3341,8 +3482,13 @@ export interface operations {
   };
   updateAgent: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3364,6 +3510,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -3411,6 +3559,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3421,6 +3570,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3616,7 +3766,10 @@ export interface operations {
   getWorkflow: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3631,12 +3784,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['WorkflowRecord'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -3698,8 +3853,13 @@ export interface operations {
   };
   replaceWorkflow: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3721,6 +3881,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -3768,6 +3930,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3778,6 +3941,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3863,6 +4027,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3882,6 +4048,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -3929,6 +4096,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3939,6 +4107,95 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      428: components['responses']['PreconditionRequired'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getOrganization: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The organization */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Organization'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3961,6 +4218,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3982,6 +4241,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4029,6 +4289,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -4039,6 +4300,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4374,7 +4636,10 @@ export interface operations {
   getMe: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4384,12 +4649,14 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Me'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
       401: {
         headers: {
@@ -4409,6 +4676,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -4425,6 +4694,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4452,6 +4722,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
@@ -4554,7 +4825,10 @@ export interface operations {
   };
   createEmployee: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -4570,6 +4844,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Employee'];
+        };
+      };
       /** @description The new employee */
       201: {
         headers: {
@@ -4577,6 +4865,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -4646,7 +4936,10 @@ export interface operations {
   getEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         employeeId: string;
@@ -4662,12 +4955,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Employee'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -4730,7 +5025,10 @@ export interface operations {
   deleteEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         employeeId: string;
@@ -4801,6 +5099,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4821,8 +5121,13 @@ export interface operations {
   };
   updateEmployee: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -4845,6 +5150,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -4902,7 +5209,9 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4924,7 +5233,10 @@ export interface operations {
   listForwardingSlots: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -4939,6 +5251,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4947,6 +5260,7 @@ export interface operations {
           };
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5008,8 +5322,13 @@ export interface operations {
   };
   replaceForwardingSlots: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5031,6 +5350,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5082,7 +5403,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5557,7 +5880,10 @@ export interface operations {
   };
   createTool: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -5573,6 +5899,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Tool'];
+        };
+      };
       /** @description The new tool */
       201: {
         headers: {
@@ -5580,6 +5920,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5659,7 +6001,10 @@ export interface operations {
   getTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         toolId: string;
@@ -5675,12 +6020,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Tool'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5743,7 +6090,10 @@ export interface operations {
   deleteTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         toolId: string;
@@ -5814,6 +6164,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5834,8 +6186,13 @@ export interface operations {
   };
   updateTool: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5858,6 +6215,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5915,7 +6274,9 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6033,7 +6394,10 @@ export interface operations {
   };
   createContact: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -6049,6 +6413,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Contact'];
+        };
+      };
       /** @description The new contact */
       201: {
         headers: {
@@ -6056,6 +6434,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -6135,7 +6515,10 @@ export interface operations {
   getContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         contactId: string;
@@ -6151,12 +6534,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Contact'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -6219,7 +6604,10 @@ export interface operations {
   deleteContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         contactId: string;
@@ -6280,6 +6668,8 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6300,8 +6690,13 @@ export interface operations {
   };
   updateContact: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -6324,6 +6719,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -6381,7 +6778,9 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6518,6 +6917,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -6678,7 +7078,10 @@ export interface operations {
   getKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -6694,12 +7097,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['KnowledgeBaseDocument'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -6762,7 +7167,10 @@ export interface operations {
   deleteKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -6823,6 +7231,8 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6845,6 +7255,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -6867,6 +7279,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -6914,7 +7327,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
