@@ -64,6 +64,8 @@ export function writeConditions(req: Request, { dryRunnable = false } = {}): Wri
   return { ifMatch: parseTagList(req.get('If-Match')), dryRun: raw === 'true' };
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 export type SendOptions = {
   /** 200 unless given; a dry run answers 200 where the real request answers 201. */
   status?: number;
@@ -79,7 +81,7 @@ export type SendOptions = {
 export function sendResource(req: Request, res: Response, body: unknown, options: SendOptions = {}): void {
   const json = JSON.stringify(body);
   if (options.dryRun) {
-    res.status(200).set('Dry-Run', 'true').type('json').send(json);
+    res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(json);
     return;
   }
   const tag = options.representation === undefined ? entityTagOfJson(json) : entityTag(options.representation);
