@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { ValidationError } from '../errors/index.js';
 
@@ -9,7 +9,9 @@ import { ValidationError } from '../errors/index.js';
  * the body a GET serializes anyway is hashed once.
  */
 export function entityTagOfJson(json: string): string {
-  return `"${createHash('sha1').update(json).digest('base64url')}"`;
+  // One-shot hashing: no Hash object per response. SHA-1 is fast and, for an opaque tag that only
+  // has to change with the content, collision-resistant enough.
+  return `"${hash('sha1', json, 'base64url')}"`;
 }
 
 /** The tag of a representation as `sendResource` would send it. */
