@@ -7722,6 +7722,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -7777,7 +7778,10 @@ export interface operations {
   getOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -7790,12 +7794,14 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['OrganizationKnowledgeBaseDocument'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -7844,7 +7850,10 @@ export interface operations {
   deleteOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -7902,6 +7911,8 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7910,6 +7921,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -7929,6 +7942,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -7976,7 +7990,9 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };

@@ -11,6 +11,7 @@ const CONDITIONAL_READS = [
   'listForwardingSlots',
   'getContact',
   'getKnowledgeBaseDocument',
+  'getOrganizationKnowledgeBaseDocument',
   'getOrganization',
   'getApiKey',
   'getMe',
@@ -30,6 +31,8 @@ const CONDITIONAL_WRITES = [
   'deleteContact',
   'updateKnowledgeBaseDocument',
   'deleteKnowledgeBaseDocument',
+  'updateOrganizationKnowledgeBaseDocument',
+  'deleteOrganizationKnowledgeBaseDocument',
   'updateOrganization',
   'updateOwnOrganization',
   'updateApiKey',
@@ -41,7 +44,14 @@ const CONDITIONAL_WRITES = [
 const WITHOUT_REQUIREMENT = new Set(['updateMe']);
 
 /** Creates whose 201 carries the new resource's `ETag`. */
-const TAGGED_CREATES = ['createAgent', 'createTool', 'createEmployee', 'createContact', 'createKnowledgeBaseDocument'];
+const TAGGED_CREATES = [
+  'createAgent',
+  'createTool',
+  'createEmployee',
+  'createContact',
+  'createKnowledgeBaseDocument',
+  'createOrganizationKnowledgeBaseDocument',
+];
 
 /** Writes with `?dry_run=true`. */
 const DRY_RUNS = [

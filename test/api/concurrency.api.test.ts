@@ -469,3 +469,32 @@ describe('API keys', () => {
     await asAdmin('delete', path, { 'If-Match': tagOf(written) }).expect(204);
   });
 });
+
+describe('organization knowledge-base documents', () => {
+  it('GET, PATCH and DELETE with the dashboard token; a grant change changes the ETag', async () => {
+    const asAdmin = (method: Method, path: string, headers: Record<string, string> = {}, body?: object) => {
+      const request = ctx.http[method](path).set('Authorization', `Bearer ${w.token}`);
+      for (const [name, value] of Object.entries(headers)) request.set(name, value);
+      return body ? request.send(body) : request;
+    };
+    const base = `/v1/organization/${w.orgId}/knowledge-base`;
+    const created = await asAdmin(
+      'post',
+      base,
+      {},
+      { title: 'Company', content: 'Opening hours 8-18', agent_ids: [] },
+    ).expect(201);
+    const path = `${base}/${created.body.id}`;
+    const tag = tagOf(await asAdmin('get', path).expect(200));
+    expect(tagOf(created)).toBe(tag);
+    await asAdmin('get', path, { 'If-None-Match': tag }).expect(304);
+    await asAdmin('put', `${path}/grants`, {}, { agent_ids: [w.agentId] }).expect(200);
+    const granted = tagOf(await asAdmin('get', path).expect(200));
+    expect(granted).not.toBe(tag);
+    await asAdmin('patch', path, { 'If-Match': tag }, { title: 'Stale' }).expect(412);
+    const written = await asAdmin('patch', path, { 'If-Match': granted }, { title: 'Company 2' }).expect(200);
+    expect(tagOf(written)).toBe(tagOf(await asAdmin('get', path).expect(200)));
+    await asAdmin('delete', path, { 'If-Match': granted }).expect(412);
+    await asAdmin('delete', path, { 'If-Match': tagOf(written) }).expect(204);
+  });
+});
