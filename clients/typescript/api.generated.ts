@@ -5449,6 +5449,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -5528,7 +5529,10 @@ export interface operations {
   getForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         slotId: string;
@@ -5544,12 +5548,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ForwardingSlot'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5612,7 +5618,10 @@ export interface operations {
   deleteForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         slotId: string;
@@ -5673,6 +5682,8 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5695,6 +5706,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5717,6 +5730,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -5774,7 +5788,9 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

@@ -360,6 +360,21 @@ describe('forwarding slots', () => {
     });
   });
 
+  it('a single slot has its own ETag; PATCH and DELETE check If-Match and changing it changes the list tag', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const list = `/v1/agents/${agentId}/forwarding-slots`;
+    const created = await call('post', list, {}, { slotnummer: '02', cases: 'Billing' }).expect(201);
+    const path = `${list}/${created.body.id}`;
+    expect(tagOf(created)).toBe(tagOf(await call('get', path).expect(200)));
+    const listTag = tagOf(await call('get', list).expect(200));
+    let n = 0;
+    await expectConditionalResource({ path, agentId, method: 'patch', body: () => ({ cases: `Billing ${++n}` }) });
+    expect(tagOf(await call('get', list).expect(200))).not.toBe(listTag);
+    await call('put', list, { 'If-Match': listTag }, { slots: [] }).expect(412);
+    await call('delete', path, { 'If-Match': tagOf(created) }).expect(412);
+    await call('delete', path, { 'If-Match': '*' }).expect(204);
+  });
+
   it('a dry-run PUT stores nothing', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId);
     await expectDryRun({

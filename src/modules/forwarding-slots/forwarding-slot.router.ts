@@ -24,22 +24,22 @@ export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await slots.create(authOf(req), agentId, req.body));
+    sendResource(req, res, await slots.create(authOf(req), agentId, req.body), { status: 201 });
   });
 
   router.get('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    res.json(await slots.get(authOf(req), agentId, slotId));
+    sendResource(req, res, await slots.get(authOf(req), agentId, slotId));
   });
 
   router.patch('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    res.json(await slots.update(authOf(req), agentId, slotId, req.body));
+    sendResource(req, res, await slots.update(authOf(req), agentId, slotId, req.body, writeConditions(req)));
   });
 
   router.delete('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    await slots.delete(authOf(req), agentId, slotId);
+    await slots.delete(authOf(req), agentId, slotId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -46,11 +46,19 @@ export class ForwardingSlotService {
     });
   }
 
-  async update(auth: AuthContext, agentId: string, slotId: string, body: unknown): Promise<ForwardingSlot> {
+  /** `If-Match` is checked against the slot under the agent's slot lock. */
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    slotId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     this.found(await this.slots.find(agent.id, slotId));
     const input = parseBody(UpdateSlotSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots) => {
+    return this.write(agentId, input.slotnummer, async (slots, trx) => {
+      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
       }
@@ -58,11 +66,29 @@ export class ForwardingSlotService {
     });
   }
 
-  async delete(auth: AuthContext, agentId: string, slotId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    slotId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
-    await this.write(agentId, undefined, async (slots) => {
+    await this.write(agentId, undefined, async (slots, trx) => {
+      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
     });
+  }
+
+  /** Under the slot lock: the slot's `If-Match` (412) and the organization's rule (428). */
+  private async assertSlotPreconditions(
+    slots: ForwardingSlotRepository,
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    slotId: string,
+    conditions: WriteConditions,
+  ): Promise<void> {
+    const current = this.found(await slots.find(agent.id, slotId));
+    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
   }
 
   /**
