@@ -62,7 +62,8 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** One key of your developer_admin organizations (never its value) */
+    get: operations['getApiKey'];
     put?: never;
     post?: never;
     /** Delete a key permanently; refused from the next request on */
@@ -193,13 +194,14 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** One organization the caller reaches (organization:read) */
+    get: operations['getOrganization'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
-    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored */
+    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored */
     patch: operations['updateOrganization'];
     trace?: never;
   };
@@ -953,6 +955,8 @@ export interface components {
           | 'NOT_FOUND'
           | 'METHOD_NOT_ALLOWED'
           | 'CONFLICT'
+          | 'PRECONDITION_FAILED'
+          | 'PRECONDITION_REQUIRED'
           | 'RATE_LIMITED'
           | 'INTERNAL_ERROR'
           | 'SERVICE_UNAVAILABLE';
@@ -1529,6 +1533,8 @@ export interface components {
       max_concurrent_calls: number | null;
       /** @description Read-only; where calls over the limit go (E.164); null = busy tone */
       concurrency_overflow_number: string | null;
+      /** @description Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED */
+      require_if_match: boolean;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1546,6 +1552,8 @@ export interface components {
       transfer_popup_enabled?: boolean;
       /** @description Emergency-duty areas; trimmed, duplicates removed; [] or null = none */
       notdienst_bereiche?: string[] | null;
+      /** @description true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED */
+      require_if_match?: boolean;
     };
     WebhookDelivery: {
       /** Format: uuid */
@@ -2683,8 +2691,44 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description If-None-Match matched: the client already has this representation (no body) */
+    NotModified: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+    /** @description PRECONDITION_FAILED: If-Match does not match the current ETag (named in the message); nothing was written */
+    PreconditionFailed: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description PRECONDITION_REQUIRED: the organization's require_if_match is true and the request has no If-Match */
+    PreconditionRequired: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
   };
   parameters: {
+    /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+    IfMatch: string;
+    /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+    IfNoneMatch: string;
+    /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+    DryRun: 'true' | 'false';
     /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
     IdempotencyKey: string;
   };
@@ -2702,6 +2746,10 @@ export interface components {
     'Retry-After': number;
     /** @description The methods this path supports, comma-separated */
     Allow: string;
+    /** @description Strong entity tag of the representation (a quoted opaque string); it changes whenever the representation does. Send it back in If-Match to write only if nobody changed the resource since. */
+    ETag: string;
+    /** @description `true`: the answer of a dry run; nothing was stored, versioned, audited or sent */
+    'Dry-Run': 'true';
   };
   pathItems: never;
 }
@@ -2905,10 +2953,84 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  getApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
+      path: {
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The key */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   deleteApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         keyId: string;
       };
@@ -2966,6 +3088,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2973,7 +3097,10 @@ export interface operations {
   updateApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         keyId: string;
       };
@@ -2989,6 +3116,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -3037,8 +3165,10 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -3145,6 +3275,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -3235,7 +3366,10 @@ export interface operations {
   getAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3250,12 +3384,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Agent'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -3318,7 +3454,10 @@ export interface operations {
   deleteAgent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3388,6 +3527,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3408,8 +3549,13 @@ export interface operations {
   };
   updateAgent: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3431,6 +3577,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -3479,6 +3627,7 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3491,6 +3640,7 @@ export interface operations {
       };
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3689,7 +3839,10 @@ export interface operations {
   getWorkflow: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -3704,12 +3857,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['WorkflowRecord'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -3771,8 +3926,13 @@ export interface operations {
   };
   replaceWorkflow: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3794,6 +3954,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -3842,6 +4004,7 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -3854,6 +4017,7 @@ export interface operations {
       };
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -3940,6 +4104,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -3959,6 +4125,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4007,6 +4174,7 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -4019,6 +4187,95 @@ export interface operations {
       };
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getOrganization: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The organization */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Organization'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4041,6 +4298,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -4062,6 +4321,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4110,6 +4370,7 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -4122,6 +4383,7 @@ export interface operations {
       };
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4465,7 +4727,10 @@ export interface operations {
   getMe: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4475,12 +4740,14 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Me'];
         };
       };
+      304: components['responses']['NotModified'];
       400: components['responses']['BadRequest'];
       /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
       401: {
@@ -4501,6 +4768,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -4517,6 +4786,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -4545,6 +4815,7 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
@@ -4649,7 +4920,10 @@ export interface operations {
   };
   createEmployee: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -4665,6 +4939,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Employee'];
+        };
+      };
       /** @description The new employee */
       201: {
         headers: {
@@ -4672,6 +4960,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -4744,7 +5034,10 @@ export interface operations {
   getEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         employeeId: string;
@@ -4760,12 +5053,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Employee'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -4828,7 +5123,10 @@ export interface operations {
   deleteEmployee: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         employeeId: string;
@@ -4899,6 +5197,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -4919,8 +5219,13 @@ export interface operations {
   };
   updateEmployee: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -4943,6 +5248,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5000,9 +5307,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5024,7 +5333,10 @@ export interface operations {
   listForwardingSlots: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -5039,6 +5351,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -5047,6 +5360,7 @@ export interface operations {
           };
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5108,8 +5422,13 @@ export interface operations {
   };
   replaceForwardingSlots: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5131,6 +5450,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5183,9 +5504,11 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5229,6 +5552,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -5310,7 +5634,10 @@ export interface operations {
   getForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         slotId: string;
@@ -5326,12 +5653,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ForwardingSlot'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5394,7 +5723,10 @@ export interface operations {
   deleteForwardingSlot: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         slotId: string;
@@ -5456,6 +5788,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5478,6 +5812,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5500,6 +5836,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -5557,9 +5894,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5665,7 +6004,10 @@ export interface operations {
   };
   createTool: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -5681,6 +6023,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Tool'];
+        };
+      };
       /** @description The new tool */
       201: {
         headers: {
@@ -5688,6 +6044,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -5769,7 +6127,10 @@ export interface operations {
   getTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         toolId: string;
@@ -5785,12 +6146,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Tool'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -5853,7 +6216,10 @@ export interface operations {
   deleteTool: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         toolId: string;
@@ -5924,6 +6290,8 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -5944,8 +6312,13 @@ export interface operations {
   };
   updateTool: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -5968,6 +6341,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -6025,9 +6400,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6145,7 +6522,10 @@ export interface operations {
   };
   createContact: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -6161,6 +6541,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description dry_run=true: what would be created (nothing was stored) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Contact'];
+        };
+      };
       /** @description The new contact */
       201: {
         headers: {
@@ -6168,6 +6562,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -6249,7 +6645,10 @@ export interface operations {
   getContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         contactId: string;
@@ -6265,12 +6664,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Contact'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -6333,7 +6734,10 @@ export interface operations {
   deleteContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         contactId: string;
@@ -6395,6 +6799,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6415,8 +6821,13 @@ export interface operations {
   };
   updateContact: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
+      };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -6439,6 +6850,8 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
           [name: string]: unknown;
         };
         content: {
@@ -6496,9 +6909,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6635,6 +7050,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -6801,7 +7217,10 @@ export interface operations {
   getKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -6817,12 +7236,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['KnowledgeBaseDocument'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -6885,7 +7306,10 @@ export interface operations {
   deleteKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -6947,6 +7371,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -6969,6 +7395,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -6991,6 +7419,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -7039,9 +7468,11 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -7437,6 +7868,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -7495,7 +7927,10 @@ export interface operations {
   getOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -7508,12 +7943,14 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['OrganizationKnowledgeBaseDocument'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -7562,7 +7999,10 @@ export interface operations {
   deleteOrganizationKnowledgeBaseDocument: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         orgId: string;
         documentId: string;
@@ -7621,6 +8061,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -7629,6 +8071,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -7648,6 +8092,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -7696,9 +8141,11 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
     };

@@ -36,6 +36,30 @@ export function createVoiceAgentClient(options: ClientOptions): VoiceAgentClient
   });
 }
 
+/** What an openapi-fetch call resolves to: `data` or `error`, and the raw `response`. */
+type Fetched<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * A read-modify-write that never overwrites someone else's change: `read()` GETs the resource,
+ * `write(current, etag)` sends the change computed from `current` with `If-Match: etag`. When the
+ * resource changed in between (412 PRECONDITION_FAILED), both run once more against the fresh
+ * state; a second 412 is returned to the caller. Returns the last call's result (the failed read,
+ * or the write), errors included, as every call of this client does.
+ */
+export async function updateWithRetry<T, W extends { response: Response }>(
+  read: () => Promise<Fetched<T>>,
+  write: (current: T, etag: string) => Promise<W>,
+  { attempts = 2 }: { attempts?: number } = {},
+): Promise<W | Fetched<T>> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await read();
+    const etag = current.response.headers.get('ETag');
+    if (current.data === undefined || !etag) return current;
+    const written = await write(current.data, etag);
+    if (written.response.status !== 412 || attempt >= attempts) return written;
+  }
+}
+
 /** What a webhook request carries, by its `event` field. */
 export type WebhookEvent = Schemas['CallCompletedWebhook'] | Schemas['EmployeeForwardingCreatedWebhook'];
 

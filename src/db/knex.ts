@@ -125,17 +125,45 @@ export function createDb(url: string, poolMax = 10, logger?: Logger, options: Db
   return knexFactory(config);
 }
 
+/** Carries a dry run's result out of the transaction it rolls back. */
+class DryRunRollback extends Error {
+  constructor(readonly result: unknown) {
+    super('dry run');
+  }
+}
+
 /**
  * Runs `work` in a transaction; use it when several writes belong together. A transaction that
  * loses a race (serialization failure 40001, deadlock 40P01) is run once more from the start; a
  * second loss reaches the error handler, which answers 409 CONFLICT. `work` must therefore have no
  * effect outside the transaction before it commits.
+ *
+ * `dryRun` runs the whole of `work` (every check, every write, the version and the event it
+ * records) and then rolls it back, returning what `work` returned: nothing is stored or sent,
+ * because events are only sent once their transaction commits.
  */
-export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  db: Db,
+  work: (trx: Knex.Transaction) => Promise<T>,
+  options: { dryRun?: boolean } = {},
+): Promise<T> {
+  const run = options.dryRun
+    ? async (trx: Knex.Transaction): Promise<T> => {
+        throw new DryRunRollback(await work(trx));
+      }
+    : work;
+  const attempt = async (): Promise<T> => {
+    try {
+      return await db.transaction(run);
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.result as T;
+      throw error;
+    }
+  };
   try {
-    return await db.transaction(work);
+    return await attempt();
   } catch (error) {
     if (!isRetryableConflict(error)) throw error;
-    return db.transaction(work);
+    return attempt();
   }
 }

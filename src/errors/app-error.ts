@@ -9,6 +9,8 @@ export const ERROR_CODES = [
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'CONFLICT',
+  'PRECONDITION_FAILED',
+  'PRECONDITION_REQUIRED',
   'RATE_LIMITED',
   'INTERNAL_ERROR',
   'SERVICE_UNAVAILABLE',
@@ -77,6 +79,32 @@ export class MethodNotAllowedError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string, details?: ErrorDetail[]) {
     super('CONFLICT', 409, message, details);
+  }
+}
+
+/** `If-Match` names none of the resource's current entity tag: nothing was written. */
+export class PreconditionFailedError extends AppError {
+  constructor(currentTag: string | undefined) {
+    super(
+      'PRECONDITION_FAILED',
+      412,
+      currentTag
+        ? `If-Match does not match the current ETag ${currentTag}; nothing was changed`
+        : 'If-Match does not match: the resource does not exist; nothing was changed',
+      undefined,
+      currentTag ? { ETag: currentTag } : undefined,
+    );
+  }
+}
+
+/** The organization's `require_if_match` is on and the write carried no `If-Match`. */
+export class PreconditionRequiredError extends AppError {
+  constructor() {
+    super(
+      'PRECONDITION_REQUIRED',
+      428,
+      "This organization requires If-Match on configuration writes: send the resource's ETag",
+    );
   }
 }
 

@@ -38,7 +38,8 @@ export function auditContext(recorder: AuditRecorder): RequestHandler {
     };
     const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
     res.end = ((...args: unknown[]) => {
-      if (context.audited || context.finished) {
+      // A dry run changed nothing: nothing to audit.
+      if (context.audited || context.finished || res.get('Dry-Run') === 'true') {
         context.finished = true;
         return end(...args);
       }

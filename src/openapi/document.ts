@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { addPreconditions } from './preconditions.js';
 
 export type OpenApiRegistration = (registry: OpenAPIRegistry) => void;
 
@@ -196,6 +197,7 @@ export function buildOpenApiDocument(
         : { url: '/', description: 'The host serving this document' },
     ],
   });
+  addPreconditions(document);
   addCrossCuttingParts(document);
   return withIdempotencyKey(document, withoutIdempotencyKey);
 }

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { example } from '../../clients/typescript/example.js';
-import { createVoiceAgentClient, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/index.js';
+import {
+  createVoiceAgentClient,
+  updateWithRetry,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../../clients/typescript/index.js';
+import { appendToGreeting } from '../../clients/typescript/update-example.js';
 import { verifySignature } from '../../src/modules/webhooks/webhook-signature.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -50,6 +56,45 @@ describe('the TypeScript client', () => {
     expect(Number(result.remaining)).toBeGreaterThan(0);
     const agent = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
     expect(agent.body.greeting).toBe('Guten Tag, Praxis Sonnenschein. Wie kann ich helfen?');
+  });
+
+  it('runs the README read-modify-write example (updateWithRetry)', async () => {
+    const readme = readFileSync(new URL('../../clients/typescript/README.md', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../clients/typescript/update-example.ts', import.meta.url), 'utf8');
+    expect(readme).toContain(source.replace("from './index.js'", "from './clients/typescript/index.js'").trim());
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    await ctx.http.patch(`/v1/agents/${agentId}`).set('X-API-Key', w.key).send({ greeting: 'Hallo.' }).expect(200);
+    const updated = await appendToGreeting(baseUrl, w.key, agentId, 'Wie kann ich helfen?');
+    expect(updated?.greeting).toBe('Hallo. Wie kann ich helfen?');
+  });
+
+  it('updateWithRetry reads again and retries once when someone else wrote in between', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    let patches = 0;
+    const api = createVoiceAgentClient({
+      baseUrl,
+      apiKey: w.key,
+      // Another editor changes the agent just before this client's first PATCH arrives.
+      fetch: async (input, init) => {
+        const request = new Request(input, init);
+        if (request.method === 'PATCH' && patches++ === 0) {
+          await ctx.http.patch(`/v1/agents/${agentId}`).set('X-API-Key', w.key).send({ name: 'Renamed' }).expect(200);
+        }
+        return fetch(request);
+      },
+    });
+    const path = { agentId };
+    const result = await updateWithRetry(
+      () => api.GET('/v1/agents/{agentId}', { params: { path } }),
+      (agent, etag) =>
+        api.PATCH('/v1/agents/{agentId}', {
+          params: { path, header: { 'If-Match': etag } },
+          body: { greeting: `${agent.name}: hello` },
+        }),
+    );
+    expect(patches).toBe(2);
+    expect(result.response.status).toBe(200);
+    expect(result.data).toMatchObject({ name: 'Renamed', greeting: 'Renamed: hello' });
   });
 
   it('returns the error envelope typed, not thrown', async () => {

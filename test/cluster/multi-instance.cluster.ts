@@ -4,7 +4,8 @@
  *
  * What it shows: rate limits hold across instances (Redis), a key revoked or narrowed through one
  * instance is refused by the others for every request sent after the change answered, and jobs
- * (webhook deliveries, knowledge-base documents) run once each even when an instance is SIGKILLed.
+ * (webhook deliveries, knowledge-base documents) run once each even when an instance is SIGKILLed,
+ * and of concurrent writes carrying the same If-Match exactly one passes.
  * Measurements are printed as `cluster:` lines (docs/scaling.md quotes them).
  */
 import { performance } from 'node:perf_hooks';
@@ -286,6 +287,36 @@ describe('Idempotency-Key across instances', () => {
       `Idempotency-Key: 20 concurrent identical POSTs over 3 instances: 1 executed, ` +
         `${results.filter((r) => r.replayed).length} replayed, ${results.filter((r) => r.status === 409).length} got 409`,
     );
+  });
+});
+
+describe('If-Match across instances', () => {
+  it('20 concurrent PATCHes carrying the same ETag, spread over the three: exactly one succeeds', async () => {
+    const key = await newKey();
+    const target = (await ctx.build.agent(orgId, { name: 'Cluster If-Match' })).id;
+    const read = await fetch(`${instances[0]!.url}/v1/agents/${target}`, { headers: { 'X-API-Key': key.key } });
+    await read.arrayBuffer();
+    const etag = read.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${instances[i % 3]!.url}/v1/agents/${target}`, {
+          method: 'PATCH',
+          headers: { 'X-API-Key': key.key, 'content-type': 'application/json', 'If-Match': etag },
+          body: JSON.stringify({ name: `Cluster writer ${i}` }),
+        });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 412)).toHaveLength(19);
+    const versions = await ctx
+      .db('agent_versions')
+      .where({ agent_id: target, change: 'agent.updated' })
+      .count({ n: '*' });
+    expect(versions).toEqual([{ n: 1 }]);
+    report('If-Match: 20 concurrent PATCHes with one ETag over 3 instances: 1 written, 19 got 412');
   });
 });
 

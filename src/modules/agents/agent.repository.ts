@@ -78,6 +78,11 @@ export class AgentRepository {
     return this.db('agents').where({ id }).whereIn('organization_id', organizationIds).first(AGENT_COLUMNS);
   }
 
+  /** The row locked for a write (FOR NO KEY UPDATE, as lockAgent): the state a precondition checks. */
+  async findForUpdate(id: string, organizationId: string): Promise<AgentRow | undefined> {
+    return this.db('agents').where({ id, organization_id: organizationId }).forNoKeyUpdate().first(AGENT_COLUMNS);
+  }
+
   /** For the read cache, which is keyed by id; AgentAccess checks the organization right after. */
   async findAnyById(id: string): Promise<AgentRow | undefined> {
     return this.db('agents').where({ id }).first(AGENT_COLUMNS);

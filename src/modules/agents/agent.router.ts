@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../http/validate.js';
 import type { AgentStatusService } from './agent-status.service.js';
@@ -17,22 +18,23 @@ export function agentRouter(
   });
 
   router.post('/', async (req, res) => {
-    res.status(201).json(await agents.create(authOf(req), req.body));
+    sendResource(req, res, await agents.create(authOf(req), req.body), { status: 201 });
   });
 
   router.get('/:agentId', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await agents.get(authOf(req), agentId));
+    sendResource(req, res, await agents.get(authOf(req), agentId));
   });
 
   router.patch('/:agentId', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await agents.update(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    sendResource(req, res, await agents.update(authOf(req), agentId, req.body, conditions), conditions);
   });
 
   router.delete('/:agentId', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    await agents.remove(authOf(req), agentId);
+    await agents.remove(authOf(req), agentId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -7,7 +7,9 @@ import {
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import type { Page } from '../../http/pagination.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
 import {
@@ -19,6 +21,7 @@ import {
 } from './agent-input.schemas.js';
 import { noteAuditResource } from '../../audit/request-context.js';
 import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
+import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
@@ -98,24 +101,52 @@ export class AgentService {
     return toAgent(row);
   }
 
-  /** Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request. */
-  async update(auth: AuthContext, agentId: string, body: unknown): Promise<Agent> {
+  /**
+   * Strict PATCH (agents:write): any unknown, read-only or invalid field refuses the whole request.
+   * `If-Match` is checked against the locked row; a dry run answers the same and stores nothing.
+   */
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Agent> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const data = await this.validatePatch(auth, agent, body);
-    if (Object.keys(data).length === 0) return toAgent(agent);
-    const row = await inTransaction(this.db, async (trx) => {
-      const updated = await this.agents
-        .with(trx)
-        .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })
-        .catch((error: unknown) => {
-          throw agentUpdateError(error);
-        });
-      if (!updated) throw new NotFoundError('Agent');
-      await this.versions.record(trx, updated, auth, 'agent.updated');
-      return updated;
-    });
-    await this.access.changed();
+    const row = await inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await this.lockForWrite(trx, agent, conditions);
+        if (Object.keys(data).length === 0) return current;
+        const updated = await this.agents
+          .with(trx)
+          .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })
+          .catch((error: unknown) => {
+            throw agentUpdateError(error);
+          });
+        if (!updated) throw new NotFoundError('Agent');
+        await this.versions.record(trx, updated, auth, 'agent.updated');
+        return updated;
+      },
+      { dryRun: conditions.dryRun },
+    );
+    if (!conditions.dryRun) await this.access.changed();
     return toAgent(row);
+  }
+
+  /** The agent's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
+  private async lockForWrite(
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    conditions: WriteConditions,
+  ): Promise<AgentRow> {
+    const current = await this.agents.with(trx).findForUpdate(agent.id, agent.organization_id);
+    if (!current) throw new NotFoundError('Agent');
+    await assertWritePreconditions(trx, conditions, {
+      organizationId: agent.organization_id,
+      current: toAgent(current),
+    });
+    return current;
   }
 
   /**
@@ -130,20 +161,24 @@ export class AgentService {
   }
 
   /** 409 while another agent names this one as its backup. */
-  async remove(auth: AuthContext, agentId: string): Promise<void> {
+  async remove(auth: AuthContext, agentId: string, conditions: WriteConditions = UNCONDITIONAL): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     noteAuditResource({ organizationId: agent.organization_id });
-    const referrers = await this.agents.backupReferrers(agent.id, agent.organization_id);
-    if (referrers.length > 0) {
-      throw new ConflictError(
-        'The agent is the backup of another agent; change that backup first',
-        referrers.map((r) => ({ field: 'backup_agent_id', message: `Backup of agent ${r.id} (${r.name})` })),
-      );
-    }
-    const deleted = await this.agents.delete(agent.id, agent.organization_id).catch((error: unknown) => {
-      throw agentDeleteError(error);
+    await inTransaction(this.db, async (trx) => {
+      await this.lockForWrite(trx, agent, conditions);
+      const agents = this.agents.with(trx);
+      const referrers = await agents.backupReferrers(agent.id, agent.organization_id);
+      if (referrers.length > 0) {
+        throw new ConflictError(
+          'The agent is the backup of another agent; change that backup first',
+          referrers.map((r) => ({ field: 'backup_agent_id', message: `Backup of agent ${r.id} (${r.name})` })),
+        );
+      }
+      const deleted = await agents.delete(agent.id, agent.organization_id).catch((error: unknown) => {
+        throw agentDeleteError(error);
+      });
+      if (!deleted) throw new NotFoundError('Agent');
     });
-    if (!deleted) throw new NotFoundError('Agent');
     await this.access.changed();
   }
 

@@ -41,6 +41,16 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     },
   });
   registry.registerPath({
+    method: 'get',
+    path: '/v1/api-keys/{keyId}',
+    operationId: 'getApiKey',
+    tags,
+    summary: 'One key of your developer_admin organizations (never its value)',
+    security: tokenOnly,
+    request: { params: KeyIdParams },
+    responses: { 200: json(ApiKeySchema, 'The key'), ...errorResponses(400, 401, 403, 404) },
+  });
+  registry.registerPath({
     method: 'patch',
     path: '/v1/api-keys/{keyId}',
     operationId: 'updateApiKey',

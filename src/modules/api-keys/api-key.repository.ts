@@ -60,6 +60,20 @@ export class ApiKeyRepository {
     return this.db('api_keys').where({ id }).whereIn('organization_id', organizationIds).first(COLUMNS);
   }
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): ApiKeyRepository {
+    return new ApiKeyRepository(trx);
+  }
+
+  /** Inside a transaction: the key's row locked for a write. */
+  async findForUpdate(id: string, organizationIds: string[]): Promise<ApiKeyRecord | undefined> {
+    return this.db('api_keys')
+      .where({ id })
+      .whereIn('organization_id', organizationIds)
+      .forNoKeyUpdate()
+      .first(COLUMNS);
+  }
+
   async insert(key: NewApiKey): Promise<ApiKeyRecord> {
     const [row] = await this.db('api_keys').insert(key).returning(COLUMNS);
     return row;

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { ApiKeyService } from './api-key.service.js';
@@ -16,14 +17,19 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
     res.status(201).json(await keys.create(authOf(req), req.body));
   });
 
+  router.get('/:keyId', async (req, res) => {
+    const { keyId } = parse(keyParams, req.params);
+    sendResource(req, res, await keys.get(authOf(req), keyId));
+  });
+
   router.patch('/:keyId', async (req, res) => {
     const { keyId } = parse(keyParams, req.params);
-    res.json(await keys.update(authOf(req), keyId, req.body));
+    sendResource(req, res, await keys.update(authOf(req), keyId, req.body, writeConditions(req)));
   });
 
   router.delete('/:keyId', async (req, res) => {
     const { keyId } = parse(keyParams, req.params);
-    await keys.delete(authOf(req), keyId);
+    await keys.delete(authOf(req), keyId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -2,13 +2,18 @@ import { reachableOrganizations, type AuthContext } from '../../auth/auth-contex
 import { generateApiKey } from '../../auth/api-key-format.js';
 import type { Clock } from '../../clock.js';
 import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import type { Knex } from 'knex';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parse, parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { ApiKeyListRecord, ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { CreateApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
 
 /** API key management: dashboard token, developer_admin role, in the organizations where it is held. */
 export class ApiKeyService {
   constructor(
+    private readonly db: Db,
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
     /** Waits until this instance's credential cache has seen the change (see ReadCache.sync). */
@@ -49,7 +54,20 @@ export class ApiKeyService {
     return { key: raw, ...record };
   }
 
-  async update(auth: AuthContext, keyId: string, body: unknown): Promise<ApiKeyRecord> {
+  /** One key of the caller's developer_admin organizations (never its value). */
+  async get(auth: AuthContext, keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.keys.find(keyId, this.adminOrganizations(auth));
+    if (!key) throw new NotFoundError('API key');
+    return key;
+  }
+
+  /** `If-Match` is checked against the locked row. */
+  async update(
+    auth: AuthContext,
+    keyId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<ApiKeyRecord> {
     const orgs = this.adminOrganizations(auth);
     if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
     if (typeof body === 'object' && body !== null && 'key' in body) {
@@ -60,21 +78,42 @@ export class ApiKeyService {
     const input = parseBody(UpdateApiKeySchema, body);
     await this.validateReferences(auth, input);
     const { expires_at, ...changes } = input;
-    const updated = await this.keys.update(
-      keyId,
-      orgs,
-      { ...changes, ...(expires_at !== undefined ? { expires_at: expires_at ? new Date(expires_at) : null } : {}) },
-      this.clock.now(),
-    );
+    const updated = await inTransaction(this.db, async (trx) => {
+      await this.lockForWrite(trx, keyId, orgs, conditions);
+      return this.keys
+        .with(trx)
+        .update(
+          keyId,
+          orgs,
+          { ...changes, ...(expires_at !== undefined ? { expires_at: expires_at ? new Date(expires_at) : null } : {}) },
+          this.clock.now(),
+        );
+    });
     if (!updated) throw new NotFoundError('API key');
     await this.credentialsChanged();
     return updated;
   }
 
-  async delete(auth: AuthContext, keyId: string): Promise<void> {
+  async delete(auth: AuthContext, keyId: string, conditions: WriteConditions = UNCONDITIONAL): Promise<void> {
     const orgs = this.adminOrganizations(auth);
-    if (!(await this.keys.delete(keyId, orgs))) throw new NotFoundError('API key');
+    await inTransaction(this.db, async (trx) => {
+      await this.lockForWrite(trx, keyId, orgs, conditions);
+      if (!(await this.keys.with(trx).delete(keyId, orgs))) throw new NotFoundError('API key');
+    });
     await this.credentialsChanged();
+  }
+
+  /** The key's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
+  private async lockForWrite(
+    trx: Knex.Transaction,
+    keyId: string,
+    orgs: string[],
+    conditions: WriteConditions,
+  ): Promise<ApiKeyRecord> {
+    const current = await this.keys.with(trx).findForUpdate(keyId, orgs);
+    if (!current) throw new NotFoundError('API key');
+    await assertWritePreconditions(trx, conditions, { organizationId: current.organization_id, current });
+    return current;
   }
 
   private homeOrganization(auth: AuthContext, adminOrgs: string[], requested: string | undefined): string {

@@ -87,6 +87,11 @@ function likePattern(term: string): string {
 export class ContactRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): ContactRepository {
+    return new ContactRepository(trx);
+  }
+
   /** Newest first. */
   async list(agentId: string, filters: ContactFilters, page: PageParams): Promise<Page<Contact>> {
     const query = this.db('contacts').where({ agent_id: agentId });
@@ -115,6 +120,12 @@ export class ContactRepository {
 
   async find(agentId: string, id: string): Promise<Contact | undefined> {
     const row = await this.db('contacts').where({ agent_id: agentId, id }).first(COLUMNS);
+    return row ? toContact(row) : undefined;
+  }
+
+  /** Inside a transaction: the row locked for a write. */
+  async findForUpdate(agentId: string, id: string): Promise<Contact | undefined> {
+    const row = await this.db('contacts').where({ agent_id: agentId, id }).forNoKeyUpdate().first(COLUMNS);
     return row ? toContact(row) : undefined;
   }
 

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
 import type { ContactService } from './contact.service.js';
@@ -16,22 +17,26 @@ export function contactRouter(contacts: ContactService): Router {
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await contacts.create(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const contact = await contacts.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, contact, { status: 201, dryRun: conditions.dryRun });
   });
 
   router.get('/:contactId', async (req, res) => {
     const { agentId, contactId } = parse(contactParams, req.params);
-    res.json(await contacts.get(authOf(req), agentId, contactId));
+    sendResource(req, res, await contacts.get(authOf(req), agentId, contactId));
   });
 
   router.patch('/:contactId', async (req, res) => {
     const { agentId, contactId } = parse(contactParams, req.params);
-    res.json(await contacts.update(authOf(req), agentId, contactId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const contact = await contacts.update(authOf(req), agentId, contactId, req.body, conditions);
+    sendResource(req, res, contact, conditions);
   });
 
   router.delete('/:contactId', async (req, res) => {
     const { agentId, contactId } = parse(contactParams, req.params);
-    await contacts.delete(authOf(req), agentId, contactId);
+    await contacts.delete(authOf(req), agentId, contactId, writeConditions(req));
     res.status(204).end();
   });
 

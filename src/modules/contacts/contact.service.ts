@@ -1,8 +1,12 @@
+import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
+import { inTransaction, type Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import type { Page } from '../../http/pagination.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
@@ -69,6 +73,7 @@ function assertIdentifiable(contact: ContactFields): void {
 
 export class ContactService {
   constructor(
+    private readonly db: Db,
     private readonly contacts: ContactRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
@@ -86,34 +91,88 @@ export class ContactService {
     return this.found(await this.contacts.find(agent.id, contactId));
   }
 
-  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Contact> {
+  async create(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body), true);
     assertIdentifiable(fields);
-    await this.assertPhoneFree(agent.id, fields.phone_number);
-    return this.guardPhone(fields.phone_number, () => this.contacts.insert(agent, fields, this.clock.now()));
-  }
-
-  async update(auth: AuthContext, agentId: string, contactId: string, body: unknown): Promise<Contact> {
-    const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    const current = storedFields(this.found(await this.contacts.find(agent.id, contactId)));
-    const fields = applyChanges(current, parseBody(UpdateContactSchema, body), false);
-    assertIdentifiable(fields);
-    if (fields.phone_number !== current.phone_number)
-      await this.assertPhoneFree(agent.id, fields.phone_number, contactId);
-    const updated = await this.guardPhone(fields.phone_number, () =>
-      this.contacts.update(agent.id, contactId, fields, this.clock.now()),
+    await this.assertPhoneFree(this.contacts, agent.id, fields.phone_number);
+    return inTransaction(
+      this.db,
+      (trx) =>
+        this.guardPhone(fields.phone_number, () => this.contacts.with(trx).insert(agent, fields, this.clock.now())),
+      { dryRun: conditions.dryRun },
     );
-    return this.found(updated);
   }
 
-  async delete(auth: AuthContext, agentId: string, contactId: string): Promise<void> {
+  /** `If-Match` is checked against the locked row; a dry run answers the same and stores nothing. */
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    contactId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    if (!(await this.contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');
+    this.found(await this.contacts.find(agent.id, contactId));
+    const input = parseBody(UpdateContactSchema, body);
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const contacts = this.contacts.with(trx);
+        const locked = await this.lockForWrite(contacts, trx, agent, contactId, conditions);
+        const current = storedFields(locked);
+        const fields = applyChanges(current, input, false);
+        assertIdentifiable(fields);
+        if (fields.phone_number !== current.phone_number)
+          await this.assertPhoneFree(contacts, agent.id, fields.phone_number, contactId);
+        const updated = await this.guardPhone(fields.phone_number, () =>
+          contacts.update(agent.id, contactId, fields, this.clock.now()),
+        );
+        return this.found(updated);
+      },
+      { dryRun: conditions.dryRun },
+    );
   }
 
-  private async assertPhoneFree(agentId: string, phone: string | null, exceptId?: string): Promise<void> {
-    if (phone !== null && (await this.contacts.phoneTaken(agentId, phone, exceptId))) throw this.phoneConflict(phone);
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    contactId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'contacts:write');
+    await inTransaction(this.db, async (trx) => {
+      const contacts = this.contacts.with(trx);
+      await this.lockForWrite(contacts, trx, agent, contactId, conditions);
+      if (!(await contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');
+    });
+  }
+
+  /** The contact's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
+  private async lockForWrite(
+    contacts: ContactRepository,
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    contactId: string,
+    conditions: WriteConditions,
+  ): Promise<Contact> {
+    const current = this.found(await contacts.findForUpdate(agent.id, contactId));
+    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+    return current;
+  }
+
+  private async assertPhoneFree(
+    contacts: ContactRepository,
+    agentId: string,
+    phone: string | null,
+    exceptId?: string,
+  ): Promise<void> {
+    if (phone !== null && (await contacts.phoneTaken(agentId, phone, exceptId))) throw this.phoneConflict(phone);
   }
 
   private phoneConflict(phone: string | null): ConflictError {

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
 import type { EmployeeService } from './employee.service.js';
@@ -16,22 +17,26 @@ export function employeeRouter(employees: EmployeeService): Router {
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await employees.create(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const employee = await employees.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, employee, { status: 201, dryRun: conditions.dryRun });
   });
 
   router.get('/:employeeId', async (req, res) => {
     const { agentId, employeeId } = parse(employeeParams, req.params);
-    res.json(await employees.get(authOf(req), agentId, employeeId));
+    sendResource(req, res, await employees.get(authOf(req), agentId, employeeId));
   });
 
   router.patch('/:employeeId', async (req, res) => {
     const { agentId, employeeId } = parse(employeeParams, req.params);
-    res.json(await employees.update(authOf(req), agentId, employeeId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const employee = await employees.update(authOf(req), agentId, employeeId, req.body, conditions);
+    sendResource(req, res, employee, conditions);
   });
 
   router.delete('/:employeeId', async (req, res) => {
     const { agentId, employeeId } = parse(employeeParams, req.params);
-    await employees.delete(authOf(req), agentId, employeeId);
+    await employees.delete(authOf(req), agentId, employeeId, writeConditions(req));
     res.status(204).end();
   });
 

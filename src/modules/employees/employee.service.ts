@@ -6,7 +6,9 @@ import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import type { Page } from '../../http/pagination.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
@@ -45,48 +47,75 @@ export class EmployeeService {
     return this.found(await this.employees.find(agent.id, employeeId));
   }
 
-  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Employee> {
+  async create(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Employee> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return this.employees.insert(agent.id, input, this.clock.now());
+    return inTransaction(this.db, (trx) => this.employees.with(trx).insert(agent.id, input, this.clock.now()), {
+      dryRun: conditions.dryRun,
+    });
   }
 
   /**
    * A change of `status` records the `employee.forwarding_created` event in the same transaction;
    * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
+   * `If-Match` is checked against the locked row; a dry run answers the same and stores nothing.
    */
-  async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown): Promise<Employee> {
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    employeeId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Employee> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
-    return inTransaction(this.db, async (trx) => {
-      const employees = this.employees.with(trx);
-      // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
-      await lockAgent(trx, agent);
-      const current = this.found(await employees.findForUpdate(agent.id, employeeId));
-      const changes = await this.changesFor(trx, agent, current, input);
-      const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
-      if (updated.phone_number && updated.phone_number !== current.phone_number) {
-        const synced = await this.tools
-          .with(trx)
-          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
-        // The number is part of the linked tools' configuration: a new configuration version.
-        if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
-      }
-      if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
-      return updated;
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const employees = this.employees.with(trx);
+        // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
+        await lockAgent(trx, agent);
+        const current = this.found(await employees.findForUpdate(agent.id, employeeId));
+        await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+        const changes = await this.changesFor(trx, agent, current, input);
+        const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
+        if (updated.phone_number && updated.phone_number !== current.phone_number) {
+          const synced = await this.tools
+            .with(trx)
+            .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+          // The number is part of the linked tools' configuration: a new configuration version.
+          if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
+        }
+        if (updated.status !== current.status)
+          await this.recordStatusChange(trx, agent, updated, current.status, input);
+        return updated;
+      },
+      { dryRun: conditions.dryRun },
+    );
   }
 
   /** 409 while a transfer tool forwards to the employee. */
-  async delete(auth: AuthContext, agentId: string, employeeId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    employeeId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     await inTransaction(this.db, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);
+      const current = this.found(await this.employees.with(trx).findForUpdate(agent.id, employeeId));
+      await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
     });

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
 import type { ForwardingSlotService } from './forwarding-slot.service.js';
@@ -11,32 +12,34 @@ export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
 
   router.get('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await slots.list(authOf(req), agentId));
+    sendResource(req, res, await slots.list(authOf(req), agentId));
   });
 
   router.put('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await slots.replace(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const replaced = await slots.replace(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, replaced, { dryRun: conditions.dryRun, representation: { data: replaced.data } });
   });
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await slots.create(authOf(req), agentId, req.body));
+    sendResource(req, res, await slots.create(authOf(req), agentId, req.body), { status: 201 });
   });
 
   router.get('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    res.json(await slots.get(authOf(req), agentId, slotId));
+    sendResource(req, res, await slots.get(authOf(req), agentId, slotId));
   });
 
   router.patch('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    res.json(await slots.update(authOf(req), agentId, slotId, req.body));
+    sendResource(req, res, await slots.update(authOf(req), agentId, slotId, req.body, writeConditions(req)));
   });
 
   router.delete('/:slotId', async (req, res) => {
     const { agentId, slotId } = parse(slotParams, req.params);
-    await slots.delete(authOf(req), agentId, slotId);
+    await slots.delete(authOf(req), agentId, slotId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -1,10 +1,13 @@
+import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
 import {
@@ -43,11 +46,19 @@ export class ForwardingSlotService {
     });
   }
 
-  async update(auth: AuthContext, agentId: string, slotId: string, body: unknown): Promise<ForwardingSlot> {
+  /** `If-Match` is checked against the slot under the agent's slot lock. */
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    slotId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     this.found(await this.slots.find(agent.id, slotId));
     const input = parseBody(UpdateSlotSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots) => {
+    return this.write(agentId, input.slotnummer, async (slots, trx) => {
+      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
       }
@@ -55,22 +66,43 @@ export class ForwardingSlotService {
     });
   }
 
-  async delete(auth: AuthContext, agentId: string, slotId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    slotId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
-    await this.write(agentId, undefined, async (slots) => {
+    await this.write(agentId, undefined, async (slots, trx) => {
+      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
     });
+  }
+
+  /** Under the slot lock: the slot's `If-Match` (412) and the organization's rule (428). */
+  private async assertSlotPreconditions(
+    slots: ForwardingSlotRepository,
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    slotId: string,
+    conditions: WriteConditions,
+  ): Promise<void> {
+    const current = this.found(await slots.find(agent.id, slotId));
+    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
   }
 
   /**
    * The atomic replacement: every row is validated first (all problems in one 400, nothing
    * written), then the old slots are deleted and the new ones inserted in one transaction.
    * Concurrent replacements wait for each other, so the result is always exactly one payload.
+   * `If-Match` is checked against the list (`{data}`, as GET shows it) under the slot lock; a dry
+   * run answers the same and stores nothing.
    */
   async replace(
     auth: AuthContext,
     agentId: string,
     body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const parsed = ReplaceSlotsSchema.safeParse(body ?? {});
@@ -81,20 +113,34 @@ export class ForwardingSlotService {
     if (!parsed.success || details.length > 0) {
       throw new ValidationError('Invalid forwarding slots; nothing was changed', details.sort(bySlotIndex));
     }
-    return this.write(agentId, undefined, (slots) => slots.replaceAll(agent.id, parsed.data.slots, this.clock.now()));
+    return this.write(
+      agentId,
+      undefined,
+      async (slots, trx) => {
+        const current = { data: await slots.list(agent.id) };
+        await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+        return slots.replaceAll(agent.id, parsed.data.slots, this.clock.now());
+      },
+      conditions.dryRun,
+    );
   }
 
   private async write<T>(
     agentId: string,
     slotnummer: string | undefined,
-    work: (slots: ForwardingSlotRepository) => Promise<T>,
+    work: (slots: ForwardingSlotRepository, trx: Knex.Transaction) => Promise<T>,
+    dryRun = false,
   ): Promise<T> {
     try {
-      return await inTransaction(this.db, async (trx) => {
-        const slots = this.slots.with(trx);
-        await slots.lock(agentId);
-        return work(slots);
-      });
+      return await inTransaction(
+        this.db,
+        async (trx) => {
+          const slots = this.slots.with(trx);
+          await slots.lock(agentId);
+          return work(slots, trx);
+        },
+        { dryRun },
+      );
     } catch (error) {
       if (isUniqueViolation(error, SLOTNUMMER_UNIQUE)) throw this.taken(slotnummer ?? '');
       throw error;

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { MethodNotAllowedError } from '../../errors/index.js';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { KnowledgeBaseService } from './knowledge-base.service.js';
@@ -18,7 +19,7 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
-    res.status(201).json(await kb.create(authOf(req), agentId, req.body));
+    sendResource(req, res, await kb.create(authOf(req), agentId, req.body), { status: 201 });
   });
 
   router.post('/search', async (req, res) => {
@@ -33,17 +34,17 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
 
   router.get('/:documentId', async (req, res) => {
     const { agentId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.get(authOf(req), agentId, documentId));
+    sendResource(req, res, await kb.get(authOf(req), agentId, documentId));
   });
 
   router.patch('/:documentId', async (req, res) => {
     const { agentId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.update(authOf(req), agentId, documentId, req.body));
+    sendResource(req, res, await kb.update(authOf(req), agentId, documentId, req.body, writeConditions(req)));
   });
 
   router.delete('/:documentId', async (req, res) => {
     const { agentId, documentId } = parse(documentParams, req.params);
-    await kb.delete(authOf(req), agentId, documentId);
+    await kb.delete(authOf(req), agentId, documentId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -1,8 +1,11 @@
+import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { paginationQuery, type Page } from '../../http/pagination.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -75,15 +78,20 @@ export class KnowledgeBaseService {
   /**
    * Title and/or content; a changed content sends a pipeline document back to pending. A document
    * with client chunks keeps them (the content is stored only); emptied content makes a pipeline
-   * document wait for client chunks.
+   * document wait for client chunks. `If-Match` is checked against the locked row.
    */
-  async update(auth: AuthContext, agentId: string, documentId: string, body: unknown): Promise<KnowledgeBaseDocument> {
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    documentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<KnowledgeBaseDocument> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
     const row = await inTransaction(this.db, async (trx) => {
-      const current = await this.documents.with(trx).lock(agent.organization_id, documentId);
-      if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
+      const current = await this.lockForWrite(trx, agent, documentId, conditions);
       const contentChanged = input.content !== undefined && input.content !== current.content;
       const titleChanged = input.title !== undefined && input.title !== current.title;
       if (!contentChanged && !titleChanged) return current;
@@ -96,10 +104,34 @@ export class KnowledgeBaseService {
     return toDocument(row);
   }
 
-  async delete(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    documentId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
-    await this.documents.delete(agent.organization_id, documentId);
+    await inTransaction(this.db, async (trx) => {
+      await this.lockForWrite(trx, agent, documentId, conditions);
+      await this.documents.with(trx).delete(agent.organization_id, documentId);
+    });
+  }
+
+  /** The agent's document locked for this write, after its `If-Match` (412) and the organization's rule (428). */
+  private async lockForWrite(
+    trx: Knex.Transaction,
+    agent: AgentRef,
+    documentId: string,
+    conditions: WriteConditions,
+  ): Promise<DocumentRow> {
+    const current = await this.documents.with(trx).lock(agent.organization_id, documentId);
+    if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
+    await assertWritePreconditions(trx, conditions, {
+      organizationId: agent.organization_id,
+      current: toDocument(current),
+    });
+    return current;
   }
 
   async listChunks(auth: AuthContext, agentId: string, documentId: string, query: unknown) {

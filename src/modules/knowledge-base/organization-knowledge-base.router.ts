@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
@@ -17,22 +18,22 @@ export function organizationKnowledgeBaseRouter(kb: OrganizationKnowledgeBaseSer
 
   router.post('/', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);
-    res.status(201).json(await kb.create(authOf(req), orgId, req.body));
+    sendResource(req, res, await kb.create(authOf(req), orgId, req.body), { status: 201 });
   });
 
   router.get('/:documentId', async (req, res) => {
     const { orgId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.get(authOf(req), orgId, documentId));
+    sendResource(req, res, await kb.get(authOf(req), orgId, documentId));
   });
 
   router.patch('/:documentId', async (req, res) => {
     const { orgId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.update(authOf(req), orgId, documentId, req.body));
+    sendResource(req, res, await kb.update(authOf(req), orgId, documentId, req.body, writeConditions(req)));
   });
 
   router.delete('/:documentId', async (req, res) => {
     const { orgId, documentId } = parse(documentParams, req.params);
-    await kb.delete(authOf(req), orgId, documentId);
+    await kb.delete(authOf(req), orgId, documentId, writeConditions(req));
     res.status(204).end();
   });
 

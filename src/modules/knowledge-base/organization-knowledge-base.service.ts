@@ -1,10 +1,13 @@
+import type { Knex } from 'knex';
 import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import type { Page } from '../../http/pagination.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
 import { toDocument, type DocumentRow, type KnowledgeBaseRepository } from './knowledge-base.repository.js';
@@ -65,14 +68,22 @@ export class OrganizationKnowledgeBaseService {
     return document!;
   }
 
-  /** A changed content or language sends the document back to pending (it is indexed anew). */
-  async update(auth: AuthContext, orgId: string, documentId: string, body: unknown): Promise<OrganizationDocument> {
+  /**
+   * A changed content or language sends the document back to pending (it is indexed anew).
+   * `If-Match` is checked against the locked row.
+   */
+  async update(
+    auth: AuthContext,
+    orgId: string,
+    documentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<OrganizationDocument> {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
     const input = parseBody(UpdateOrganizationDocumentSchema, body);
     await inTransaction(this.db, async (trx) => {
-      const current = await this.documents.with(trx).lock(orgId, documentId);
-      if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
+      const current = await this.lockForWrite(trx, orgId, documentId, conditions);
       const changes = Object.fromEntries(
         Object.entries(input).filter(
           ([field, value]) => value !== undefined && value !== current[field as keyof DocumentRow],
@@ -86,10 +97,35 @@ export class OrganizationKnowledgeBaseService {
     return this.get(auth, orgId, documentId);
   }
 
-  async delete(auth: AuthContext, orgId: string, documentId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    orgId: string,
+    documentId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
-    await this.documents.delete(orgId, documentId);
+    await inTransaction(this.db, async (trx) => {
+      await this.lockForWrite(trx, orgId, documentId, conditions);
+      await this.documents.with(trx).delete(orgId, documentId);
+    });
+  }
+
+  /**
+   * The document locked for this write, after its `If-Match` (412) and the organization's rule
+   * (428). Grant replacements lock the same row, so the grants read here are the current ones.
+   */
+  private async lockForWrite(
+    trx: Knex.Transaction,
+    orgId: string,
+    documentId: string,
+    conditions: WriteConditions,
+  ): Promise<DocumentRow> {
+    const current = await this.documents.with(trx).lock(orgId, documentId);
+    if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
+    const [shown] = await this.withGrants(orgId, [current], this.documents.with(trx));
+    await assertWritePreconditions(trx, conditions, { organizationId: orgId, current: shown });
+    return current;
   }
 
   /** Replaces the set of agents the document is granted to. */
@@ -133,8 +169,12 @@ export class OrganizationKnowledgeBaseService {
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
   }
 
-  private async withGrants(orgId: string, rows: DocumentRow[]): Promise<OrganizationDocument[]> {
-    const grants = await this.documents.grantsOf(
+  private async withGrants(
+    orgId: string,
+    rows: DocumentRow[],
+    documents: KnowledgeBaseRepository = this.documents,
+  ): Promise<OrganizationDocument[]> {
+    const grants = await documents.grantsOf(
       orgId,
       rows.map((r) => r.id),
     );

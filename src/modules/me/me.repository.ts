@@ -18,6 +18,16 @@ const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'webhook_events', 'create
 export class MeRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): MeRepository {
+    return new MeRepository(trx);
+  }
+
+  /** Inside a transaction: the user's row locked for a write. */
+  async findForUpdate(userId: string): Promise<MeRow | undefined> {
+    return this.db('users').where({ id: userId }).forNoKeyUpdate().first(COLUMNS);
+  }
+
   async find(userId: string): Promise<MeRow | undefined> {
     return this.db('users').where({ id: userId }).first(COLUMNS);
   }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import type { MeService } from './me.service.js';
 
@@ -7,11 +8,11 @@ export function meRouter(me: MeService): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {
-    res.json(await me.get(authOf(req)));
+    sendResource(req, res, await me.get(authOf(req)));
   });
 
   router.patch('/', async (req, res) => {
-    res.json(await me.update(authOf(req), req.body));
+    sendResource(req, res, await me.update(authOf(req), req.body, writeConditions(req)));
   });
 
   return router;

@@ -1,7 +1,10 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { UnauthorizedError } from '../../errors/index.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { MeRepository, MeRow } from './me.repository.js';
 import { updateMeSchema } from './me.schemas.js';
 
@@ -12,6 +15,7 @@ export class MeService {
   private readonly updateSchema;
 
   constructor(
+    private readonly db: Db,
     private readonly users: MeRepository,
     private readonly clock: Clock,
     options: { allowPrivateTargets: boolean },
@@ -23,15 +27,23 @@ export class MeService {
     return this.withMemberships(await this.users.find(auth.userId));
   }
 
-  /** Sets `name` and/or `webhook_url`; other fields are ignored. */
-  async update(auth: AuthContext, body: unknown): Promise<Me> {
+  /**
+   * Sets `name` and/or `webhook_url`; other fields are ignored. `If-Match` is checked against the
+   * locked row (no organization's `require_if_match` applies to a user's own profile).
+   */
+  async update(auth: AuthContext, body: unknown, conditions: WriteConditions = UNCONDITIONAL): Promise<Me> {
     const input = parseBody(this.updateSchema, body);
-    return this.withMemberships(await this.users.update(auth.userId, input, this.clock.now()));
+    return inTransaction(this.db, async (trx) => {
+      const users = this.users.with(trx);
+      const current = await this.withMemberships(await users.findForUpdate(auth.userId), users);
+      await assertWritePreconditions(trx, conditions, { organizationId: null, current });
+      return this.withMemberships(await users.update(auth.userId, input, this.clock.now()), users);
+    });
   }
 
-  private async withMemberships(user: MeRow | undefined): Promise<Me> {
+  private async withMemberships(user: MeRow | undefined, users = this.users): Promise<Me> {
     // The user was found by authentication a moment ago; gone now means the login no longer holds.
     if (!user) throw new UnauthorizedError('Invalid or expired login token');
-    return { ...user, organizations: await this.users.memberships(user.id) };
+    return { ...user, organizations: await users.memberships(user.id) };
   }
 }

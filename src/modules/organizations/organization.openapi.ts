@@ -17,12 +17,25 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     },
   });
   registry.registerPath({
+    method: 'get',
+    path: '/v1/organization/{orgId}',
+    operationId: 'getOrganization',
+    tags: ['Organization'],
+    summary: 'One organization the caller reaches (organization:read)',
+    security: anyAuth,
+    request: { params: z.object({ orgId: z.uuid() }) },
+    responses: {
+      200: json(OrganizationSchema, 'The organization'),
+      ...errorResponses(400, 401, 403, 404, 429),
+    },
+  });
+  registry.registerPath({
     method: 'patch',
     path: '/v1/organization/{orgId}',
     operationId: 'updateOrganization',
     tags: ['Organization'],
     summary:
-      'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche; unknown fields are ignored',
+      'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored',
     security: anyAuth,
     request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
     responses: {

@@ -12,6 +12,7 @@ export type OrganizationRecord = {
   notdienst_bereiche: string[];
   max_concurrent_calls: number | null;
   concurrency_overflow_number: string | null;
+  require_if_match: boolean;
   created_at: Date;
   updated_at: Date;
 };
@@ -28,6 +29,7 @@ export type OrganizationChanges = Partial<
     | 'forward_call_email'
     | 'transfer_popup_enabled'
     | 'notdienst_bereiche'
+    | 'require_if_match'
     | 'updated_at'
   >
 >;
@@ -43,6 +45,7 @@ const COLUMNS = [
   'notdienst_bereiche',
   'max_concurrent_calls',
   'concurrency_overflow_number',
+  'require_if_match',
   'created_at',
   'updated_at',
 ];
@@ -53,6 +56,20 @@ function toOrganization(row: OrganizationRecord): OrganizationRow {
 
 export class OrganizationRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /** The same queries inside the caller's transaction. */
+  with(trx: Knex.Transaction): OrganizationRepository {
+    return new OrganizationRepository(trx);
+  }
+
+  /** Inside a transaction: the row locked for a write. */
+  async findForUpdate(id: string): Promise<OrganizationRow | undefined> {
+    const row: OrganizationRecord | undefined = await this.db('organizations')
+      .where({ id })
+      .forNoKeyUpdate()
+      .first(COLUMNS);
+    return row && toOrganization(row);
+  }
 
   async listByIds(ids: string[]): Promise<OrganizationRow[]> {
     if (ids.length === 0) return [];

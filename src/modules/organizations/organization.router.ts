@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { OrganizationService } from './organization.service.js';
@@ -11,11 +12,15 @@ export function organizationRouter(organizations: OrganizationService): Router {
     res.json(await organizations.list(authOf(req)));
   });
   router.patch('/', async (req, res) => {
-    res.json(await organizations.updateImplicit(authOf(req), req.body));
+    sendResource(req, res, await organizations.updateImplicit(authOf(req), req.body, writeConditions(req)));
+  });
+  router.get('/:orgId', async (req, res) => {
+    const { orgId } = parse(orgIdParams, req.params);
+    sendResource(req, res, await organizations.get(authOf(req), orgId));
   });
   router.patch('/:orgId', async (req, res) => {
     const { orgId } = parse(orgIdParams, req.params);
-    res.json(await organizations.update(authOf(req), orgId, req.body));
+    sendResource(req, res, await organizations.update(authOf(req), orgId, req.body, writeConditions(req)));
   });
   return router;
 }

@@ -19,6 +19,10 @@ export const OrganizationSchema = z
       .string()
       .nullable()
       .openapi({ description: 'Read-only; where calls over the limit go (E.164); null = busy tone' }),
+    require_if_match: z.boolean().openapi({
+      description:
+        'Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED',
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -48,5 +52,9 @@ export const OrganizationPatchSchema = z
       .transform((items) => [...new Set(items ?? [])])
       .optional()
       .openapi({ description: 'Emergency-duty areas; trimmed, duplicates removed; [] or null = none' }),
+    require_if_match: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED' }),
   })
   .openapi('OrganizationPatch');

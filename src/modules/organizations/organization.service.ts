@@ -6,12 +6,16 @@ import {
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { OrganizationRepository, OrganizationRow } from './organization.repository.js';
 import { OrganizationPatchSchema } from './organization.schemas.js';
 
 export class OrganizationService {
   constructor(
+    private readonly db: Db,
     private readonly organizations: OrganizationRepository,
     private readonly clock: Clock,
   ) {}
@@ -22,29 +26,54 @@ export class OrganizationService {
     return { data: await this.organizations.listByIds(organizationsWith(auth, 'organization:read')) };
   }
 
-  /** organization:write: 404 for an organization out of reach, 403 without the permission there. */
-  async update(auth: AuthContext, organizationId: string, body: unknown): Promise<OrganizationRow> {
+  /** One organization the caller reaches with organization:read. */
+  async get(auth: AuthContext, organizationId: string): Promise<OrganizationRow> {
+    assertPermission(auth, 'organization:read');
+    const id = organizationId.toLowerCase();
+    if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+    assertPermission(auth, 'organization:read', id);
+    const row = await this.organizations.findById(id);
+    if (!row) throw new NotFoundError('Organization');
+    return row;
+  }
+
+  /**
+   * organization:write: 404 for an organization out of reach, 403 without the permission there.
+   * `If-Match` is checked against the locked row.
+   */
+  async update(
+    auth: AuthContext,
+    organizationId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<OrganizationRow> {
     assertPermission(auth, 'organization:write');
     const id = organizationId.toLowerCase();
     if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
     assertPermission(auth, 'organization:write', id);
     const patch = parseBody(OrganizationPatchSchema, body);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-    if (Object.keys(changes).length === 0) {
-      const current = await this.organizations.findById(id);
+    return inTransaction(this.db, async (trx) => {
+      const organizations = this.organizations.with(trx);
+      const current = await organizations.findForUpdate(id);
       if (!current) throw new NotFoundError('Organization');
-      return current;
-    }
-    const row = await this.organizations.update(id, { ...changes, updated_at: this.clock.now() });
-    if (!row) throw new NotFoundError('Organization');
-    return row;
+      await assertWritePreconditions(trx, conditions, { organizationId: id, current });
+      if (Object.keys(changes).length === 0) return current;
+      const row = await organizations.update(id, { ...changes, updated_at: this.clock.now() });
+      if (!row) throw new NotFoundError('Organization');
+      return row;
+    });
   }
 
   /**
    * `PATCH /v1/organization` without an id (older TalkPilot pages): the one organization the caller
    * may change, or an API key's home organization; otherwise the id must be given.
    */
-  async updateImplicit(auth: AuthContext, body: unknown): Promise<OrganizationRow> {
+  async updateImplicit(
+    auth: AuthContext,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<OrganizationRow> {
     assertPermission(auth, 'organization:write');
     const writable = organizationsWith(auth, 'organization:write');
     const home = auth.apiKeyId ? await this.organizations.homeOfApiKey(auth.apiKeyId) : undefined;
@@ -54,6 +83,6 @@ export class OrganizationService {
         { field: 'orgId', message: 'Required when the caller can change several organizations' },
       ]);
     }
-    return this.update(auth, target, body);
+    return this.update(auth, target, body, conditions);
   }
 }

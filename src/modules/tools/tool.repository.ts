@@ -59,6 +59,11 @@ export class ToolRepository {
     return this.db('tools').where({ agent_id: agentId, id }).first(COLUMNS);
   }
 
+  /** Inside a transaction: the row locked for a write (after the agent row, src/db/locks.ts). */
+  async findForUpdate(agentId: string, id: string): Promise<Tool | undefined> {
+    return this.db('tools').where({ agent_id: agentId, id }).forNoKeyUpdate().first(COLUMNS);
+  }
+
   async nameTaken(agentId: string, name: string, exceptId?: string): Promise<boolean> {
     const query = this.db('tools').where({ agent_id: agentId, name });
     if (exceptId) query.whereNot({ id: exceptId });

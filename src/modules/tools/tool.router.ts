@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
 import type { ToolService } from './tool.service.js';
@@ -16,22 +17,25 @@ export function toolRouter(tools: ToolService): Router {
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await tools.create(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    const tool = await tools.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, tool, { status: 201, dryRun: conditions.dryRun });
   });
 
   router.get('/:toolId', async (req, res) => {
     const { agentId, toolId } = parse(toolParams, req.params);
-    res.json(await tools.get(authOf(req), agentId, toolId));
+    sendResource(req, res, await tools.get(authOf(req), agentId, toolId));
   });
 
   router.patch('/:toolId', async (req, res) => {
     const { agentId, toolId } = parse(toolParams, req.params);
-    res.json(await tools.update(authOf(req), agentId, toolId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    sendResource(req, res, await tools.update(authOf(req), agentId, toolId, req.body, conditions), conditions);
   });
 
   router.delete('/:toolId', async (req, res) => {
     const { agentId, toolId } = parse(toolParams, req.params);
-    await tools.delete(authOf(req), agentId, toolId);
+    await tools.delete(authOf(req), agentId, toolId, writeConditions(req));
     res.status(204).end();
   });
 

@@ -6,7 +6,9 @@ import { lockAgent } from '../../db/locks.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { uuidField } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
@@ -83,19 +85,28 @@ export class ToolService {
   }
 
   /** Every problem of the body (fields, config of its type, employee, target agent, URL) in one 400. */
-  async create(auth: AuthContext, agentId: string, body: unknown): Promise<Tool> {
+  async create(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
-    return inTransaction(this.db, async (trx) => {
-      // Lock order (src/db/locks.ts): the agent row, then the new tool row.
-      await lockAgent(trx, agent);
-      const tools = this.tools.with(trx);
-      const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
-      const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
-      await this.versions.record(trx, agent, auth, 'tool.created');
-      return tool;
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        // Lock order (src/db/locks.ts): the agent row, then the new tool row.
+        await lockAgent(trx, agent);
+        const tools = this.tools.with(trx);
+        const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
+        const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
+        await this.versions.record(trx, agent, auth, 'tool.created');
+        return tool;
+      },
+      { dryRun: conditions.dryRun },
+    );
   }
 
   /**
@@ -126,9 +137,16 @@ export class ToolService {
 
   /**
    * `config` is merged into the stored one (null removes a field) and the result validated as a
-   * whole; a rename is refused while the workflow names the tool.
+   * whole; a rename is refused while the workflow names the tool. `If-Match` is checked against the
+   * locked row; a dry run answers the same and stores nothing.
    */
-  async update(auth: AuthContext, agentId: string, toolId: string, body: unknown): Promise<Tool> {
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    toolId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const tool = await this.getTool(this.tools, agent.id, toolId);
     const base = UpdateToolSchema.safeParse(body ?? {});
@@ -164,34 +182,57 @@ export class ToolService {
       ...changes,
       ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
     };
-    return inTransaction(this.db, async (trx) => {
-      // Lock order (src/db/locks.ts): the agent row, then the tool row.
-      await lockAgent(trx, agent);
-      if (fields.name !== undefined && fields.name !== tool.name)
-        await this.assertRenamable(trx, agent, tool, fields.name);
-      const updated = await this.guardName(fields.name ?? tool.name, () =>
-        this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
-      );
-      if (!updated) throw new NotFoundError('Tool');
-      const adopted =
-        (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
-      await this.versions.record(trx, agent, auth, 'tool.updated');
-      return adopted;
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        // Lock order (src/db/locks.ts): the agent row, then the tool row.
+        await lockAgent(trx, agent);
+        await this.lockForWrite(trx, agent, tool.id, conditions);
+        if (fields.name !== undefined && fields.name !== tool.name)
+          await this.assertRenamable(trx, agent, tool, fields.name);
+        const updated = await this.guardName(fields.name ?? tool.name, () =>
+          this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
+        );
+        if (!updated) throw new NotFoundError('Tool');
+        const adopted =
+          (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
+        await this.versions.record(trx, agent, auth, 'tool.updated');
+        return adopted;
+      },
+      { dryRun: conditions.dryRun },
+    );
   }
 
   /** 409 while the agent's workflow names the tool. */
-  async delete(auth: AuthContext, agentId: string, toolId: string): Promise<void> {
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    toolId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     await inTransaction(this.db, async (trx) => {
       const tools = this.tools.with(trx);
       // Lock order (src/db/locks.ts): the agent row (lockWorkflow), then the tool row.
       const workflow = await tools.lockWorkflow(agent.id, agent.organization_id);
-      const tool = await this.getTool(tools, agent.id, toolId);
+      const tool = await this.lockForWrite(trx, agent, toolId, conditions);
       this.assertNotInWorkflow(workflow, tool.name, 'deleted');
       await tools.delete(agent.id, tool.id);
       await this.versions.record(trx, agent, auth, 'tool.deleted');
     });
+  }
+
+  /** The tool's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
+  private async lockForWrite(
+    trx: Knex.Transaction,
+    agent: AgentRef,
+    toolId: string,
+    conditions: WriteConditions,
+  ): Promise<Tool> {
+    const current = await this.tools.with(trx).findForUpdate(agent.id, toolId);
+    if (!current) throw new NotFoundError('Tool');
+    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+    return current;
   }
 
   private async getTool(tools: ToolRepository, agentId: string, toolId: string): Promise<Tool> {

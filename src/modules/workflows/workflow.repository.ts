@@ -12,6 +12,14 @@ export class WorkflowRepository {
     return new WorkflowRepository(trx);
   }
 
+  /** The agent's workflow, its row locked for a write (FOR NO KEY UPDATE, as lockAgent does). */
+  async findForUpdate(agentId: string, organizationId: string): Promise<WorkflowRow | undefined> {
+    return this.db('agents')
+      .where({ id: agentId, organization_id: organizationId })
+      .forNoKeyUpdate()
+      .first('id', 'workflow', 'workflow_updated_at', 'created_at');
+  }
+
   /**
    * The agent's tool names. FOR SHARE holds the rows until the transaction ends, so a tool cannot
    * be deleted between this check and the write of a workflow that names it.

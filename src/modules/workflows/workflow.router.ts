@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../http/validate.js';
 import type { WorkflowService } from './workflow.service.js';
@@ -9,12 +10,13 @@ export function workflowRouter(workflows: WorkflowService): Router {
 
   router.get('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await workflows.get(authOf(req), agentId));
+    sendResource(req, res, await workflows.get(authOf(req), agentId));
   });
 
   router.put('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.json(await workflows.replace(authOf(req), agentId, req.body));
+    const conditions = writeConditions(req, { dryRunnable: true });
+    sendResource(req, res, await workflows.replace(authOf(req), agentId, req.body, conditions), conditions);
   });
 
   return router;

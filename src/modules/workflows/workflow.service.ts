@@ -1,8 +1,9 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
-import { lockAgent } from '../../db/locks.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
@@ -31,29 +32,44 @@ export class WorkflowService {
 
   /**
    * Replaces the workflow completely (agents:write), or removes it with `{workflow: null}`. Every
-   * problem is listed in one 400 and nothing is written.
+   * problem is listed in one 400 and nothing is written. `If-Match` is checked against the locked
+   * agent row; a dry run answers the same and stores nothing.
    */
-  async replace(auth: AuthContext, agentId: string, body: unknown): Promise<WorkflowRecord> {
+  async replace(
+    auth: AuthContext,
+    agentId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<WorkflowRecord> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
-    const record = await inTransaction(this.db, async (trx) => {
-      const repository = this.workflows.with(trx);
-      // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
-      await lockAgent(trx, agent);
-      const details = [...input.details];
-      let workflow: Workflow | null = null;
-      if (!input.remove && input.value !== undefined) {
-        const result = validateWorkflow(input.value, await repository.lockToolNames(agent.id, agent.organization_id));
-        details.push(...result.details);
-        workflow = result.workflow ?? null;
-      }
-      if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
-      const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
-      if (!row) throw new NotFoundError('Agent');
-      await this.versions.record(trx, agent, auth, 'workflow.replaced');
-      return toRecord(row);
-    });
-    await this.access.changed();
+    const record = await inTransaction(
+      this.db,
+      async (trx) => {
+        const repository = this.workflows.with(trx);
+        // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
+        const current = await repository.findForUpdate(agent.id, agent.organization_id);
+        if (!current) throw new NotFoundError('Agent');
+        await assertWritePreconditions(trx, conditions, {
+          organizationId: agent.organization_id,
+          current: toRecord(current),
+        });
+        const details = [...input.details];
+        let workflow: Workflow | null = null;
+        if (!input.remove && input.value !== undefined) {
+          const result = validateWorkflow(input.value, await repository.lockToolNames(agent.id, agent.organization_id));
+          details.push(...result.details);
+          workflow = result.workflow ?? null;
+        }
+        if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
+        const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
+        if (!row) throw new NotFoundError('Agent');
+        await this.versions.record(trx, agent, auth, 'workflow.replaced');
+        return toRecord(row);
+      },
+      { dryRun: conditions.dryRun },
+    );
+    if (!conditions.dryRun) await this.access.changed();
     return record;
   }
 }
