@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_SHARED_DIR } from './db/embedded-root.js';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -28,7 +29,7 @@ const configSchema = z.object({
    * Running as root from a directory the postgres system user cannot enter (mode 0700), the
    * embedded PostgreSQL's binaries and cluster are kept here instead (one cluster per DATA_DIR).
    */
-  EMBEDDED_PG_SHARED_DIR: z.string().default('/var/lib/voice-agent-api'),
+  EMBEDDED_PG_SHARED_DIR: z.string().default(DEFAULT_SHARED_DIR),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
   JWT_SECRET: z.string().min(32).optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
