@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   cpSync,
@@ -137,9 +137,17 @@ function readText(file: string): string | undefined {
 }
 
 /**
- * Removes the shared clusters whose project is gone: the DATA_DIR recorded beside the cluster no
- * longer holds its id, and no PostgreSQL runs on it. A cluster being created (no DATA_DIR record
- * yet) is left alone.
+ * The id earlier versions gave DATA_DIR's cluster (a hash of its path, no id file): such a cluster
+ * is adopted, not replaced, and never taken for an orphan while its project exists.
+ */
+function legacyClusterId(dataDir: string): string {
+  return createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);
+}
+
+/**
+ * Removes the shared clusters whose project is gone: the DATA_DIR recorded beside the cluster was
+ * deleted, or holds another cluster's id, and no PostgreSQL runs on it. A cluster being created
+ * (no DATA_DIR record yet) is left alone.
  */
 export function pruneOrphanClusters(sharedDir: string): string[] {
   const clustersDir = path.join(sharedDir, 'clusters');
@@ -149,7 +157,10 @@ export function pruneOrphanClusters(sharedDir: string): string[] {
     const root = path.join(clustersDir, id);
     const dataDir = readText(path.join(root, 'DATA_DIR'));
     if (!dataDir) continue;
-    if (readText(path.join(dataDir, CLUSTER_ID_FILE)) === id) continue;
+    if (existsSync(dataDir)) {
+      const named = readText(path.join(dataDir, CLUSTER_ID_FILE)) ?? legacyClusterId(dataDir);
+      if (named === id) continue;
+    }
     const pid = Number.parseInt(readText(path.join(root, 'pg', 'postmaster.pid'))?.split('\n')[0] ?? '', 10);
     if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
     rmSync(root, { recursive: true, force: true });
@@ -158,12 +169,16 @@ export function pruneOrphanClusters(sharedDir: string): string[] {
   return removed;
 }
 
-/** The cluster's id for DATA_DIR: read from DATA_DIR/embedded-cluster-id, created on first use. */
-function clusterId(dataDir: string): string {
+/**
+ * The cluster's id for DATA_DIR: read from DATA_DIR/embedded-cluster-id, created on first use (the
+ * earlier versions' cluster of this DATA_DIR, when there is one, keeps its id).
+ */
+function clusterId(dataDir: string, sharedDir: string): string {
   const file = path.join(dataDir, CLUSTER_ID_FILE);
   const existing = readText(file);
   if (existing && /^[0-9a-f]{16,64}$/.test(existing)) return existing;
-  const id = randomBytes(12).toString('hex');
+  const legacy = legacyClusterId(dataDir);
+  const id = existsSync(path.join(sharedDir, 'clusters', legacy, 'pg')) ? legacy : randomBytes(12).toString('hex');
   writeFileSync(file, `${id}\n`);
   return id;
 }
@@ -209,7 +224,7 @@ export function embeddedLayout(dataDir: string, sharedDir: string, isRoot: boole
     pruneOrphanClusters(shared);
     // The id file first, then the cluster's record of it: a concurrent prune never sees a cluster
     // whose project does not (yet) name it.
-    const id = clusterId(data);
+    const id = clusterId(data, shared);
     const root = path.join(shared, 'clusters', id);
     mkdirOpen(path.join(shared, 'clusters'));
     mkdirOpen(root);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLUSTER_ID_FILE, DEFAULT_SHARED_DIR } from '../../src/db/embedded-root.js';
+import { CLUSTER_ID_FILE, DEFAULT_SHARED_DIR, pruneOrphanClusters } from '../../src/db/embedded-root.js';
 
 /**
  * `npm run test:clone`: the README's commands on fresh clones of this repository's HEAD, the way a
@@ -104,7 +104,8 @@ async function startAndStop(name: string, sandbox: Sandbox): Promise<void> {
   try {
     let key: string | undefined;
     while (!key) {
-      if (child.exitCode !== null) throw new Error(`${name}: npm start exited ${child.exitCode}:\n${output.slice(-6000)}`);
+      if (child.exitCode !== null)
+        throw new Error(`${name}: npm start exited ${child.exitCode}:\n${output.slice(-6000)}`);
       if (Date.now() - started > 180_000) throw new Error(`${name}: npm start printed no key:\n${output.slice(-6000)}`);
       key = /^export KEY=(\S+)$/m.exec(output)?.[1];
       if (!key) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -154,6 +155,9 @@ describe('the README on fresh clones in private directories', () => {
     first = await cloneRepository('first');
     await startAndStop('first', first);
     firstCluster = sharedCluster(first);
+    // As root the postgres user cannot enter the clone: its cluster is in the shared directory.
+    if (process.getuid?.() === 0)
+      expect(firstCluster && existsSync(path.join(firstCluster, 'pg', 'PG_VERSION'))).toBe(true);
     await run('first: npm test', 'npm', ['test', '--', ...TEST_FILES], first.app, userEnv(first));
     expect(readdirSync(path.join(first.app, '.data')).filter((f) => f.startsWith('test-'))).toEqual([]);
     // tsx keeps its compile cache (tsx-<uid>) in the temp directory, reused by every later run.
@@ -169,5 +173,10 @@ describe('the README on fresh clones in private directories', () => {
     expect(linksLeavingShared()).toEqual([]);
     // The deleted clone's cluster (if it had one in the shared directory) was removed by this start.
     if (firstCluster) expect(existsSync(firstCluster)).toBe(false);
+    // Deleting this clone too leaves an orphan that the next start (here: the same pruning) removes.
+    const secondCluster = sharedCluster(second);
+    rmSync(second.dir, { recursive: true, force: true });
+    pruneOrphanClusters(SHARED);
+    if (secondCluster) expect(existsSync(secondCluster)).toBe(false);
   });
 });
