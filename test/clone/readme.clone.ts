@@ -18,6 +18,8 @@ import { CLUSTER_ID_FILE, DEFAULT_SHARED_DIR, pruneOrphanClusters } from '../../
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHARED = path.resolve(process.env.EMBEDDED_PG_SHARED_DIR ?? DEFAULT_SHARED_DIR);
 /** `TEST_CLONE_TESTS="test/api/health.api.test.ts ..."`: the test files `npm test` runs in the first clone. */
+/** `TEST_CLONE_REF=<commit>`: check that commit out in the clones instead of HEAD (to see an old one fail). */
+const REF = process.env.TEST_CLONE_REF;
 const TEST_FILES = (process.env.TEST_CLONE_TESTS ?? 'test/api/health.api.test.ts test/api/agents.api.test.ts')
   .split(/\s+/)
   .filter(Boolean);
@@ -80,6 +82,7 @@ async function cloneRepository(name: string): Promise<Sandbox> {
   expect(statSync(dir).mode & 0o777).toBe(0o700);
   mkdirSync(sandbox.tmp);
   await run(`${name}: git clone`, 'git', ['clone', '--quiet', ROOT, sandbox.app], dir, userEnv(sandbox));
+  if (REF) await run(`${name}: git checkout`, 'git', ['checkout', '--quiet', REF], sandbox.app, userEnv(sandbox));
   // The README's install; the packages come from npm's cache when it holds them.
   await run(
     `${name}: npm install`,
