@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +34,8 @@ const TEST_FILES = (process.env.TEST_CLONE_TESTS ?? 'test/api/health.api.test.ts
   .split(/\s+/)
   .filter(Boolean);
 
-type Sandbox = { dir: string; app: string; tmp: string };
+/** `user`: run the commands as that user (root running the test as a normal user would). */
+type Sandbox = { dir: string; app: string; tmp: string; user?: { uid: number; gid: number } };
 const sandboxes: Sandbox[] = [];
 const timings: Record<string, number> = {};
 
@@ -55,15 +66,25 @@ function userEnv(sandbox: Sandbox, extra: Record<string, string> = {}): NodeJS.P
       continue;
     env[key] = value;
   }
-  return { ...env, TMPDIR: sandbox.tmp, TMP: sandbox.tmp, TEMP: sandbox.tmp, ...extra };
+  const home = sandbox.user
+    ? { HOME: path.join(sandbox.dir, 'home'), npm_config_cache: path.join(sandbox.dir, 'npm-cache') }
+    : {};
+  return { ...env, ...home, TMPDIR: sandbox.tmp, TMP: sandbox.tmp, TEMP: sandbox.tmp, ...extra };
 }
 
 /** Runs a command to its end; fails with the end of its output when it exits non-zero. */
-async function run(label: string, command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+async function run(
+  label: string,
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  user?: Sandbox['user'],
+) {
   const started = Date.now();
   const output: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
     child.on('error', reject);
@@ -75,14 +96,21 @@ async function run(label: string, command: string, args: string[], cwd: string, 
   return text;
 }
 
-async function cloneRepository(name: string): Promise<Sandbox> {
+async function cloneRepository(name: string, user?: Sandbox['user']): Promise<Sandbox> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `vam-clone-${name}-`));
-  const sandbox = { dir, app: path.join(dir, 'app'), tmp: path.join(dir, 'tmp') };
+  const sandbox: Sandbox = { dir, app: path.join(dir, 'app'), tmp: path.join(dir, 'tmp'), user };
   sandboxes.push(sandbox);
   expect(statSync(dir).mode & 0o777).toBe(0o700);
   mkdirSync(sandbox.tmp);
   await run(`${name}: git clone`, 'git', ['clone', '--quiet', ROOT, sandbox.app], dir, userEnv(sandbox));
   if (REF) await run(`${name}: git checkout`, 'git', ['checkout', '--quiet', REF], sandbox.app, userEnv(sandbox));
+  if (user) {
+    // The user's own home and npm cache (seeded from this one's, so that the install stays offline).
+    mkdirSync(path.join(dir, 'home'));
+    const cache = path.join(os.homedir(), '.npm', '_cacache');
+    if (existsSync(cache)) cpSync(cache, path.join(dir, 'npm-cache', '_cacache'), { recursive: true });
+    await run(`${name}: chown`, 'chown', ['-R', `${user.uid}:${user.gid}`, dir], dir, userEnv(sandbox));
+  }
   // The README's install; the packages come from npm's cache when it holds them.
   await run(
     `${name}: npm install`,
@@ -90,6 +118,7 @@ async function cloneRepository(name: string): Promise<Sandbox> {
     ['install', '--prefer-offline', '--no-audit', '--no-fund'],
     sandbox.app,
     userEnv(sandbox),
+    user,
   );
   return sandbox;
 }
@@ -99,7 +128,7 @@ async function startAndStop(name: string, sandbox: Sandbox): Promise<void> {
   const port = await freePort();
   const env = userEnv(sandbox, { PORT: String(port), HOST: '127.0.0.1', EMBEDDED_PG_PORT: String(await freePort()) });
   const started = Date.now();
-  const child = spawn('npm', ['start'], { cwd: sandbox.app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], { cwd: sandbox.app, env, stdio: ['ignore', 'pipe', 'pipe'], ...sandbox.user });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -191,4 +220,16 @@ describe('the README on fresh clones in private directories', () => {
     pruneOrphanClusters(SHARED);
     if (secondCluster) expect(existsSync(secondCluster)).toBe(false);
   });
+
+  // Run by root (CI), the same as a normal user: `nobody`, in a 0700 clone of its own. PostgreSQL
+  // then runs as that user, with the cluster under the clone's DATA_DIR.
+  it.runIf(process.getuid?.() === 0)(
+    'a normal user in a 0700 clone of its own: npm install && npm start serves',
+    async () => {
+      const sandbox = await cloneRepository('user', { uid: 65534, gid: 65534 });
+      await startAndStop('user', sandbox);
+      expect(existsSync(path.join(sandbox.app, '.data', 'pg', 'PG_VERSION'))).toBe(true);
+      expect(readdirSync(sandbox.tmp).filter((f) => !/^tsx-\d+$/.test(f))).toEqual([]);
+    },
+  );
 });
