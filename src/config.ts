@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_SHARED_DIR } from './db/embedded-root.js';
 
 /**
  * How long the instance waits on a database that does not answer, each step of a request's wait:
@@ -63,7 +64,7 @@ const configSchema = z.object({
    * Running as root from a directory the postgres system user cannot enter (mode 0700), the
    * embedded PostgreSQL's binaries and cluster are kept here instead (one cluster per DATA_DIR).
    */
-  EMBEDDED_PG_SHARED_DIR: z.string().default('/var/lib/voice-agent-api'),
+  EMBEDDED_PG_SHARED_DIR: z.string().default(DEFAULT_SHARED_DIR),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
