@@ -10,6 +10,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type Err
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from './agent-change-guard.js';
 import {
   agentCreateSchema,
   agentPatchSchema,
@@ -47,6 +48,7 @@ export class AgentService {
     private readonly access: AgentAccess,
     private readonly clock: Clock,
     options: AgentServiceOptions,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {
     this.patchSchema = agentPatchSchema(options);
     this.createSchema = agentCreateSchema(options);
@@ -112,6 +114,7 @@ export class AgentService {
         });
       if (!updated) throw new NotFoundError('Agent');
       await this.versions.record(trx, updated, auth, 'agent.updated');
+      await this.guard.assertPasses(trx, updated);
       return updated;
     });
     await this.access.changed();

@@ -9,6 +9,7 @@ import type { AgentVersionRecorder } from '../agent-versions/agent-version.recor
 import type { Page } from '../../http/pagination.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -31,6 +32,7 @@ export class EmployeeService {
     private readonly events: EventRecorder,
     private readonly clock: Clock,
     private readonly versions: AgentVersionRecorder,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** Alphabetical by name; filters `status` and `active`. */
@@ -49,7 +51,11 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return this.employees.insert(agent.id, input, this.clock.now());
+    return inTransaction(this.db, async (trx) => {
+      const created = await this.employees.with(trx).insert(agent.id, input, this.clock.now());
+      await this.guard.assertPasses(trx, agent);
+      return created;
+    });
   }
 
   /**
@@ -75,6 +81,7 @@ export class EmployeeService {
         if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
       }
       if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
+      await this.guard.assertPasses(trx, agent);
       return updated;
     });
   }
@@ -89,6 +96,7 @@ export class EmployeeService {
       await lockAgent(trx, agent);
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+      await this.guard.assertPasses(trx, agent);
     });
   }
 

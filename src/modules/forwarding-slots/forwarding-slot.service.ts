@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors/inde
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
 import {
   duplicateSlotnummern,
@@ -21,6 +22,7 @@ export class ForwardingSlotService {
     private readonly slots: ForwardingSlotRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** All slots in slot order, not paginated. */
@@ -37,7 +39,7 @@ export class ForwardingSlotService {
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const input = parseBody(SlotRowSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots) => {
+    return this.write(agent, input.slotnummer, async (slots) => {
       if (await slots.slotnummerTaken(agent.id, input.slotnummer)) throw this.taken(input.slotnummer);
       return slots.insert(agent.id, input, this.clock.now());
     });
@@ -47,7 +49,7 @@ export class ForwardingSlotService {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     this.found(await this.slots.find(agent.id, slotId));
     const input = parseBody(UpdateSlotSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots) => {
+    return this.write(agent, input.slotnummer, async (slots) => {
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
       }
@@ -57,7 +59,7 @@ export class ForwardingSlotService {
 
   async delete(auth: AuthContext, agentId: string, slotId: string): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
-    await this.write(agentId, undefined, async (slots) => {
+    await this.write(agent, undefined, async (slots) => {
       if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
     });
   }
@@ -81,19 +83,22 @@ export class ForwardingSlotService {
     if (!parsed.success || details.length > 0) {
       throw new ValidationError('Invalid forwarding slots; nothing was changed', details.sort(bySlotIndex));
     }
-    return this.write(agentId, undefined, (slots) => slots.replaceAll(agent.id, parsed.data.slots, this.clock.now()));
+    return this.write(agent, undefined, (slots) => slots.replaceAll(agent.id, parsed.data.slots, this.clock.now()));
   }
 
+  /** Under the slot lock; the agent's test cases (when required) are checked against the result. */
   private async write<T>(
-    agentId: string,
+    agent: { id: string; organization_id: string },
     slotnummer: string | undefined,
     work: (slots: ForwardingSlotRepository) => Promise<T>,
   ): Promise<T> {
     try {
       return await inTransaction(this.db, async (trx) => {
         const slots = this.slots.with(trx);
-        await slots.lock(agentId);
-        return work(slots);
+        await slots.lock(agent.id);
+        const result = await work(slots);
+        await this.guard.assertPasses(trx, agent);
+        return result;
       });
     } catch (error) {
       if (isUniqueViolation(error, SLOTNUMMER_UNIQUE)) throw this.taken(slotnummer ?? '');

@@ -116,4 +116,19 @@ export class SimulationRepository {
   async deleteCase(agentId: string, id: string): Promise<boolean> {
     return (await this.db('agent_test_cases').where({ agent_id: agentId, id }).delete()) > 0;
   }
+
+  /** The most recently updated contact of the agent that has a number, and that number. */
+  async knownContact(agent: {
+    id: string;
+    organization_id: string;
+  }): Promise<{ id: string; phone: string } | undefined> {
+    return this.db('contacts')
+      .where({ agent_id: agent.id, organization_id: agent.organization_id })
+      .andWhere((q) => q.whereNotNull('phone_number').orWhereNotNull('mobile_number').orWhereNotNull('landline_number'))
+      .orderBy([
+        { column: 'updated_at', order: 'desc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .first('id', this.db.raw('coalesce(phone_number, mobile_number, landline_number) AS phone'));
+  }
 }
