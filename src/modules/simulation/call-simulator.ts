@@ -38,7 +38,7 @@ export class CallSimulator {
     const repository = trx ? this.repository.with(trx) : this.repository;
     const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null);
     return {
-      agent: agent as unknown as CallConfiguration['agent'],
+      agent: agent as CallConfiguration['agent'],
       backup: around.backup,
       employees: around.employees,
       slots: around.slots,
