@@ -83,13 +83,13 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
   it('answers exactly as /status and the greeting preview do, at every kind of moment', async () => {
     const { id } = await christmasAgent();
     const moments = [
-      '2026-11-23T08:30:00Z', // Monday 09:30: open, VIP morning variant
-      '2026-11-23T18:00:00Z', // Monday 19:00: closed, backup
-      '2026-11-22T22:30:00Z', // Sunday 23:30: night variant
-      '2026-12-24T18:30:00Z', // Christmas Eve 19:30: the closure
-      '2026-12-24T09:00:00Z', // Christmas Eve 10:00: the closure still
-      '2026-12-25T10:00:00Z', // Christmas Day: holiday
-      '2026-01-06T10:00:00Z', // Epiphany: a holiday in Bavaria only
+      '2026-11-23T08:30:00.000Z', // Monday 09:30: open, VIP morning variant
+      '2026-11-23T18:00:00.000Z', // Monday 19:00: closed, backup
+      '2026-11-22T22:30:00.000Z', // Sunday 23:30: night variant
+      '2026-12-24T18:30:00.000Z', // Christmas Eve 19:30: the closure
+      '2026-12-24T09:00:00.000Z', // Christmas Eve 10:00: the closure still
+      '2026-12-25T10:00:00.000Z', // Christmas Day: holiday
+      '2026-01-06T10:00:00.000Z', // Epiphany: a holiday in Bavaria only
     ];
     for (const at of moments) {
       for (const caller of [ANNA, null]) {
@@ -224,7 +224,10 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
         .post(`/v1/agents/${id}/${path}`)
         .set('X-API-Key', w.key)
         .send(body as object)
-        .expect(201);
+        .then((res) => {
+          expect([path, res.status, res.body.error]).toEqual([path, 201, undefined]);
+          return res;
+        });
     const max = (await post('employees', { name: 'Max Notdienst', phone_number: '+4930111222', status: 'notdienst' }))
       .body;
     const eva = (await post('employees', { name: 'Eva Urlaub', phone_number: '+4930333444', status: 'urlaub' })).body;
@@ -233,10 +236,11 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
     await post('tools', {
       name: 'transfer_max',
       tool_type: 'transfer_call',
+      description: 'Verbindet mit Max',
       employee_id: max.id,
       config: { transfer_mode: 'cold' },
     });
-    await post('tools', { name: 'end_call', tool_type: 'end_call', is_enabled: false, config: {} });
+    await post('tools', { name: 'end_call', tool_type: 'end_call', description: 'Auflegen', is_enabled: false, config: {} });
     const res = await api().simulate(id, { at: '2026-11-23T03:00:00+01:00' }).expect(200);
     expect(res.body.transfer_targets).toEqual([
       { slot_number: '01', employee_id: eva.id, name: 'Eva Urlaub', status: 'urlaub', available: false },
