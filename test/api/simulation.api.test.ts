@@ -71,7 +71,11 @@ async function christmasAgent(fields: Record<string, unknown> = {}) {
 async function threeWays(id: string, at: string, caller: string | null) {
   ctx.clock.set(at);
   const status = (await api().status(id).expect(200)).body;
-  const preview = (await api().preview(id, caller ? { at, caller_phone: caller } : { at }).expect(200)).body;
+  const preview = (
+    await api()
+      .preview(id, caller ? { at, caller_phone: caller } : { at })
+      .expect(200)
+  ).body;
   const res = await api()
     .simulate(id, caller ? { at, caller_number: caller } : { at })
     .expect(200);
@@ -146,7 +150,12 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
         'vacation',
         { agent_id: backupId, via: 'vacation_backup' },
       ],
-      [id, { at: '2026-11-23T10:00:00+01:00', changes: { is_active: false } }, 'inactive', { agent_id: backupId, via: 'backup' }],
+      [
+        id,
+        { at: '2026-11-23T10:00:00+01:00', changes: { is_active: false } },
+        'inactive',
+        { agent_id: backupId, via: 'backup' },
+      ],
       [lonely, { at: '2026-11-23T19:00:00+01:00' }, 'outside_hours', { agent_id: null, via: 'none' }],
     ];
     for (const [agentId, body, reason, answered] of cases) {
@@ -231,7 +240,12 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
     const max = (await post('employees', { name: 'Max Notdienst', phone_number: '+4930111222', status: 'notdienst' }))
       .body;
     const eva = (await post('employees', { name: 'Eva Urlaub', phone_number: '+4930333444', status: 'urlaub' })).body;
-    await post('forwarding-slots', { slotnummer: '01', cases: 'Notfall', prioritaet_1: 'Eva Urlaub', prioritaet_2: max.id });
+    await post('forwarding-slots', {
+      slotnummer: '01',
+      cases: 'Notfall',
+      prioritaet_1: 'Eva Urlaub',
+      prioritaet_2: max.id,
+    });
     await post('forwarding-slots', { slotnummer: '02', cases: 'Extern', prioritaet_1: '+4989123456' });
     await post('tools', {
       name: 'transfer_max',
@@ -240,7 +254,13 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
       employee_id: max.id,
       config: { transfer_mode: 'cold' },
     });
-    await post('tools', { name: 'end_call', tool_type: 'end_call', description: 'Auflegen', is_enabled: false, config: {} });
+    await post('tools', {
+      name: 'end_call',
+      tool_type: 'end_call',
+      description: 'Auflegen',
+      is_enabled: false,
+      config: {},
+    });
     const res = await api().simulate(id, { at: '2026-11-23T03:00:00+01:00' }).expect(200);
     expect(res.body.transfer_targets).toEqual([
       { slot_number: '01', employee_id: eva.id, name: 'Eva Urlaub', status: 'urlaub', available: false },

@@ -170,10 +170,15 @@ export class AgentVersionService {
   }
 }
 
-/** The version's agent fields; a field added to agents after the version was taken keeps its value. */
+/**
+ * The version's agent fields; a field added to agents after the version was taken keeps its value.
+ * So does `require_passing_test_cases`: a restore must not switch off the guard that checks it.
+ */
 function agentFieldsOf(configuration: AgentConfiguration): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of CONFIGURATION_AGENT_FIELDS) if (name in configuration) out[name] = configuration[name];
+  for (const name of CONFIGURATION_AGENT_FIELDS) {
+    if (name in configuration && name !== 'require_passing_test_cases') out[name] = configuration[name];
+  }
   return out;
 }
 

@@ -36,7 +36,7 @@ export class SimulationRepository {
     return new SimulationRepository(trx);
   }
 
-  /** Backup (when `backupId`), employees, slots in slot order, tools by priority then name. */
+  /** Backup (when `backupId`), employees, slots in slot order, tools as the tools list orders them. */
   async surroundings(
     agent: { id: string; organization_id: string },
     backupId: string | null,
@@ -52,7 +52,7 @@ export class SimulationRepository {
                    'prioritaet_2', s.prioritaet_2, 'prioritaet_3', s.prioritaet_3) ORDER BY s.slotnummer, s.id), '[]'::json)
             FROM forwarding_slots s WHERE s.agent_id = ?) AS slots,
          (SELECT coalesce(json_agg(json_build_object('name', t.name, 'tool_type', t.tool_type,
-                   'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority DESC, t.name), '[]'::json)
+                   'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority, t.name), '[]'::json)
             FROM tools t WHERE t.agent_id = ?) AS tools`,
       [backupId, agent.organization_id, agent.id, agent.id, agent.id],
     );
