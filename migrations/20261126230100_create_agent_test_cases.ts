@@ -14,8 +14,10 @@ export async function up(knex: Knex): Promise<void> {
     t.jsonb('expect').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable();
     t.timestamp('updated_at', { useTz: true }).notNullable();
-    t.index(['agent_id', 'created_at', 'id']);
   });
+  // Cases list and run in the order they were saved, even when two share a timestamp.
+  await knex.raw('ALTER TABLE agent_test_cases ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY');
+  await knex.raw('CREATE INDEX agent_test_cases_agent_seq ON agent_test_cases (agent_id, seq)');
   await knex.schema.alterTable('agents', (t) => {
     t.boolean('require_passing_test_cases').notNullable().defaultTo(false);
   });

@@ -75,13 +75,7 @@ export class SimulationRepository {
   }
 
   async listCases(agentId: string): Promise<TestCaseRow[]> {
-    return this.db('agent_test_cases')
-      .where({ agent_id: agentId })
-      .orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ])
-      .select(CASE_COLUMNS);
+    return this.db('agent_test_cases').where({ agent_id: agentId }).orderBy('seq').select(CASE_COLUMNS);
   }
 
   /** Inside a transaction: the agent's test-case writes run one after the other until commit. */
