@@ -157,7 +157,7 @@ export function buildContainer(deps: AppDeps) {
   const agentVersions = new AgentVersionRepository(db);
   const versionRecorder = new AgentVersionRecorder(agentVersions, events, clock);
   const simulationRepository = new SimulationRepository(db);
-  const callSimulator = new CallSimulator(db, simulationRepository, callsToday);
+  const callSimulator = new CallSimulator(simulationRepository, callsToday);
   // Every write that changes what a call does checks the agent's saved test cases in its transaction.
   const testCaseGuard = new TestCaseGuard(simulationRepository, callSimulator);
 

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import type { Db } from '../../db/knex.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import { decideCall, type CallConfiguration } from '../agents/call-decision.js';
-import { GreetingContactRepository, type CallerContact } from '../agents/greeting-contact.repository.js';
+import type { CallerContact } from '../agents/greeting-contact.repository.js';
 import { berlinDay, type CallsTodayCounter } from '../agents/greeting-preview.service.js';
 import type { GreetingVariant } from '../agents/greeting.js';
 import type { ToolSnapshot } from '../agent-versions/agent-configuration.js';
@@ -15,7 +14,20 @@ export type SimulatedAgent = AgentRow & Record<string, unknown>;
 
 export type Moment = { at: Date; callerNumber: string | null };
 
+/** A configuration to simulate, and the contacts of the callers asked for. */
+export type Surroundings = { config: CallConfiguration; contacts: ReadonlyMap<string, CallerContact> };
+
 export type RunResult = { passed: number; failed: number; results: TestCaseResult[] };
+
+/** The moments of saved cases. */
+export function momentsOf(cases: readonly TestCaseRow[]): Moment[] {
+  return cases.map((c) => ({ at: new Date(c.input.at), callerNumber: c.input.caller_number ?? null }));
+}
+
+/** The caller numbers of some moments. */
+export function callerNumbersOf(moments: readonly Moment[]): string[] {
+  return moments.map((m) => m.callerNumber).filter((n): n is string => n !== null);
+}
 
 /**
  * Simulates calls against one configuration: loads what the call can reach (one query), finds the
@@ -24,45 +36,54 @@ export type RunResult = { passed: number; failed: number; results: TestCaseResul
  */
 export class CallSimulator {
   constructor(
-    private readonly db: Db,
     private readonly repository: SimulationRepository,
     private readonly countCallsToday: CallsTodayCounter,
   ) {}
 
-  /** The full configuration of `agent`; `tools` replaces the stored tools (a version's snapshot). */
+  /**
+   * The full configuration of `agent` (`tools` replaces the stored tools: a version's snapshot) and
+   * the contacts of `callerNumbers`, in one query.
+   */
   async configuration(
     agent: SimulatedAgent,
+    callerNumbers: readonly string[],
     tools?: readonly ToolSnapshot[],
     trx?: Knex.Transaction,
-  ): Promise<CallConfiguration> {
+  ): Promise<Surroundings> {
     const repository = trx ? this.repository.with(trx) : this.repository;
-    const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null);
-    return {
+    const numbers = [...new Set(callerNumbers)];
+    const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null, numbers);
+    const config: CallConfiguration = {
       agent: agent as CallConfiguration['agent'],
       backup: around.backup,
       employees: around.employees,
       slots: around.slots,
       tools: tools ?? around.tools,
     };
+    // As GreetingContactRepository.findByPhone picks: the most recently updated contact with the number.
+    const contacts = new Map<string, CallerContact>();
+    for (const n of numbers) {
+      const c = around.contacts.find((k) => k.phone_number === n || k.mobile_number === n || k.landline_number === n);
+      if (c) {
+        const { id, first_name, last_name, salutation, tags } = c;
+        contacts.set(n, { id, first_name, last_name, salutation, tags });
+      }
+    }
+    return { config, contacts };
   }
 
   /** Every moment against `config`, contacts looked up once per distinct number (in parallel). */
   async simulate(
     agent: SimulatedAgent,
-    config: CallConfiguration,
+    { config, contacts }: Surroundings,
     moments: readonly Moment[],
-    trx?: Knex.Transaction,
   ): Promise<Simulation[]> {
-    const contacts = new GreetingContactRepository(trx ?? this.db);
-    const numbers = [...new Set(moments.map((m) => m.callerNumber).filter((n): n is string => n !== null))];
-    const found = await Promise.all(numbers.map((n) => contacts.findByPhone(agent.id, agent.organization_id, n)));
-    const byNumber = new Map<string, CallerContact | undefined>(numbers.map((n, i) => [n, found[i]]));
     const countsCalls = (config.agent.greeting_variants ?? []).some(
       (v: GreetingVariant) => v.min_calls_today !== undefined,
     );
     return Promise.all(
       moments.map(async ({ at, callerNumber }) => {
-        const contact = callerNumber ? (byNumber.get(callerNumber) ?? null) : null;
+        const contact = callerNumber ? (contacts.get(callerNumber) ?? null) : null;
         // Only a variant with min_calls_today reads the count: otherwise no query is spent on it.
         const callsToday =
           countsCalls && callerNumber
@@ -80,14 +101,8 @@ export class CallSimulator {
   }
 
   /** Runs the cases against `config`: each case is one simulated moment compared with its expectations. */
-  async run(
-    agent: SimulatedAgent,
-    config: CallConfiguration,
-    cases: readonly TestCaseRow[],
-    trx?: Knex.Transaction,
-  ): Promise<RunResult> {
-    const moments = cases.map((c) => ({ at: new Date(c.input.at), callerNumber: c.input.caller_number ?? null }));
-    const simulations = await this.simulate(agent, config, moments, trx);
+  async run(agent: SimulatedAgent, surroundings: Surroundings, cases: readonly TestCaseRow[]): Promise<RunResult> {
+    const simulations = await this.simulate(agent, surroundings, momentsOf(cases));
     const results = cases.map((c, i) => {
       const mismatches = mismatchesOf(c.expect, simulations[i]!);
       return { id: c.id, name: c.name, passed: mismatches.length === 0, mismatches };

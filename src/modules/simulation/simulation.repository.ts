@@ -2,14 +2,24 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { AGENT_COLUMNS, agentRowFromJson, type AgentRow } from '../agents/agent.repository.js';
 import type { CallTool, TransferEmployee, TransferSlot } from '../agents/call-decision.js';
+import type { CallerContact } from '../agents/greeting-contact.repository.js';
 import type { TestCaseExpect } from './simulation.schemas.js';
 
-/** What a call can reach besides the agent: its backup, employees, forwarding slots and tools. */
+/** A contact as greetings read it, with the numbers it is found by. */
+export type NumberedContact = CallerContact & {
+  phone_number: string | null;
+  mobile_number: string | null;
+  landline_number: string | null;
+};
+
+/** What a call can reach besides the agent (backup, employees, forwarding slots, tools), and the callers' contacts. */
 export type CallSurroundings = {
   backup: { id: string; is_active: boolean } | null;
   employees: TransferEmployee[];
   slots: TransferSlot[];
   tools: CallTool[];
+  /** The agent's contacts with one of the asked numbers, most recently updated first (as greetings pick them). */
+  contacts: NumberedContact[];
 };
 
 export type TestCaseRow = {
@@ -36,10 +46,11 @@ export class SimulationRepository {
     return new SimulationRepository(trx);
   }
 
-  /** Backup (when `backupId`), employees, slots in slot order, tools as the tools list orders them. */
+  /** Backup (when `backupId`), employees, slots in slot order, tools as the tools list orders them, contacts of `phones`. */
   async surroundings(
     agent: { id: string; organization_id: string },
     backupId: string | null,
+    phones: readonly string[],
   ): Promise<CallSurroundings> {
     const { rows } = await this.db.raw(
       `SELECT
@@ -53,8 +64,26 @@ export class SimulationRepository {
             FROM forwarding_slots s WHERE s.agent_id = ?) AS slots,
          (SELECT coalesce(json_agg(json_build_object('name', t.name, 'tool_type', t.tool_type,
                    'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority, t.name), '[]'::json)
-            FROM tools t WHERE t.agent_id = ?) AS tools`,
-      [backupId, agent.organization_id, agent.id, agent.id, agent.id],
+            FROM tools t WHERE t.agent_id = ?) AS tools,
+         (SELECT coalesce(json_agg(json_build_object('id', c.id, 'first_name', c.first_name, 'last_name', c.last_name,
+                   'salutation', c.salutation, 'tags', c.tags, 'phone_number', c.phone_number,
+                   'mobile_number', c.mobile_number, 'landline_number', c.landline_number)
+                   ORDER BY c.updated_at DESC, c.id), '[]'::json)
+            FROM contacts c WHERE c.agent_id = ? AND c.organization_id = ?
+             AND (c.phone_number = ANY(p.phones) OR c.mobile_number = ANY(p.phones)
+                  OR c.landline_number = ANY(p.phones))) AS contacts
+         FROM (SELECT string_to_array(?, ',') AS phones) p`,
+      [
+        backupId,
+        agent.organization_id,
+        agent.id,
+        agent.id,
+        agent.id,
+        agent.id,
+        agent.organization_id,
+        // E.164 numbers hold no comma: one text parameter (knex would spread an array into a list).
+        phones.join(','),
+      ],
     );
     return rows[0] as CallSurroundings;
   }

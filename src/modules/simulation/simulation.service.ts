@@ -8,8 +8,7 @@ import type { AgentVersionRepository } from '../agent-versions/agent-version.rep
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import type { AgentService } from '../agents/agent.service.js';
-import type { CallConfiguration } from '../agents/call-decision.js';
-import type { CallSimulator, SimulatedAgent } from './call-simulator.js';
+import { callerNumbersOf, type CallSimulator, type SimulatedAgent, type Surroundings } from './call-simulator.js';
 import { SimulateRequestSchema, type Simulation } from './simulation.schemas.js';
 
 /** Which configuration to simulate: stored, a stored version, and unsaved PATCH changes on top. */
@@ -55,23 +54,26 @@ export class SimulationService {
     const { input, changes } = await parseChoiceBody(SimulateRequestSchema, body, (c) =>
       this.agents.validatePatch(auth, agent, c),
     );
-    const { simulated, config } = await this.configuration(agent, { version: input.version, changes });
-    const at = input.at ? new Date(input.at) : this.clock.now();
-    const [simulation] = await this.simulator.simulate(simulated, config, [
-      { at, callerNumber: input.caller_number ?? null },
-    ]);
+    const moment = { at: input.at ? new Date(input.at) : this.clock.now(), callerNumber: input.caller_number ?? null };
+    const { simulated, surroundings } = await this.configuration(
+      agent,
+      { version: input.version, changes },
+      callerNumbersOf([moment]),
+    );
+    const [simulation] = await this.simulator.simulate(simulated, surroundings, [moment]);
     return simulation!;
   }
 
   /**
    * The configuration to simulate: the agent as stored, or version `n` (its agent fields and tools;
    * employees and slots are not versioned and stay current), with `changes` (validated by
-   * parseChoiceBody) on top.
+   * parseChoiceBody) on top; and the contacts of `callerNumbers`.
    */
   async configuration(
     agent: Readonly<AgentRow>,
     choice: ConfigurationChoice,
-  ): Promise<{ simulated: SimulatedAgent; config: CallConfiguration }> {
+    callerNumbers: readonly string[],
+  ): Promise<{ simulated: SimulatedAgent; surroundings: Surroundings }> {
     let simulated: SimulatedAgent = { ...agent };
     let tools: ToolSnapshot[] | undefined;
     if (choice.version !== undefined) {
@@ -83,6 +85,6 @@ export class SimulationService {
       tools = version.configuration.tools ?? [];
     }
     if (choice.changes) simulated = { ...simulated, ...choice.changes };
-    return { simulated, config: await this.simulator.configuration(simulated, tools) };
+    return { simulated, surroundings: await this.simulator.configuration(simulated, callerNumbers, tools) };
   }
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { TestCasesFailedError, type ErrorDetail } from '../../errors/index.js';
 import type { AgentChangeGuard } from '../agents/agent-change-guard.js';
-import type { CallSimulator } from './call-simulator.js';
+import { callerNumbersOf, momentsOf, type CallSimulator } from './call-simulator.js';
 import type { TestCaseResult } from './simulation.schemas.js';
 import type { SimulationRepository } from './simulation.repository.js';
 
@@ -40,11 +40,14 @@ export class TestCaseGuard implements AgentChangeGuard {
     const repository = this.repository.with(trx);
     const found = await repository.agentWithCases(agent);
     if (!found || !found.row.require_passing_test_cases || !found.has_cases) return [];
-    const [cases, config] = await Promise.all([
-      repository.listCases(agent.id),
-      this.simulator.configuration(found.row, undefined, trx),
-    ]);
-    const run = await this.simulator.run(found.row, config, cases, trx);
+    const cases = await repository.listCases(agent.id);
+    const surroundings = await this.simulator.configuration(
+      found.row,
+      callerNumbersOf(momentsOf(cases)),
+      undefined,
+      trx,
+    );
+    const run = await this.simulator.run(found.row, surroundings, cases);
     return run.results.filter((r) => !r.passed);
   }
 

@@ -6,7 +6,7 @@ import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentService } from '../agents/agent.service.js';
 import type { Schedule } from '../agents/schedule.js';
-import type { CallSimulator, RunResult } from './call-simulator.js';
+import { callerNumbersOf, momentsOf, type CallSimulator, type RunResult } from './call-simulator.js';
 import {
   MAX_TEST_CASES,
   RunTestCasesRequestSchema,
@@ -89,11 +89,13 @@ export class TestCaseService {
     const { input, changes } = await parseChoiceBody(RunTestCasesRequestSchema, body, (c) =>
       this.agents.validatePatch(auth, agent, c),
     );
-    const [{ simulated, config }, cases] = await Promise.all([
-      this.simulations.configuration(agent, { version: input.version, changes }),
-      this.repository.listCases(agent.id),
-    ]);
-    return this.simulator.run(simulated, config, cases);
+    const cases = await this.repository.listCases(agent.id);
+    const { simulated, surroundings } = await this.simulations.configuration(
+      agent,
+      { version: input.version, changes },
+      callerNumbersOf(momentsOf(cases)),
+    );
+    return this.simulator.run(simulated, surroundings, cases);
   }
 
   /**
@@ -108,18 +110,13 @@ export class TestCaseService {
         this.clock.now(),
       ).map((m) => ({ ...m, callerNumber: null }));
     const readsContacts = auth.organizations.get(agent.organization_id)?.has('contacts:read') === true;
-    const [{ simulated, config }, contact] = await Promise.all([
-      this.simulations.configuration(agent, {}),
-      readsContacts ? this.repository.knownContact(agent) : undefined,
-    ]);
+    const contact = readsContacts ? await this.repository.knownContact(agent) : undefined;
     const opening = moments.find((m) => m.kind === 'weekday_open');
     if (contact && opening)
       moments.push({ ...opening, name: 'Bekannter Anrufer', kind: 'contact', callerNumber: contact.phone });
-    const simulations = await this.simulator.simulate(
-      simulated,
-      config,
-      moments.map((m) => ({ at: new Date(m.at), callerNumber: m.callerNumber })),
-    );
+    const asked = moments.map((m) => ({ at: new Date(m.at), callerNumber: m.callerNumber }));
+    const { simulated, surroundings } = await this.simulations.configuration(agent, {}, callerNumbersOf(asked));
+    const simulations = await this.simulator.simulate(simulated, surroundings, asked);
     return {
       data: moments.map((m, i) => ({
         name: [...m.name].slice(0, 200).join('').trim(),
