@@ -50,7 +50,12 @@ async function seed(db: Knex) {
     greeting_variants: JSON.stringify(variants),
   });
   const [backup] = await db('agents')
-    .insert({ organization_id: t.orgId, name: 'Vertretung', phone_number: '+4930999888777', prompt: '' })
+    .insert({
+      organization_id: t.orgId,
+      name: 'Vertretung',
+      phone_number: `+4930${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`,
+      prompt: '',
+    })
     .returning('id');
   await db('agents').where({ id: t.agentId }).update({ backup_agent_id: backup.id, require_passing_test_cases: true });
   const employees = await db('employees')
