@@ -54,9 +54,11 @@ function nextOnOrAfter(today: string, monthDay: string): string {
   return thisYear >= today ? thisYear : `${Number(today.slice(0, 4)) + 1}-${monthDay}`;
 }
 
+/** Monday to Friday, no public holiday, and not 24 or 31 December (they have moments of their own). */
 function isWorkday(date: string, bundesland: string): boolean {
   const day = weekdayOf(date);
-  return day >= 1 && day <= 5 && publicHolidayOn(bundesland, date) === null;
+  const yearEnd = date.endsWith('-12-24') || date.endsWith('-12-31');
+  return day >= 1 && day <= 5 && !yearEnd && publicHolidayOn(bundesland, date) === null;
 }
 
 /**
