@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
+import { preparedSql, runPrepared } from '../../db/prepared.js';
 import { AGENT_COLUMNS, agentRowFromJson, type AgentRow } from '../agents/agent.repository.js';
 import type { CallTool, TransferEmployee, TransferSlot } from '../agents/call-decision.js';
 import type { CallerContact } from '../agents/greeting-contact.repository.js';
@@ -33,6 +34,30 @@ export type TestCaseRow = {
   updated_at: Date;
 };
 
+/** One round trip, parsed and planned once per connection: the hot path of every simulation. */
+const SURROUNDINGS_SQL = preparedSql(
+  'call_surroundings',
+  `SELECT
+     (SELECT json_build_object('id', b.id, 'is_active', b.is_active) FROM agents b
+       WHERE b.id = :backup::uuid AND b.organization_id = :organization) AS backup,
+     (SELECT coalesce(json_agg(json_build_object('id', e.id, 'name', e.name, 'phone_number', e.phone_number,
+               'status', e.status, 'active', e.active) ORDER BY e.name, e.id), '[]'::json)
+        FROM employees e WHERE e.agent_id = :agent) AS employees,
+     (SELECT coalesce(json_agg(json_build_object('slotnummer', s.slotnummer, 'prioritaet_1', s.prioritaet_1,
+               'prioritaet_2', s.prioritaet_2, 'prioritaet_3', s.prioritaet_3) ORDER BY s.slotnummer, s.id), '[]'::json)
+        FROM forwarding_slots s WHERE s.agent_id = :agent) AS slots,
+     (SELECT coalesce(json_agg(json_build_object('name', t.name, 'tool_type', t.tool_type,
+               'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority, t.name), '[]'::json)
+        FROM tools t WHERE t.agent_id = :agent) AS tools,
+     (SELECT coalesce(json_agg(json_build_object('id', c.id, 'first_name', c.first_name, 'last_name', c.last_name,
+               'salutation', c.salutation, 'tags', c.tags, 'phone_number', c.phone_number,
+               'mobile_number', c.mobile_number, 'landline_number', c.landline_number)
+               ORDER BY c.updated_at DESC, c.id), '[]'::json)
+        FROM contacts c WHERE c.agent_id = :agent AND c.organization_id = :organization
+         AND (c.phone_number = ANY(:phones::text[]) OR c.mobile_number = ANY(:phones::text[])
+              OR c.landline_number = ANY(:phones::text[]))) AS contacts`,
+);
+
 const CASE_COLUMNS = ['id', 'organization_id', 'agent_id', 'name', 'input', 'expect', 'created_at', 'updated_at'];
 
 /**
@@ -52,39 +77,12 @@ export class SimulationRepository {
     backupId: string | null,
     phones: readonly string[],
   ): Promise<CallSurroundings> {
-    const { rows } = await this.db.raw(
-      `SELECT
-         (SELECT json_build_object('id', b.id, 'is_active', b.is_active) FROM agents b
-           WHERE b.id = ? AND b.organization_id = ?) AS backup,
-         (SELECT coalesce(json_agg(json_build_object('id', e.id, 'name', e.name, 'phone_number', e.phone_number,
-                   'status', e.status, 'active', e.active) ORDER BY e.name, e.id), '[]'::json)
-            FROM employees e WHERE e.agent_id = ?) AS employees,
-         (SELECT coalesce(json_agg(json_build_object('slotnummer', s.slotnummer, 'prioritaet_1', s.prioritaet_1,
-                   'prioritaet_2', s.prioritaet_2, 'prioritaet_3', s.prioritaet_3) ORDER BY s.slotnummer, s.id), '[]'::json)
-            FROM forwarding_slots s WHERE s.agent_id = ?) AS slots,
-         (SELECT coalesce(json_agg(json_build_object('name', t.name, 'tool_type', t.tool_type,
-                   'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority, t.name), '[]'::json)
-            FROM tools t WHERE t.agent_id = ?) AS tools,
-         (SELECT coalesce(json_agg(json_build_object('id', c.id, 'first_name', c.first_name, 'last_name', c.last_name,
-                   'salutation', c.salutation, 'tags', c.tags, 'phone_number', c.phone_number,
-                   'mobile_number', c.mobile_number, 'landline_number', c.landline_number)
-                   ORDER BY c.updated_at DESC, c.id), '[]'::json)
-            FROM contacts c WHERE c.agent_id = ? AND c.organization_id = ?
-             AND (c.phone_number = ANY(p.phones) OR c.mobile_number = ANY(p.phones)
-                  OR c.landline_number = ANY(p.phones))) AS contacts
-         FROM (SELECT string_to_array(?, ',') AS phones) p`,
-      [
-        backupId,
-        agent.organization_id,
-        agent.id,
-        agent.id,
-        agent.id,
-        agent.id,
-        agent.organization_id,
-        // E.164 numbers hold no comma: one text parameter (knex would spread an array into a list).
-        phones.join(','),
-      ],
-    );
+    const { rows } = await runPrepared(this.db, SURROUNDINGS_SQL, {
+      agent: agent.id,
+      organization: agent.organization_id,
+      backup: backupId,
+      phones: [...phones],
+    });
     return rows[0] as CallSurroundings;
   }
 
