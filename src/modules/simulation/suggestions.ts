@@ -91,13 +91,15 @@ export function suggestedMoments(
   if (workday) {
     const open = openMinute(agent.schedule, weekdayOf(workday));
     push(
-      `Werktag ${formatMinute(open ?? 10 * HOUR)}: innerhalb der Öffnungszeiten`,
+      `Werktag ${formatMinute(open ?? 10 * HOUR)}${agent.schedule ? ': innerhalb der Öffnungszeiten' : ''}`,
       workday,
       open ?? 10 * HOUR,
       'weekday_open',
     );
     const closed = closedMinute(agent.schedule, weekdayOf(workday));
-    push(`Werktag ${formatMinute(closed)}: außerhalb der Öffnungszeiten`, workday, closed, 'weekday_closed');
+    // Without a schedule the line never closes: the evening moment pins that.
+    const label = agent.schedule ? ': außerhalb der Öffnungszeiten' : '';
+    push(`Werktag ${formatMinute(closed)}${label}`, workday, closed, 'weekday_closed');
   }
   push(
     'Samstag 11:00',
