@@ -187,6 +187,19 @@ describe('POST /v1/agents/{agentId}/simulate', () => {
     expect(after.backup_agent_id).toBe(backupId);
   });
 
+  it('routes to a backup agent named in `changes`, read with the rest of the configuration', async () => {
+    const { id } = await christmasAgent();
+    const other = (await ctx.build.agent(w.orgId, { name: 'Andere Vertretung' })).id;
+    const res = await api()
+      .simulate(id, { at: '2026-11-23T19:00:00+01:00', changes: { backup_agent_id: other } })
+      .expect(200);
+    expect(res.body.answered_by).toEqual({ agent_id: other, via: 'backup' });
+    const none = await api()
+      .simulate(id, { at: '2026-11-23T19:00:00+01:00', changes: { backup_agent_id: null } })
+      .expect(200);
+    expect(none.body.answered_by).toEqual({ agent_id: null, via: 'none' });
+  });
+
   it('validates `changes` exactly like PATCH: 400 naming each field, nothing simulated', async () => {
     const { id } = await christmasAgent();
     const changes = {

@@ -7,8 +7,18 @@ import type { Knex } from 'knex';
  * implements it; the container hands it to every service whose writes change what a call does.
  */
 export type AgentChangeGuard = {
+  /** The failing cases (empty: the write may stay); for a dry run, which shows them instead of refusing. */
+  failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<FailingTestCase[]>;
+  /** Throws 409 TEST_CASES_FAILED (rolling the transaction back) when `failures` finds any. */
   assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void>;
 };
 
+export type FailingTestCase = {
+  id: string;
+  name: string;
+  passed: boolean;
+  mismatches: { field: string; expected: unknown; actual: unknown }[];
+};
+
 /** For a service built without the guard (the default). */
-export const NO_CHANGE_GUARD: AgentChangeGuard = { assertPasses: async () => {} };
+export const NO_CHANGE_GUARD: AgentChangeGuard = { failures: async () => [], assertPasses: async () => {} };
