@@ -215,6 +215,18 @@ describe('POST /v1/agents/{agentId}/test-cases/suggest', () => {
     expect(result.body).toMatchObject({ passed: names.length, failed: 0 });
   });
 
+  it('suggests passing cases for an agent without a schedule (always open) too', async () => {
+    ctx.clock.set('2026-11-26T12:00:00Z');
+    const id = (await ctx.build.agent(w.orgId, { name: 'Immer da' })).id;
+    const res = await send('post', `${cases(id)}/suggest`).expect(200);
+    expect(res.body.data.map((c: { name: string }) => c.name)).toContain('Werktag 20:00');
+    for (const suggestion of res.body.data) {
+      expect(suggestion.expect).toMatchObject({ accepting_calls: true, reason: 'open', answered_by_agent_id: id });
+      await create(id, suggestion).expect(201);
+    }
+    expect((await run(id).expect(200)).body.failed).toBe(0);
+  });
+
   it('leaves the known caller out without contacts:read', async () => {
     const { id } = await agentWith();
     await ctx.db('contacts').insert({ agent_id: id, organization_id: w.orgId, mobile_number: '+4917612345678' });
