@@ -680,6 +680,101 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/simulate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What happens to a call at a given moment, without a call (agents:read)
+     * @description Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only.
+     */
+    post: operations['simulateCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The agent's saved test cases, oldest first (agents:read) */
+    get: operations['listTestCases'];
+    put?: never;
+    /**
+     * Save a test case (agents:write); at most 200 per agent (409)
+     * @description `expect` holds at least one of its fields; each one given must match the simulation of `input` (`greeting_contains`: a case-insensitive part of the greeting text; `transfer_employee_id`: the employee of the first available transfer target).
+     */
+    post: operations['createTestCase'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/{caseId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a test case (agents:write) */
+    delete: operations['deleteTestCase'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run every saved case against the configuration, a stored version, or unsaved changes (agents:read) */
+    post: operations['runTestCases'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/suggest': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cases that pin today's behaviour at the moments that matter (agents:read; not stored)
+     * @description A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting. Each is a body the create route accepts as it is, and passes against the configuration of now.
+     */
+    post: operations['suggestTestCases'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/{orgId}/audit-log': {
     parameters: {
       query?: never;
@@ -959,11 +1054,20 @@ export interface components {
           | 'PRECONDITION_REQUIRED'
           | 'RATE_LIMITED'
           | 'INTERNAL_ERROR'
-          | 'SERVICE_UNAVAILABLE';
+          | 'SERVICE_UNAVAILABLE'
+          | 'TEST_CASES_FAILED';
         message: string;
         details?: {
           field: string;
           message: string;
+          /**
+           * Format: uuid
+           * @description TEST_CASES_FAILED: the failing test case
+           */
+          case_id?: string;
+          case_name?: string;
+          expected?: unknown;
+          actual?: unknown;
         }[];
         request_id: string;
       };
@@ -1127,6 +1231,8 @@ export interface components {
       /** Format: date-time */
       vacation_end: string | null;
       vacation_notdienst: boolean;
+      /** @description Configuration writes must keep every test case of the agent passing */
+      require_passing_test_cases: boolean;
       retention_days: number | null;
       metadata: {
         [key: string]: unknown;
@@ -1257,6 +1363,8 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
+      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      require_passing_test_cases?: boolean;
       /** @example +4930123456 */
       phone_number: string;
       /** Format: uuid */
@@ -1373,6 +1481,8 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
+      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      require_passing_test_cases?: boolean;
     };
     AgentStatus: {
       /** Format: uuid */
@@ -2580,6 +2690,266 @@ export interface components {
       old_value?: unknown;
       new_value?: unknown;
     };
+    /**
+     * @example {
+     *       "at": "2026-12-24T18:30:00.000Z",
+     *       "agent_id": "6f1c3c1e-2f43-4a55-9d7b-1b6d0c7f4a10",
+     *       "accepting_calls": false,
+     *       "reason": "exception",
+     *       "holiday": null,
+     *       "exception": {
+     *         "date": "2026-12-24",
+     *         "closed": true,
+     *         "note": "Heiligabend"
+     *       },
+     *       "answered_by": {
+     *         "agent_id": "0b5d0d4e-3a53-4f43-8c8e-7a1f5c6e2b21",
+     *         "via": "backup"
+     *       },
+     *       "greeting": {
+     *         "text": "Guten Abend Frau Schmidt, Sie sprechen mit dem Notdienst.",
+     *         "variant_index": 0
+     *       },
+     *       "contact": {
+     *         "id": "9a1d1f3c-5b64-4c1a-8e2f-3c4d5e6f7a8b",
+     *         "name": "Anna Schmidt"
+     *       },
+     *       "transfer_targets": [
+     *         {
+     *           "slot_number": "01",
+     *           "employee_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+     *           "name": "Max Notdienst",
+     *           "status": "notdienst",
+     *           "available": true
+     *         }
+     *       ],
+     *       "tools": [
+     *         "transfer_emergency"
+     *       ],
+     *       "next_change_at": "2026-12-27T07:00:00.000Z"
+     *     }
+     */
+    CallSimulation: {
+      /** Format: date-time */
+      at: string;
+      /** Format: uuid */
+      agent_id: string;
+      accepting_calls: boolean;
+      /**
+       * @description open (the agent takes the call), else why not: inactive, vacation, a dated exception, a public holiday, or outside the weekly hours
+       * @enum {string}
+       */
+      reason: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+      holiday: {
+        date: string;
+        name: string;
+      } | null;
+      exception: components['schemas']['ScheduleException'] & (Record<string, never> | null);
+      answered_by: {
+        /** Format: uuid */
+        agent_id: string | null;
+        /** @enum {string} */
+        via: 'self' | 'backup' | 'vacation_backup' | 'none';
+      };
+      greeting: {
+        /** @description What the caller hears, placeholders filled ("" without a greeting) */
+        text: string;
+        variant_index: number | null;
+      };
+      contact: {
+        /** Format: uuid */
+        id: string;
+        name: string | null;
+      } | null;
+      transfer_targets: {
+        /** @description Forwarding slot; null for a linked transfer tool */
+        slot_number: string | null;
+        /** Format: uuid */
+        employee_id: string | null;
+        name: string;
+        status: string | null;
+        available: boolean;
+      }[];
+      /** @description Names of the enabled tools */
+      tools: string[];
+      /**
+       * Format: date-time
+       * @description When the opening hours next change after `at`
+       */
+      next_change_at: string | null;
+    };
+    SimulateCallRequest: {
+      /**
+       * Format: date-time
+       * @description When the call arrives (default: now)
+       * @example 2026-12-24T19:30:00+01:00
+       */
+      at?: string;
+      /**
+       * @description The caller's number; finds the caller's contact
+       * @example +491701234567
+       */
+      caller_number?: string;
+      /**
+       * @description An agent PATCH body, applied in memory only and validated exactly like PATCH (400 names the field as `changes.<field>`)
+       * @example {
+       *       "schedule": {
+       *         "timezone": "Europe/Berlin",
+       *         "rules": [],
+       *         "exceptions": [
+       *           {
+       *             "date": "2026-12-24",
+       *             "closed": true
+       *           }
+       *         ]
+       *       }
+       *     }
+       */
+      changes?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Simulate a stored configuration version (its agent fields and tools)
+       * @example 3
+       */
+      version?: number;
+    };
+    TestCase: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      name: string;
+      input: {
+        at: string;
+        caller_number?: string;
+      };
+      expect: {
+        accepting_calls?: boolean;
+        /** @enum {string} */
+        reason?: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+        /** Format: uuid */
+        answered_by_agent_id?: string | null;
+        greeting_contains?: string;
+        /** Format: uuid */
+        transfer_employee_id?: string | null;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * @example {
+     *       "name": "Heiligabend 19:30 geht an die Vertretung",
+     *       "input": {
+     *         "at": "2026-12-24T19:30:00+01:00",
+     *         "caller_number": "+491701234567"
+     *       },
+     *       "expect": {
+     *         "accepting_calls": false,
+     *         "reason": "exception",
+     *         "answered_by_agent_id": "0b5d0d4e-3a53-4f43-8c8e-7a1f5c6e2b21"
+     *       }
+     *     }
+     */
+    TestCaseInput: {
+      name: string;
+      input: {
+        /**
+         * Format: date-time
+         * @example 2026-12-24T19:30:00+01:00
+         */
+        at: string;
+        /**
+         * @description The caller's number; finds the caller's contact
+         * @example +491701234567
+         */
+        caller_number?: string;
+      };
+      expect: {
+        accepting_calls?: boolean;
+        /** @enum {string} */
+        reason?: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+        /** Format: uuid */
+        answered_by_agent_id?: string | null;
+        greeting_contains?: string;
+        /**
+         * Format: uuid
+         * @description The employee of the first available transfer target (null: none)
+         */
+        transfer_employee_id?: string | null;
+      };
+    };
+    /**
+     * @example {
+     *       "passed": 1,
+     *       "failed": 1,
+     *       "results": [
+     *         {
+     *           "id": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+     *           "name": "Montag 10:00 offen",
+     *           "passed": true,
+     *           "mismatches": []
+     *         },
+     *         {
+     *           "id": "6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c",
+     *           "name": "Heiligabend 19:30 geht an die Vertretung",
+     *           "passed": false,
+     *           "mismatches": [
+     *             {
+     *               "field": "reason",
+     *               "expected": "exception",
+     *               "actual": "outside_hours"
+     *             }
+     *           ]
+     *         }
+     *       ]
+     *     }
+     */
+    TestCaseRun: {
+      passed: number;
+      failed: number;
+      results: {
+        /** Format: uuid */
+        id: string;
+        name: string;
+        passed: boolean;
+        mismatches: {
+          field: string;
+          expected?: unknown;
+          actual?: unknown;
+        }[];
+      }[];
+    };
+    RunTestCasesRequest: {
+      /**
+       * @description An agent PATCH body, applied in memory only and validated exactly like PATCH (400 names the field as `changes.<field>`)
+       * @example {
+       *       "schedule": {
+       *         "timezone": "Europe/Berlin",
+       *         "rules": [],
+       *         "exceptions": [
+       *           {
+       *             "date": "2026-12-24",
+       *             "closed": true
+       *           }
+       *         ]
+       *       }
+       *     }
+       */
+      changes?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Simulate a stored configuration version (its agent fields and tools)
+       * @example 3
+       */
+      version?: number;
+    };
+    TestCaseSuggestions: {
+      data: components['schemas']['TestCaseInput'][];
+    };
     AuditEntry: {
       /** Format: uuid */
       id: string;
@@ -2750,6 +3120,8 @@ export interface components {
     ETag: string;
     /** @description `true`: the answer of a dry run; nothing was stored, versioned, audited or sent */
     'Dry-Run': 'true';
+    /** @description On a dry run of an agent that requires passing test cases: the ids (comma-separated) of the saved cases the change would make fail; the real request would answer 409 TEST_CASES_FAILED */
+    'Test-Cases-Failed': string;
   };
   pathItems: never;
 }
@@ -3323,7 +3695,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3517,7 +3889,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3579,6 +3951,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -3956,6 +4329,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -4947,6 +5321,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -4962,6 +5337,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5187,7 +5563,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5250,6 +5626,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5297,7 +5674,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5452,6 +5829,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5600,7 +5978,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5884,7 +6262,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6031,6 +6409,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6046,6 +6425,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6093,7 +6473,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6280,7 +6660,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6343,6 +6723,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6390,7 +6771,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6549,6 +6930,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6564,6 +6946,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6611,7 +6994,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6852,6 +7235,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6899,7 +7283,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7656,7 +8040,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8955,7 +9339,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8965,6 +9349,589 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  simulateCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SimulateCallRequest'];
+      };
+    };
+    responses: {
+      /** @description The simulated call */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallSimulation'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listTestCases: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every test case (at most 200) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['TestCase'][];
+          };
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createTestCase: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestCaseInput'];
+      };
+    };
+    responses: {
+      /** @description The saved case */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCase'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deleteTestCase: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  runTestCases: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "changes": {
+         *         "vacation_mode": true
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['RunTestCasesRequest'];
+      };
+    };
+    responses: {
+      /** @description One result per case */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCaseRun'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  suggestTestCases: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The suggested cases */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCaseSuggestions'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];

@@ -12,8 +12,8 @@ function uuidOrNull(value: string | undefined): string | null {
   return value !== undefined && UUID.test(value) ? value.toLowerCase() : null;
 }
 
-/** POST routes that read (search, preview): nothing to audit. */
-const READING_POSTS = /\/(search|preview)$/;
+/** POST routes that read (search, preview, call simulation and test runs): nothing to audit. */
+const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest)$/;
 
 /**
  * Writes the audit row of the current write request. `inTransaction` is called by the transaction

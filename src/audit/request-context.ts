@@ -22,6 +22,8 @@ export type RequestContext = {
   audited: boolean;
   /** The response went out: later work (timers started by the request) is not the request's. */
   finished: boolean;
+  /** A dry run's saved test cases that the change would make fail (`Test-Cases-Failed`). */
+  failingTestCases?: string[];
 };
 
 const storage = new AsyncLocalStorage<RequestContext>();

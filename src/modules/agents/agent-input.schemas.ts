@@ -225,6 +225,10 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
       .nullable()
       .openapi({ description: 'Vacation mode ends by itself at this moment; null = until switched off' }),
     vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
+    require_passing_test_cases: z.boolean().openapi({
+      description:
+        "Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail",
+    }),
   };
 }
 

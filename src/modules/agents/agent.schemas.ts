@@ -112,6 +112,9 @@ export const AgentSchema = z
     vacation_mode: z.boolean().openapi({ description: 'The backup agent takes the calls (see status)' }),
     vacation_end: z.iso.datetime().nullable(),
     vacation_notdienst: z.boolean(),
+    require_passing_test_cases: z
+      .boolean()
+      .openapi({ description: 'Configuration writes must keep every test case of the agent passing' }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),
