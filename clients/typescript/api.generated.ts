@@ -2744,7 +2744,8 @@ export interface components {
         date: string;
         name: string;
       } | null;
-      exception: components['schemas']['ScheduleException'] & (Record<string, never> | null);
+      /** @description The schedule exception applying at `at` */
+      exception: components['schemas']['ScheduleException'] | null;
       answered_by: {
         /** Format: uuid */
         agent_id: string | null;

@@ -59,7 +59,9 @@ export const SimulationSchema = z
         'open (the agent takes the call), else why not: inactive, vacation, a dated exception, a public holiday, or outside the weekly hours',
     }),
     holiday: z.object({ date: z.string(), name: z.string() }).nullable(),
-    exception: ScheduleExceptionSchema.nullable().openapi({ description: 'The schedule exception applying at `at`' }),
+    exception: z
+      .union([ScheduleExceptionSchema, z.null()])
+      .openapi({ description: 'The schedule exception applying at `at`' }),
     answered_by: z.object({
       agent_id: z.uuid().nullable(),
       via: z.enum(ANSWERED_VIA),
