@@ -104,6 +104,11 @@ const configSchema = z.object({
    */
   METRICS_TOKEN: z.string().min(16).optional(),
   /**
+   * Which operations the MCP server at /mcp offers as tools: `all`, or `read` (GET operations only).
+   * A caller whose permissions are all `:read` sees only the read tools either way.
+   */
+  MCP_TOOLS: z.enum(['read', 'all']).default('all'),
+  /**
    * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:
    * each queue's own expiry, one to five minutes).
    */
