@@ -10,7 +10,13 @@ export const EXCLUDED_OPERATIONS: readonly string[] = ['createApiKey', 'getWebho
 type Json = Record<string, unknown>;
 type JsonSchema = Json;
 
-type Parameter = { name: string; in: 'path' | 'query' | 'header' | 'cookie'; required?: boolean; schema?: JsonSchema; description?: string };
+type Parameter = {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  schema?: JsonSchema;
+  description?: string;
+};
 
 type Operation = {
   operationId?: string;
@@ -92,7 +98,12 @@ function accessOf(security: Record<string, string[]>[] | undefined): McpTool['ac
 }
 
 /** One tool from one operation, or undefined for an operation without an operationId. */
-function toolFrom(path: string, method: string, operation: Operation, document: ToolSourceDocument): McpTool | undefined {
+function toolFrom(
+  path: string,
+  method: string,
+  operation: Operation,
+  document: ToolSourceDocument,
+): McpTool | undefined {
   const name = operation.operationId;
   if (!name) return undefined;
   const properties: Record<string, unknown> = {};

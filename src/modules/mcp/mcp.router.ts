@@ -66,8 +66,9 @@ export function mcpRouter(deps: McpRouterDeps): Router {
       void server.close();
     });
     await server.connect(transport);
-    // The SDK would pass `req.auth` on as its own AuthInfo; the tools need nothing from it.
-    await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
+    // Typed as Node's request: the SDK would read our `req.auth` as its own AuthInfo, which the tools never use.
+    const incoming: IncomingMessage = req;
+    await transport.handleRequest(incoming, res, req.body);
   });
   // Stateless: no stream to resume (GET) and no session to end (DELETE).
   router.all('/', (req) => {
