@@ -104,8 +104,9 @@ const configSchema = z.object({
    */
   METRICS_TOKEN: z.string().min(16).optional(),
   /**
-   * Which operations the MCP server at /mcp offers as tools: `all`, or `read` (GET operations only).
-   * A caller whose permissions are all `:read` sees only the read tools either way.
+   * Which operations the MCP server at /mcp offers as tools: `all`, or `read` (the GETs, and the POSTs
+   * that need only a `:read` permission). A caller whose permissions are all `:read` sees only the
+   * read tools either way.
    */
   MCP_TOOLS: z.enum(['read', 'all']).default('all'),
   /**

@@ -144,6 +144,8 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true);
     const names = tools.map((t) => t.name);
     expect(names).toContain('getAgent');
+    // A POST that needs only agents:read is a read tool.
+    expect(names).toContain('previewGreeting');
     expect(names).not.toContain('listEmployees');
     await expect(
       client.callTool({ name: 'updateAgent', arguments: { agentId: w.agentId, name: 'x' } }),

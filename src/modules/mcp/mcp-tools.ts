@@ -108,15 +108,18 @@ function toolFrom(
   if (!name) return undefined;
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
+  const permission = PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
+  // A POST that needs only a read permission (a greeting preview, a knowledge-base search) reads.
+  const readOnly = method === 'get' || permission?.endsWith(':read') === true;
   const tool: McpTool = {
     name,
     description: [operation.summary, operation.description].filter(Boolean).join('\n\n') || name,
     inputSchema: { type: 'object' },
     annotations: {
       title: operation.summary,
-      readOnlyHint: method === 'get',
+      readOnlyHint: readOnly,
       destructiveHint: method === 'delete' || method === 'put',
-      idempotentHint: method === 'get' || method === 'put' || method === 'delete',
+      idempotentHint: readOnly || method === 'put' || method === 'delete',
       openWorldHint: false,
     },
     method,
@@ -126,7 +129,7 @@ function toolFrom(
     headerParams: [],
     body: 'none',
     access: accessOf(operation.security),
-    permission: PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1],
+    permission,
   };
   for (const raw of operation.parameters ?? []) {
     const parameter = inline(raw, document) as Parameter;
