@@ -88,8 +88,9 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(names).toContain('updateAgent');
   });
 
-  it('calls getAgent and returns the agent as text and structuredContent', async () => {
-    const client = await httpClient({ 'X-API-Key': w.key });
+  it('calls getAgent and returns the agent as text and structuredContent (API key as a Bearer token)', async () => {
+    const client = await httpClient({ Authorization: `Bearer ${w.key}` });
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('getMe');
     const result = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ id: w.agentId, name: 'Main Agent' });

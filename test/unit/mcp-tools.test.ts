@@ -127,6 +127,8 @@ describe('MCP tools from the OpenAPI document', () => {
       structuredContent: { id: 1 },
     });
     expect(toolResult({ status: 204, body: undefined }).isError).toBeUndefined();
+    expect(toolResult({ status: 304, body: undefined }).isError).toBeUndefined();
+    expect(toolResult({ status: 503, body: 'gateway down' }).isError).toBe(true);
     const error = toolResult({
       status: 400,
       body: {

@@ -57,6 +57,7 @@ export function toolResult({ status, body }: ApiResponse): CallToolResult {
       ...(isObject ? { structuredContent: body as Record<string, unknown> } : {}),
     };
   }
+  if (status === 304) return { content: [{ type: 'text', text: 'Not modified (HTTP 304): the ETag still matches.' }] };
   const error = (body as Envelope | undefined)?.error;
   const lines = [`${error?.code ?? `HTTP_${status}`}: ${error?.message ?? 'The API refused the request'}`];
   for (const detail of error?.details ?? []) lines.push(`- ${detail.field ?? ''}: ${detail.message ?? ''}`);

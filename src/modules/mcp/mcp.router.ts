@@ -30,6 +30,19 @@ function credentialsOf(req: Request): Record<string, string> {
   return { authorization: req.headers.authorization ?? '' };
 }
 
+/**
+ * Many MCP hosts can send only `Authorization: Bearer`: here it may carry an API key as well as a
+ * dashboard token. Such a key is moved to X-API-Key, the header /v1 reads keys from.
+ */
+const bearerApiKey: RequestHandler = (req, _res, next) => {
+  const match = /^Bearer\s+(svc_live_\S*)$/i.exec(req.headers.authorization ?? '');
+  if (match && req.headers['x-api-key'] === undefined) {
+    req.headers['x-api-key'] = match[1];
+    delete req.headers.authorization;
+  }
+  next();
+};
+
 /** This server's own address, where the request came in: tool calls go back through it. */
 function ownBaseUrl(req: Request): string {
   const address = req.socket.localAddress ?? '127.0.0.1';
@@ -46,7 +59,7 @@ function ownBaseUrl(req: Request): string {
 export function mcpRouter(deps: McpRouterDeps): Router {
   const tools = toolsFromDocument(deps.document);
   const router = Router();
-  router.post('/', deps.authenticate, deps.jsonBody, async (req, res) => {
+  router.post('/', bearerApiKey, deps.authenticate, deps.jsonBody, async (req, res) => {
     const visible = visibleTools(tools, callerOf(req.auth as AuthContext), deps.tools);
     let calls = 0;
     const dispatch = fetchDispatch(ownBaseUrl(req), credentialsOf(req));
