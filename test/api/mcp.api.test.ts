@@ -54,6 +54,25 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: 'Invalid or missing API key' });
   });
 
+  it('negotiates protocol version 2025-06-18 as well as the latest', async () => {
+    const res = await ctx.http
+      .post('/mcp')
+      .set('X-API-Key', w.key)
+      .set('Accept', 'application/json, text/event-stream')
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      })
+      .expect(200);
+    expect(res.body.result).toMatchObject({
+      protocolVersion: '2025-06-18',
+      serverInfo: { name: 'voice-agent-management-api' },
+      capabilities: { tools: {} },
+    });
+  });
+
   it('answers GET with 405 (stateless: no stream to resume)', async () => {
     const res = await ctx.http.get('/mcp').set('X-API-Key', w.key).expect(405);
     expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED');

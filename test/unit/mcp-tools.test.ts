@@ -118,7 +118,10 @@ describe('MCP tools from the OpenAPI document', () => {
       body: { name: 'n', extra: 1 },
     });
     expect(requestFor(tool('replaceThing'), { thingId: 't', body: [1] })).toMatchObject({ body: [1] });
-    expect(requestFor(tool('getThing'), {})).toEqual({ missing: 'thingId' });
+    expect(requestFor(tool('getThing'), {})).toEqual({ invalid: 'the argument thingId is required' });
+    // A dot segment would be resolved by the URL into another route.
+    for (const thingId of ['..', '.'])
+      expect(requestFor(tool('getThing'), { thingId })).toMatchObject({ invalid: expect.stringContaining('thingId') });
   });
 
   it('renders a 2xx as JSON and structuredContent, a 4xx as an error with code, message and details', () => {

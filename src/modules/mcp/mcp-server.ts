@@ -93,10 +93,10 @@ export function createMcpServer(tools: readonly McpTool[], dispatch: Dispatch, v
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const call = requestFor(tool, request.params.arguments ?? {});
-    if ('missing' in call) {
+    if ('invalid' in call) {
       return {
         isError: true,
-        content: [{ type: 'text', text: `VALIDATION_ERROR: the argument ${call.missing} is required` }],
+        content: [{ type: 'text', text: `VALIDATION_ERROR: ${call.invalid}` }],
       };
     }
     try {

@@ -218,15 +218,20 @@ function queryValue(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-/** The request for `tool` called with `args`; a missing path parameter is an error message instead. */
-export function requestFor(tool: McpTool, args: Record<string, unknown>): ApiRequest | { missing: string } {
+/**
+ * The request for `tool` called with `args`; a missing path parameter, or one that is a dot segment
+ * (which the URL would resolve into another path), is an error message instead.
+ */
+export function requestFor(tool: McpTool, args: Record<string, unknown>): ApiRequest | { invalid: string } {
   const rest: Record<string, unknown> = { ...args };
   let path = tool.path;
   for (const name of tool.pathParams) {
     const value = rest[name];
     delete rest[name];
-    if (value === undefined || value === null || value === '') return { missing: name };
-    path = path.replace(`{${name}}`, encodeURIComponent(queryValue(value)));
+    if (value === undefined || value === null || value === '') return { invalid: `the argument ${name} is required` };
+    const segment = encodeURIComponent(queryValue(value));
+    if (segment === '.' || segment === '..') return { invalid: `the argument ${name} is not a valid path segment` };
+    path = path.replace(`{${name}}`, segment);
   }
   const query = new URLSearchParams();
   for (const name of tool.queryParams) {
