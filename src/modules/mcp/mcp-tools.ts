@@ -97,6 +97,44 @@ function accessOf(security: Record<string, string[]>[] | undefined): McpTool['ac
   return security.some((requirement) => 'ApiKeyAuth' in requirement) ? 'any' : 'tokenOnly';
 }
 
+type SchemaParts = { properties: Record<string, unknown>; required: string[]; additionalProperties: unknown };
+
+/** Path, query and header parameters as arguments (a header in snake case: `idempotency_key`). */
+function addParameters(tool: McpTool, operation: Operation, document: ToolSourceDocument, parts: SchemaParts): void {
+  for (const raw of operation.parameters ?? []) {
+    const parameter = inline(raw, document) as Parameter;
+    if (parameter.in === 'cookie') continue;
+    const argument = parameter.in === 'header' ? parameter.name.toLowerCase().replace(/-/g, '_') : parameter.name;
+    if (parameter.in === 'path') tool.pathParams.push(argument);
+    else if (parameter.in === 'query') tool.queryParams.push(argument);
+    else tool.headerParams.push({ argument, header: parameter.name });
+    const description = parameter.description ?? (parameter.schema?.description as string | undefined);
+    parts.properties[argument] = { ...parameter.schema, ...(description ? { description } : {}) };
+    if (parameter.required || parameter.in === 'path') parts.required.push(argument);
+  }
+}
+
+/**
+ * The JSON body: its fields as arguments beside the parameters when it is a plain object whose field
+ * names clash with none of them, otherwise the one argument `body`.
+ */
+function addBody(tool: McpTool, operation: Operation, document: ToolSourceDocument, parts: SchemaParts): void {
+  const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+  if (!bodySchema) return;
+  const body = inline(bodySchema, document) as JsonSchema;
+  const fields = isPlainObjectSchema(body) ? Object.keys(body.properties as Json) : [];
+  if (fields.length > 0 && !fields.some((field) => field in parts.properties)) {
+    tool.body = 'flat';
+    Object.assign(parts.properties, body.properties);
+    parts.required.push(...((body.required as string[] | undefined) ?? []));
+    parts.additionalProperties = body.additionalProperties ?? true;
+  } else {
+    tool.body = 'nested';
+    parts.properties.body = body;
+    if (operation.requestBody?.required) parts.required.push('body');
+  }
+}
+
 /** One tool from one operation, or undefined for an operation without an operationId. */
 function toolFrom(
   path: string,
@@ -106,8 +144,6 @@ function toolFrom(
 ): McpTool | undefined {
   const name = operation.operationId;
   if (!name) return undefined;
-  const properties: Record<string, unknown> = {};
-  const required: string[] = [];
   const permission = PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
   // A POST that needs only a read permission (a greeting preview, a knowledge-base search) reads.
   const readOnly = method === 'get' || permission?.endsWith(':read') === true;
@@ -131,39 +167,11 @@ function toolFrom(
     access: accessOf(operation.security),
     permission,
   };
-  for (const raw of operation.parameters ?? []) {
-    const parameter = inline(raw, document) as Parameter;
-    if (parameter.in === 'cookie') continue;
-    const argument = parameter.in === 'header' ? parameter.name.toLowerCase().replace(/-/g, '_') : parameter.name;
-    if (parameter.in === 'path') tool.pathParams.push(argument);
-    else if (parameter.in === 'query') tool.queryParams.push(argument);
-    else tool.headerParams.push({ argument, header: parameter.name });
-    const description = parameter.description ?? (parameter.schema?.description as string | undefined);
-    properties[argument] = { ...parameter.schema, ...(description ? { description } : {}) };
-    if (parameter.required || parameter.in === 'path') required.push(argument);
-  }
-  const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
-  let additionalProperties: unknown = false;
-  if (bodySchema) {
-    const body = inline(bodySchema, document) as JsonSchema;
-    const fields = isPlainObjectSchema(body) ? Object.keys(body.properties as Json) : [];
-    if (fields.length > 0 && !fields.some((field) => field in properties)) {
-      tool.body = 'flat';
-      Object.assign(properties, body.properties);
-      required.push(...((body.required as string[] | undefined) ?? []));
-      additionalProperties = body.additionalProperties ?? true;
-    } else {
-      tool.body = 'nested';
-      properties.body = body;
-      if (operation.requestBody?.required) required.push('body');
-    }
-  }
-  tool.inputSchema = {
-    type: 'object',
-    properties,
-    ...(required.length > 0 ? { required } : {}),
-    additionalProperties,
-  };
+  const parts: SchemaParts = { properties: {}, required: [], additionalProperties: false };
+  addParameters(tool, operation, document, parts);
+  addBody(tool, operation, document, parts);
+  const { properties, required, additionalProperties } = parts;
+  tool.inputSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties };
   return tool;
 }
 
