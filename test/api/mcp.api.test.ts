@@ -211,8 +211,9 @@ describe('MCP over stdio (npm run mcp)', () => {
   it('initializes, lists and calls getAgent, updateAgent and a failing call against a running server', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId, 'Before stdio');
     const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', 'tsx', 'src/modules/mcp/mcp-stdio.ts', '--base-url', ctx.baseUrl],
+      // The documented command; -s keeps npm's own banner off stdout, which carries the protocol.
+      command: 'npm',
+      args: ['run', '-s', 'mcp', '--', '--base-url', ctx.baseUrl],
       env: { PATH: process.env.PATH ?? '', VAM_API_KEY: w.key },
       stderr: 'pipe',
     });
