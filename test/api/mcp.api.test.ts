@@ -187,6 +187,20 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(await agentName(other)).toBe('Out of scope');
   });
 
+  it("counts each tool call against the key's rate limit, and not initialize or tools/list", async () => {
+    const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 2 });
+    const client = await httpClient({ 'X-API-Key': key.key });
+    await client.listTools();
+    await client.listTools();
+    for (let i = 0; i < 2; i++) {
+      const ok = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
+      expect(ok.isError).toBeFalsy();
+    }
+    const limited = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
+    expect(limited.isError).toBe(true);
+    expect(text(limited)).toMatch(/^RATE_LIMITED: Rate limit exceeded/);
+  });
+
   it('offers only read tools when MCP_TOOLS=read', async () => {
     const readOnly = await createTestContext({ config: { MCP_TOOLS: 'read' } });
     try {
