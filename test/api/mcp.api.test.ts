@@ -140,6 +140,19 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(audit[0].request_id).toMatch(/\.1$/);
   });
 
+  it('sends a body that is not one plain object as the body argument (replaceWorkflow)', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId, 'Workflow by MCP');
+    const client = await httpClient({ 'X-API-Key': w.key });
+    const workflow = {
+      name: 'Intake',
+      steps: [{ id: 'greet', name: 'Greet', description: 'Greet the caller', completion: 'Greeted' }],
+    };
+    const result = await client.callTool({ name: 'replaceWorkflow', arguments: { agentId, body: workflow } });
+    expect(result.isError).toBeFalsy();
+    const got = await client.callTool({ name: 'getWorkflow', arguments: { agentId } });
+    expect(JSON.stringify(got.structuredContent)).toContain('Greet the caller');
+  });
+
   it('turns a 4xx into an error result with the code and message, and changes nothing', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId, 'Stays');
     const client = await httpClient({ 'X-API-Key': w.key });
