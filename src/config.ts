@@ -105,6 +105,12 @@ const configSchema = z.object({
    */
   METRICS_TOKEN: z.string().min(16).optional(),
   /**
+   * Which operations the MCP server at /mcp offers as tools: `all`, or `read` (the GETs, and the POSTs
+   * that need only a `:read` permission). A caller whose permissions are all `:read` sees only the
+   * read tools either way.
+   */
+  MCP_TOOLS: z.enum(['read', 'all']).default('all'),
+  /**
    * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:
    * each queue's own expiry, one to five minutes).
    */
