@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
+  'data_subject.erased',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -24,6 +25,7 @@ export const MEMBER_URL_EVENT_TYPES = [
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
+  'data_subject.erased',
 ] as const;
 
 export type NewEvent = {
