@@ -310,3 +310,68 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(await ctx.db('contacts').where({ id: c.id }).first()).toBeDefined();
   });
 });
+
+describe('redact_pii at call intake', () => {
+  it('defaults to [] and refuses unknown or repeated kinds with 400, changing nothing', async () => {
+    const w = await ctx.build.world();
+    const agent = await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).expect(200);
+    expect(agent.body.redact_pii).toEqual([]);
+    for (const redact_pii of [['phone', 'address'], ['phone', 'phone'], 'phone']) {
+      const res = await ctx.http
+        .patch(`/v1/agents/${w.agentId}`)
+        .set('X-API-Key', w.key)
+        .send({ redact_pii })
+        .expect(400);
+      expect(res.body.error.details[0].field).toMatch(/^redact_pii/);
+    }
+    expect((await ctx.db('agents').where({ id: w.agentId }).first()).redact_pii).toEqual([]);
+  });
+
+  it('replaces the chosen kinds in transcript, summary and request before storing and sending', async () => {
+    const w = await ctx.build.world();
+    const url = receiver.url('ok');
+    const patched = await ctx.http
+      .patch(`/v1/agents/${w.agentId}`)
+      .set('X-API-Key', w.key)
+      .send({ redact_pii: ['phone', 'email', 'iban', 'birthdate'], post_call_webhook_url: url })
+      .expect(200);
+    expect(patched.body.redact_pii).toEqual(['phone', 'email', 'iban', 'birthdate']);
+    const res = await ctx.http
+      .post(`/v1/agents/${w.agentId}/calls`)
+      .set('X-API-Key', w.key)
+      .send({
+        call_id: `pii-${randomUUID()}`,
+        phone_number: '+491701234567',
+        customer_name: 'Anna Schmidt',
+        duration: 60,
+        customer_request: 'Rückruf unter 0170 1234567, Bestellung 4711-0815 um 14:30 Uhr',
+        call_summary:
+          'Anna (geb. 24.12.1980) zahlt von DE89 3704 0044 0532 0130 00, 49,90 €; Karte 4111 1111 1111 1111',
+        transcript: [
+          { role: 'user', text: 'Meine Mail ist anna@example.de und meine Nummer +49 (0)30 123 45 67.' },
+          { role: 'agent', text: 'Danke, Termin am 03.12.2026.' },
+        ],
+      })
+      .expect(201);
+    const expected = {
+      customer_request: 'Rückruf unter [PHONE], Bestellung 4711-0815 um 14:30 Uhr',
+      // card is not chosen: the card number stays.
+      call_summary: 'Anna (geb. [BIRTHDATE]) zahlt von [IBAN], 49,90 €; Karte 4111 1111 1111 1111',
+      transcript: JSON.stringify([
+        { role: 'user', text: 'Meine Mail ist [EMAIL] und meine Nummer [PHONE].' },
+        { role: 'agent', text: 'Danke, Termin am 03.12.2026.' },
+      ]),
+      // The caller's number and name are fields of their own, not free text: erasure covers them.
+      phone_number: '+491701234567',
+      customer_name: 'Anna Schmidt',
+    };
+    expect(res.body).toMatchObject(expected);
+    const stored = await ctx.http.get(`/v1/agents/${w.agentId}/calls/${res.body.id}`).set('X-API-Key', w.key);
+    expect(stored.body).toMatchObject(expected);
+    const delivered = receiver.nextRequestTo(url);
+    await ctx.internals.webhookWorker.drain();
+    const sent = JSON.parse((await delivered).body);
+    expect(sent.call).toMatchObject(expected);
+    expect(JSON.stringify(sent)).not.toContain('anna@example.de');
+  });
+});

@@ -17,6 +17,7 @@ import { text } from '../../validation/text.js';
 import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 
 /** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
@@ -225,6 +226,11 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
       .nullable()
       .openapi({ description: 'Vacation mode ends by itself at this moment; null = until switched off' }),
     vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
+    redact_pii: eventSelection(PII_KINDS).openapi({
+      description:
+        'Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
+      example: ['phone', 'iban'],
+    }),
   };
 }
 

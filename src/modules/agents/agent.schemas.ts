@@ -1,5 +1,6 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 
 export const LANGUAGES = ['de', 'en', 'fr', 'es'] as const;
 export const FORMALITIES = ['formal', 'informal'] as const;
@@ -112,6 +113,10 @@ export const AgentSchema = z
     vacation_mode: z.boolean().openapi({ description: 'The backup agent takes the calls (see status)' }),
     vacation_end: z.iso.datetime().nullable(),
     vacation_notdienst: z.boolean(),
+    redact_pii: z.array(z.enum(PII_KINDS)).openapi({
+      description:
+        'Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE])',
+    }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),
