@@ -9,7 +9,6 @@ export function underPathPrefix(prefix: string, path: string): boolean {
   if (given.length < wanted.length) return false;
   return wanted.every((segment, i) => {
     const actual = given[i]!;
-    if (segment.startsWith(':')) return actual !== '';
-    return segment === actual || (actual.startsWith('{') && actual.endsWith('}') && segment.startsWith(':'));
+    return segment.startsWith(':') ? actual !== '' : segment === actual;
   });
 }

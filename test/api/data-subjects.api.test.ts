@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subjectHash } from '../../src/modules/privacy/data-subject.rules.js';
 import { DataSubjectErasureSchema, DataSubjectExportSchema } from '../../src/modules/privacy/data-subject.schemas.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -76,6 +77,10 @@ describe('POST /v1/organization/{orgId}/data-subjects/export', () => {
     const byContact = await exportOf(w, { contact_id: c.id }).expect(200);
     expect(byContact.body.contacts[0].email).toBe('Anna@Example.com');
     expect(byContact.body.calls).toHaveLength(2);
+    const audit = await ctx.db('audit_log').where({ organization_id: w.orgId, action: 'data_subject.exported' });
+    expect(audit).toHaveLength(6);
+    expect(audit[0].details).toEqual({ contacts: 1, calls: 2 });
+    expect(JSON.stringify(audit)).not.toMatch(/1234567|anna/i);
   });
 
   it('answers 200 with empty lists for a person nobody stored', async () => {
@@ -263,10 +268,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       .db('data_subject_erasures')
       .insert({
         organization_id: w.orgId,
-        subject_hash: (await import('../../src/modules/privacy/data-subject.rules.js')).subjectHash(w.orgId, {
-          kind: 'phone_number',
-          value: '+49302223334',
-        }),
+        subject_hash: subjectHash(w.orgId, { kind: 'phone_number', value: '+49302223334' }),
         calls: 1,
         created_at: new Date(),
         updated_at: new Date(),
@@ -300,6 +302,22 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(await ctx.db('calls').where({ id: foreign.id }).first()).toMatchObject({ phone_number: '+49305556667' });
     const byEmail = await erase(w, { email: 'X@example.com' }).expect(200);
     expect(byEmail.body.erased).toMatchObject({ contacts: 0, calls: 0 });
+  });
+
+  it('answers two erasures of the same person at once without an error, erasing every call once', async () => {
+    const w = await ctx.build.world();
+    await contact(w, { phone_number: '+49 30 4445556' });
+    for (let i = 0; i < 6; i++) await call(w, i % 2 ? '030 4445556' : '+49304445556');
+    const [one, two] = await Promise.all([
+      erase(w, { phone_number: '+49304445556' }),
+      erase(w, { phone_number: '+49304445556' }),
+    ]);
+    expect([one.status, two.status]).toEqual([200, 200]);
+    const ids = new Set([one.body.erasure_id, two.body.erasure_id]);
+    const rows = await ctx.db('data_subject_erasures').whereIn('id', [...ids]);
+    expect(rows.reduce((sum: number, r: { calls: number }) => sum + r.calls, 0)).toBe(6);
+    expect(rows.reduce((sum: number, r: { contacts: number }) => sum + r.contacts, 0)).toBe(1);
+    expect(await ctx.db('calls').where({ agent_id: w.agentId }).whereNotNull('phone_number')).toEqual([]);
   });
 
   it('is 403 without privacy:write and changes nothing', async () => {
