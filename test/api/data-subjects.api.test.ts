@@ -318,6 +318,8 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(rows.reduce((sum: number, r: { calls: number }) => sum + r.calls, 0)).toBe(6);
     expect(rows.reduce((sum: number, r: { contacts: number }) => sum + r.contacts, 0)).toBe(1);
     expect(await ctx.db('calls').where({ agent_id: w.agentId }).whereNotNull('phone_number')).toEqual([]);
+    const entries = await ctx.db('audit_log').where({ organization_id: w.orgId }).whereLike('route', '%/erase');
+    expect(entries.map((e: { action: string }) => e.action)).toEqual(['data_subject.erased', 'data_subject.erased']);
   });
 
   it('is 403 without privacy:write and changes nothing', async () => {

@@ -17,6 +17,18 @@ import {
 
 export type ErasureResult = { erasure_id: string | null; dry_run: boolean; erased: ErasureCounts };
 
+/** The request's audit entry: the erasure and its counts, never the identifier. */
+function noteErasure(erasure: ErasureRow): ErasureRow {
+  noteAuditResource({
+    organizationId: erasure.organization_id,
+    action: 'data_subject.erased',
+    resourceType: 'data_subject_erasure',
+    resourceId: erasure.id,
+    details: { erasure_id: erasure.id, ...countsOf(erasure) },
+  });
+  return erasure;
+}
+
 /** Rows per batch: each batch is its own short transaction, so call intake never waits long. */
 const BATCH_SIZE = 500;
 
@@ -131,7 +143,8 @@ export class DataSubjectService {
       const subjects = this.subjects.with(trx);
       const current = await subjects.lockErasure(erasureId);
       if (!current) throw new NotFoundError('Erasure');
-      if (current.completed_at) return current;
+      // Completed by a concurrent request for the same person: this request's entry names it too.
+      if (current.completed_at) return noteErasure(current);
       const now = this.clock.now();
       const done = await subjects.complete(erasureId, await subjects.deleteContacts(subject), now);
       const erased = countsOf(done);
@@ -147,14 +160,7 @@ export class DataSubjectService {
           erased_at: now.toISOString(),
         },
       });
-      noteAuditResource({
-        organizationId: subject.organizationId,
-        action: 'data_subject.erased',
-        resourceType: 'data_subject_erasure',
-        resourceId: done.id,
-        details: { erasure_id: done.id, ...erased },
-      });
-      return done;
+      return noteErasure(done);
     });
   }
 
