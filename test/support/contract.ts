@@ -96,6 +96,15 @@ function matcher(document: Document) {
   };
 }
 
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A checker for one document; it throws a ContractViolation naming operation, status and problems. */
 export function contractChecker(document: object): ContractCheck {
   const doc = document as Document;
@@ -137,7 +146,12 @@ export function contractChecker(document: object): ContractCheck {
     const operation = doc.paths?.[template]?.[operationMethod];
     const where = `${method.toUpperCase()} ${template} ${answer.status}`;
     if (!operation || !METHODS.includes(operationMethod as (typeof METHODS)[number])) {
-      // A method the path does not have: the 405 every operation of the path declares.
+      // A method the path does not have: the 405 every operation of the path declares. A path that
+      // cannot be decoded is refused (400) before any route is matched, whatever the method.
+      if (answer.status === 400 && !decodable(path)) {
+        if (!answer.statusOnly) checkBody(where, errorRef, answer);
+        return;
+      }
       if (answer.status !== 405) throw new ContractViolation(`${where}: no such operation, and not 405`);
       if (method !== 'head' && !answer.statusOnly) checkBody(where, errorRef, answer);
       return;
