@@ -779,7 +779,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each member webhook_url (/v1/me) whose `webhook_events` lists it: erasure id and counts, no personal data */
+    /** After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data */
     post: operations['dataSubjectErased'];
     delete?: never;
     options?: never;
@@ -1287,7 +1287,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1411,7 +1413,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;

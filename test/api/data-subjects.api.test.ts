@@ -258,6 +258,36 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(exported.body).toMatchObject({ contacts: [], calls: [] });
   });
 
+  it('announces data_subject.erased once to each agent URL of the organization that chose it, and to no other', async () => {
+    const w = await ctx.build.world();
+    const chose = receiver.url('ok');
+    const didNot = receiver.url('ok');
+    for (const [url, events] of [
+      [chose, ['call.completed', 'data_subject.erased']],
+      [chose, ['data_subject.erased']],
+      [didNot, ['call.completed']],
+    ] as const)
+      await ctx.build.agent(w.orgId, { post_call_webhook_url: url, post_call_webhook_events: events });
+    await call(w, '+49 30 3334445');
+    await ctx.internals.webhookWorker.drain();
+    const delivered = receiver.nextRequestTo(chose);
+    const res = await erase(w, { phone_number: '+49303334445' }).expect(200);
+    await ctx.internals.webhookWorker.drain();
+    expect(JSON.parse((await delivered).body)).toMatchObject({
+      event: 'data_subject.erased',
+      erasure_id: res.body.erasure_id,
+      erased: { calls: 1 },
+    });
+    expect(receiver.requestsTo(chose)).toHaveLength(1);
+    expect(receiver.requestsTo(didNot)).toEqual([]);
+    const deliveries = await ctx
+      .db('webhook_deliveries')
+      .where({ organization_id: w.orgId, event_type: 'data_subject.erased' });
+    expect(deliveries.map((d: { target_kind: string; target_url: string }) => [d.target_kind, d.target_url])).toEqual([
+      ['agent', chose],
+    ]);
+  });
+
   it('resumes an interrupted erasure under the same erasure_id and finishes it', async () => {
     const w = await ctx.build.world();
     await contact(w, { phone_number: '+49 30 2223334' });

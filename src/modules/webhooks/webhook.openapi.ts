@@ -142,7 +142,7 @@ function registerWebhookPayloads(registry: OpenAPIRegistry): void {
     operationId: 'dataSubjectErased',
     tags: ['Webhooks'],
     summary:
-      "After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each member webhook_url (/v1/me) whose `webhook_events` lists it: erasure id and counts, no personal data",
+      "After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data",
     request: {
       headers: SignatureHeaders,
       body: { content: { 'application/json': { schema: DataSubjectErasedPayloadSchema } } },
