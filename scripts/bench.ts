@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate (all when none is named).
+ * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure (all when none is named).
  * Each scenario prints its figures and the ratio to a baseline measured in the same run, and the
  * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
@@ -15,13 +15,14 @@ import { migrationConfig } from '../src/db/knex.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { calls } from './bench/calls.js';
 import { chain } from './bench/chain.js';
+import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { memory } from './bench/memory.js';
 import { simulate } from './bench/simulate.js';
 import { freePort, machine } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
-const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate'] as const;
+const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate', 'erasure'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
 
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
       else if (scenario === 'kb') result = await kb(database.db, database.url);
       else if (scenario === 'simulate') result = await simulate(database.db, database.url);
+      else if (scenario === 'erasure') result = await erasure(database.db, database.url);
       else result = await memory(database.db, database.url, rss);
       results[scenario] = { at, machine: machine(), result };
       writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);

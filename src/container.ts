@@ -78,6 +78,9 @@ import { organizationModule } from './modules/organizations/organization.module.
 import { toolModule } from './modules/tools/tool.module.js';
 import { webhookModule } from './modules/webhooks/webhook.module.js';
 import { workflowModule } from './modules/workflows/workflow.module.js';
+import { dataSubjectModule } from './modules/privacy/data-subject.module.js';
+import { DataSubjectRepository } from './modules/privacy/data-subject.repository.js';
+import { DataSubjectService } from './modules/privacy/data-subject.service.js';
 import { CallSimulator } from './modules/simulation/call-simulator.js';
 import { simulationModule } from './modules/simulation/simulation.module.js';
 import { SimulationRepository } from './modules/simulation/simulation.repository.js';
@@ -198,6 +201,8 @@ export function buildContainer(deps: AppDeps) {
     calls: new CallService(db, callRepository, events, agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
     idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
+    // Erasure batches run on the plain handle: only the completing transaction writes the audit row.
+    dataSubjects: new DataSubjectService(db, deps.db, new DataSubjectRepository(db), events, clock),
   };
   const agentVersionService = new AgentVersionService(
     db,
@@ -245,6 +250,7 @@ export function buildContainer(deps: AppDeps) {
     mountModule(agentVersionModule, agentVersionService),
     mountModule(simulationModule, simulationService, testCaseService),
     mountModule(auditLogModule, services.auditLog),
+    mountModule(dataSubjectModule, services.dataSubjects),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

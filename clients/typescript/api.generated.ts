@@ -201,7 +201,7 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored */
+    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored */
     patch: operations['updateOrganization'];
     trace?: never;
   };
@@ -795,6 +795,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/{orgId}/data-subjects/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays */
+    post: operations['exportDataSubject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/data-subjects/erase': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts */
+    post: operations['eraseDataSubject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'call.completed': {
@@ -825,6 +859,23 @@ export interface webhooks {
     put?: never;
     /** When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me) */
     post: operations['employeeForwardingCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'data_subject.erased': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data */
+    post: operations['dataSubjectErased'];
     delete?: never;
     options?: never;
     head?: never;
@@ -935,6 +986,23 @@ export interface components {
       start_date: string | null;
       reasons: string[];
     };
+    /** @description Counts only: no identifier and no personal data of the erased person */
+    DataSubjectErasedWebhook: {
+      /** @enum {string} */
+      event: 'data_subject.erased';
+      /** Format: uuid */
+      erasure_id: string;
+      /** Format: uuid */
+      organization_id: string;
+      erased: {
+        contacts: number;
+        calls: number;
+        webhook_deliveries: number;
+        idempotency_records: number;
+      };
+      /** Format: date-time */
+      erased_at: string;
+    };
     AgentUpdatedWebhook: {
       /** @enum {string} */
       event: 'agent.updated';
@@ -1025,6 +1093,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       allowed_agent_ids: string[] | null;
       rate_limit_per_minute: number;
@@ -1098,6 +1167,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       /**
        * @description Agents the key can access; null = all agents, [] = none
@@ -1141,6 +1211,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       /** @description Agents the key can access; null = all agents, [] = none */
       allowed_agent_ids?: string[] | null;
@@ -1233,6 +1304,8 @@ export interface components {
       vacation_notdienst: boolean;
       /** @description Configuration writes must keep every test case of the agent passing */
       require_passing_test_cases: boolean;
+      /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+      redact_pii: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
       retention_days: number | null;
       metadata: {
         [key: string]: unknown;
@@ -1320,7 +1393,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1365,6 +1440,14 @@ export interface components {
       vacation_notdienst?: boolean;
       /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
       require_passing_test_cases?: boolean;
+      /**
+       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @example [
+       *       "phone",
+       *       "iban"
+       *     ]
+       */
+      redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
       /** @example +4930123456 */
       phone_number: string;
       /** Format: uuid */
@@ -1438,7 +1521,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1483,6 +1568,14 @@ export interface components {
       vacation_notdienst?: boolean;
       /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
       require_passing_test_cases?: boolean;
+      /**
+       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @example [
+       *       "phone",
+       *       "iban"
+       *     ]
+       */
+      redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
     };
     AgentStatus: {
       /** Format: uuid */
@@ -1645,6 +1738,8 @@ export interface components {
       concurrency_overflow_number: string | null;
       /** @description Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED */
       require_if_match: boolean;
+      /** @description Days after which calls lose their personal data (1 to 3650, default 90); an agent's retention_days overrides it */
+      call_retention_days: number;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1664,6 +1759,8 @@ export interface components {
       notdienst_bereiche?: string[] | null;
       /** @description true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED */
       require_if_match?: boolean;
+      /** @description Days calls keep their personal data (1 to 3650); an agent's retention_days overrides it */
+      call_retention_days?: number;
     };
     WebhookDelivery: {
       /** Format: uuid */
@@ -1674,7 +1771,12 @@ export interface components {
       event_id: string;
       /** @enum {string} */
       event_type:
-        'call.completed' | 'employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed';
+        | 'call.completed'
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased';
       /** @description The `webhook-id` header: stable for the event, the same on every attempt */
       webhook_id: string;
       /**
@@ -1746,7 +1848,13 @@ export interface components {
       /** @description Receives the events listed in webhook_events of every organization the user belongs to; null = none */
       webhook_url: string | null;
       /** @description Event types sent to webhook_url (default: employee.forwarding_created) */
-      webhook_events: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      webhook_events: (
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+      )[];
       organizations: {
         /** Format: uuid */
         organization_id: string;
@@ -1772,7 +1880,13 @@ export interface components {
        *       "kb.document.failed"
        *     ]
        */
-      webhook_events?: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      webhook_events?: (
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+      )[];
     };
     Employee: {
       /** Format: uuid */
@@ -2975,8 +3089,93 @@ export interface components {
         key_prefix: string | null;
       };
       request_id: string;
+      /** @description What an action adds, e.g. the counts of `data_subject.erased`; null for most */
+      details: {
+        [key: string]: unknown;
+      } | null;
       /** Format: date-time */
       created_at: string;
+    };
+    DataSubjectExport: {
+      /** @description As matched: a phone number in E.164, an email in lower case, or a contact id */
+      identifier: {
+        /** @enum {string} */
+        kind: 'phone_number' | 'email' | 'contact_id';
+        value: string;
+      };
+      contacts: components['schemas']['Contact'][];
+      /** @description All fields, transcripts included; oldest first */
+      calls: components['schemas']['Call'][];
+      /** @description Counts of other records that mention the person */
+      mentions: {
+        /** @description Stored webhook bodies that contain the person */
+        webhook_deliveries: number;
+        /** @description Stored idempotent answers (kept 24 hours) that contain the person */
+        idempotency_records: number;
+      };
+      /** Format: date-time */
+      exported_at: string;
+    };
+    /** @description Exactly one of phone_number, email, contact_id */
+    DataSubjectExportRequest: {
+      /**
+       * @description The person's number in any written form: normalised as region DE, so "030 1234567", "+49 30 1234567" and "+49301234567" are one person
+       * @example +49301234567
+       */
+      phone_number?: string;
+      /**
+       * @description Compared case-insensitively
+       * @example anna@example.com
+       */
+      email?: string;
+      /**
+       * Format: uuid
+       * @description A contact of the organization
+       */
+      contact_id?: string;
+    };
+    DataSubjectErasure: {
+      /**
+       * Format: uuid
+       * @description Names the erasure in the audit log and the data_subject.erased webhook; an interrupted erasure resumes under the same id. A dry run shows the id of a running erasure of the person, else null
+       */
+      erasure_id: string | null;
+      dry_run: boolean;
+      erased: components['schemas']['ErasureCounts'];
+    };
+    /** @description Counts; a dry run: what would be erased */
+    ErasureCounts: {
+      /** @description Contacts deleted */
+      contacts: number;
+      /** @description Calls whose personal fields were removed */
+      calls: number;
+      /** @description Stored webhook bodies (one per event, whatever its deliveries) redacted */
+      webhook_deliveries: number;
+      /** @description Stored idempotent answers deleted */
+      idempotency_records: number;
+    };
+    /** @description Exactly one of phone_number, email, contact_id */
+    DataSubjectEraseRequest: {
+      /**
+       * @description The person's number in any written form: normalised as region DE, so "030 1234567", "+49 30 1234567" and "+49301234567" are one person
+       * @example +49301234567
+       */
+      phone_number?: string;
+      /**
+       * @description Compared case-insensitively
+       * @example anna@example.com
+       */
+      email?: string;
+      /**
+       * Format: uuid
+       * @description A contact of the organization
+       */
+      contact_id?: string;
+      /**
+       * @description true: count what would be erased and change nothing
+       * @default false
+       */
+      dry_run?: boolean;
     };
   };
   responses: {
@@ -10055,6 +10254,208 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  exportDataSubject: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DataSubjectExportRequest'];
+      };
+    };
+    responses: {
+      /** @description The export */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DataSubjectExport'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  eraseDataSubject: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DataSubjectEraseRequest'];
+      };
+    };
+    responses: {
+      /** @description The erasure and its counts */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DataSubjectErasure'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   callCompleted: {
     parameters: {
       query?: never;
@@ -10101,6 +10502,35 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': components['schemas']['EmployeeForwardingCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  dataSubjectErased: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['DataSubjectErasedWebhook'];
       };
     };
     responses: {

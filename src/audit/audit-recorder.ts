@@ -77,15 +77,16 @@ export class AuditRecorder {
     await entries.insert({
       organization_id: organizationId,
       agent_id: agentId,
-      action: described.action,
+      action: context.note.action ?? described.action,
       method: context.method.toUpperCase(),
       route: openApiRoute(pattern),
-      resource_type: described.resourceType,
+      resource_type: context.note.resourceType ?? described.resourceType,
       resource_id: context.note.resourceId ?? described.resourceId,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
       actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => entries.keyPrefix(apiKeyId)) : null,
       request_id: context.requestId,
+      details: context.note.details ?? null,
       created_at: this.clock.now(),
     });
   }

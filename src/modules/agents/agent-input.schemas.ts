@@ -17,6 +17,7 @@ import { text } from '../../validation/text.js';
 import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 
 /** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
@@ -228,6 +229,11 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     require_passing_test_cases: z.boolean().openapi({
       description:
         "Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail",
+    }),
+    redact_pii: eventSelection(PII_KINDS).openapi({
+      description:
+        'Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
+      example: ['phone', 'iban'],
     }),
   };
 }

@@ -1,5 +1,6 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 
 export const LANGUAGES = ['de', 'en', 'fr', 'es'] as const;
 export const FORMALITIES = ['formal', 'informal'] as const;
@@ -115,6 +116,10 @@ export const AgentSchema = z
     require_passing_test_cases: z
       .boolean()
       .openapi({ description: 'Configuration writes must keep every test case of the agent passing' }),
+    redact_pii: z.array(z.enum(PII_KINDS)).openapi({
+      description:
+        'Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE])',
+    }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),
