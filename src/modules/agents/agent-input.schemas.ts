@@ -17,6 +17,7 @@ import { text } from '../../validation/text.js';
 import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
+import { analysisFieldsInput } from './analysis-fields.js';
 
 /** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
@@ -225,6 +226,7 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
       .nullable()
       .openapi({ description: 'Vacation mode ends by itself at this moment; null = until switched off' }),
     vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
+    analysis_fields: analysisFieldsInput,
   };
 }
 

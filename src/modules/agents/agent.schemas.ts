@@ -1,5 +1,6 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
+import { AnalysisFieldSchema } from './analysis-fields.js';
 
 export const LANGUAGES = ['de', 'en', 'fr', 'es'] as const;
 export const FORMALITIES = ['formal', 'informal'] as const;
@@ -112,6 +113,7 @@ export const AgentSchema = z
     vacation_mode: z.boolean().openapi({ description: 'The backup agent takes the calls (see status)' }),
     vacation_end: z.iso.datetime().nullable(),
     vacation_notdienst: z.boolean(),
+    analysis_fields: z.array(AnalysisFieldSchema).openapi({ description: 'Typed post-call outcome fields' }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),
