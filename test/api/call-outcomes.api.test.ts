@@ -3,6 +3,9 @@ import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { expectSchema } from '../support/expect-schema.js';
 import { AgentSchema } from '../../src/modules/agents/agent.schemas.js';
+import { CallPageSchema } from '../../src/modules/calls/call.openapi.js';
+import { CallSchema } from '../../src/modules/calls/call.schemas.js';
+import { serializePayload } from '../../src/modules/webhooks/webhook-payload.js';
 
 let ctx: TestContext;
 let w: World;
@@ -111,5 +114,158 @@ describe('agent analysis_fields', () => {
       .send({ analysis_fields: [{ name: `a${'b'.repeat(40)}`, type: 'string' }] })
       .expect(400);
     expect(long.body.error.details[0].field).toBe('analysis_fields[0].name');
+  });
+});
+
+const callsPath = (agentId: string) => `/v1/agents/${agentId}/calls`;
+let sequence = 0;
+function callBody(fields: Record<string, unknown> = {}) {
+  sequence += 1;
+  return { call_id: `outcome-${sequence}-${Date.now()}`, duration: 60, customer_name: 'Erika', ...fields };
+}
+
+describe('extracted_data on calls', () => {
+  it('is stored at intake, returned by GET and list, and carried by call.completed', async () => {
+    const agentId = await agentWithFields(w);
+    const extracted = {
+      urgency: 'emergency',
+      heating_issue: true,
+      units: 3,
+      visit_on: '2026-12-01',
+      device: 'Vaillant',
+    };
+    const res = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ extracted_data: extracted }))
+      .expect(201);
+    expectSchema(res, CallSchema);
+    expect(res.body.extracted_data).toEqual(extracted);
+
+    const one = await ctx.http
+      .get(`${callsPath(agentId)}/${res.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(one.body.extracted_data).toEqual(extracted);
+    const list = await ctx.http.get(callsPath(agentId)).set('X-API-Key', w.key).expect(200);
+    expectSchema(list, CallPageSchema);
+    expect(list.body.data[0].extracted_data).toEqual(extracted);
+
+    const [event] = await ctx.db('events').where({ agent_id: agentId, type: 'call.completed' }).select('payload');
+    expect(event.payload.call.extracted_data).toEqual(extracted);
+    const body = JSON.parse(serializePayload('call.completed', event.payload));
+    expect(body.call.extracted_data).toEqual(extracted);
+  });
+
+  it('drops null values, and a call of an agent without fields carries an empty object', async () => {
+    const agentId = await agentWithFields(w);
+    const res = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ extracted_data: { urgency: 'routine', units: null } }))
+      .expect(201);
+    expect(res.body.extracted_data).toEqual({ urgency: 'routine' });
+    const plain = await ctx.http.post(callsPath(w.agentId)).set('X-API-Key', w.key).send(callBody()).expect(201);
+    expect(plain.body.extracted_data).toEqual({});
+  });
+
+  it('refuses an unknown name, a wrong type, an unlisted enum value, a bad date and a missing required field, storing nothing', async () => {
+    const agentId = await agentWithFields(w);
+    const res = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(
+        callBody({
+          call_id: 'refused-1',
+          extracted_data: { colour: 'red', heating_issue: 'yes', units: '3', visit_on: '2026-02-30', device: 5 },
+        }),
+      )
+      .expect(400);
+    const fields = (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual([
+      'extracted_data.colour',
+      'extracted_data.device',
+      'extracted_data.heating_issue',
+      'extracted_data.units',
+      'extracted_data.urgency',
+      'extracted_data.visit_on',
+    ]);
+    const enumValue = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ call_id: 'refused-2', extracted_data: { urgency: 'whenever' } }))
+      .expect(400);
+    expect(enumValue.body.error.details).toEqual([
+      { field: 'extracted_data.urgency', message: 'Must be one of: emergency, routine' },
+    ]);
+    const missing = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ call_id: 'refused-3' }))
+      .expect(400);
+    expect(missing.body.error.details).toEqual([{ field: 'extracted_data.urgency', message: 'Required' }]);
+    const notObject = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ call_id: 'refused-4', extracted_data: ['emergency'] }))
+      .expect(400);
+    expect(notObject.body.error.details[0].field).toBe('extracted_data');
+    expect(await ctx.db('calls').where({ agent_id: agentId }).count({ n: '*' })).toEqual([{ n: 0 }]);
+    expect(await ctx.db('events').where({ agent_id: agentId, type: 'call.completed' }).count({ n: '*' })).toEqual([
+      { n: 0 },
+    ]);
+  });
+
+  it('is replaced by PATCH against the fields as they are then; a refused PATCH changes nothing', async () => {
+    const agentId = await agentWithFields(w);
+    const call = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ extracted_data: { urgency: 'routine', units: 1 } }))
+      .expect(201);
+    const patched = await ctx.http
+      .patch(`${callsPath(agentId)}/${call.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ extracted_data: { urgency: 'emergency', heating_issue: false } })
+      .expect(200);
+    expectSchema(patched, CallSchema);
+    expect(patched.body.extracted_data).toEqual({ urgency: 'emergency', heating_issue: false });
+
+    const refused = await ctx.http
+      .patch(`${callsPath(agentId)}/${call.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ done: true, extracted_data: { heating_issue: true } })
+      .expect(400);
+    expect(refused.body.error.details).toEqual([{ field: 'extracted_data.urgency', message: 'Required' }]);
+    const row = await ctx.db('calls').where({ id: call.body.id }).first('extracted_data', 'done');
+    expect(row).toEqual({ extracted_data: { urgency: 'emergency', heating_issue: false }, done: false });
+  });
+
+  it('keeps stored outcomes when the fields change later, and checks new writes against the new fields', async () => {
+    const agentId = await agentWithFields(w);
+    const call = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ extracted_data: { urgency: 'routine', device: 'Buderus' } }))
+      .expect(201);
+    await ctx.http
+      .patch(agentPath(agentId))
+      .set('X-API-Key', w.key)
+      .send({ analysis_fields: [{ name: 'topic', type: 'string' }] })
+      .expect(200);
+    const read = await ctx.http
+      .get(`${callsPath(agentId)}/${call.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(read.body.extracted_data).toEqual({ urgency: 'routine', device: 'Buderus' });
+    const stale = await ctx.http
+      .patch(`${callsPath(agentId)}/${call.body.id}`)
+      .set('X-API-Key', w.key)
+      .send({ extracted_data: { urgency: 'routine' } })
+      .expect(400);
+    expect(stale.body.error.details).toEqual([
+      { field: 'extracted_data.urgency', message: 'Not an analysis field of this agent' },
+    ]);
+    await ctx.http.post(callsPath(agentId)).set('X-API-Key', w.key).send(callBody()).expect(201);
   });
 });

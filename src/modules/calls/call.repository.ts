@@ -11,6 +11,7 @@ import {
   type TimeRange,
 } from './call.rules.js';
 import type { ListCallsFilters } from './call.schemas.js';
+import type { ExtractedData } from './extracted-data.js';
 
 export type TranscriptEntry = { role: string; text: string };
 
@@ -34,6 +35,7 @@ export type CallRow = {
   /** The linked employee's name (joined on read). */
   employee_name?: string | null;
   note: string | null;
+  extracted_data: ExtractedData;
   is_purged: boolean;
   purged_at: Date | null;
   deleted_at: Date | null;
@@ -62,6 +64,7 @@ const CALL_COLUMNS = [
   'final_score',
   'employee_id',
   'note',
+  'extracted_data',
   'is_purged',
   'purged_at',
   'deleted_at',
@@ -86,6 +89,7 @@ export function toEventCall(row: CallRow) {
     employee: row.employee_id && row.employee_name ? { id: row.employee_id, name: row.employee_name } : null,
     agent_id: row.agent_id,
     created_at: row.created_at,
+    extracted_data: row.extracted_data,
   };
 }
 
@@ -129,6 +133,7 @@ export function toCallListItem(row: CallListRow) {
     employee: row.employee_id && row.employee_name ? { id: row.employee_id, name: row.employee_name } : null,
     agent_id: row.agent_id,
     created_at: row.created_at,
+    extracted_data: row.extracted_data,
     employee_id: row.employee_id,
     note: row.note,
     is_purged: row.is_purged,
@@ -164,7 +169,11 @@ export class CallRepository {
   /** Inserts unless the agent already has this call_id; undefined = it existed. */
   async insertIfNew(call: NewCall): Promise<CallRow | undefined> {
     const [row] = await this.db('calls')
-      .insert({ ...call, transcript: call.transcript === null ? null : JSON.stringify(call.transcript) })
+      .insert({
+        ...call,
+        transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
+        extracted_data: JSON.stringify(call.extracted_data),
+      })
       .onConflict(['agent_id', 'call_id'])
       .ignore()
       .returning(CALL_COLUMNS);
@@ -193,7 +202,9 @@ export class CallRepository {
   }
 
   async update(agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
-    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes);
+    const columns: Record<string, unknown> = { ...changes };
+    if (changes.extracted_data !== undefined) columns.extracted_data = JSON.stringify(changes.extracted_data);
+    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(columns);
     return (await this.find(agent, id))!;
   }
 
@@ -365,7 +376,11 @@ export class CallRepository {
           FOR UPDATE OF c SKIP LOCKED
        )
        UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
-              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now
+              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now,
+              -- Free-text outcomes may name people; typed ones (enum, boolean, number, date) stay for statistics.
+              extracted_data = c.extracted_data - ARRAY(
+                SELECT f->>'name' FROM agents a, jsonb_array_elements(a.analysis_fields) f
+                 WHERE a.id = c.agent_id AND f->>'type' = 'string')
          FROM expired WHERE c.id = expired.id`,
       { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
     );
