@@ -269,3 +269,116 @@ describe('extracted_data on calls', () => {
     await ctx.http.post(callsPath(agentId)).set('X-API-Key', w.key).send(callBody()).expect(201);
   });
 });
+
+describe('calls list filters extracted.<name>', () => {
+  let agentId: string;
+  // [urgency, heating_issue, units, visit_on, done]
+  const seed: [string, boolean | null, number | null, string | null, boolean][] = [
+    ['emergency', true, 1, '2026-12-01', false],
+    ['emergency', false, 5, '2026-12-05', true],
+    ['routine', true, 10, '2026-12-10', false],
+    ['routine', null, null, null, false],
+    ['emergency', true, 2.5, '2026-11-30', false],
+  ];
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    agentId = await agentWithFields(w);
+    for (const [i, [urgency, heating, units, visit, done]] of seed.entries()) {
+      const extracted: Record<string, unknown> = { urgency, heating_issue: heating, units, visit_on: visit };
+      if (i === 1) extracted.device = 'Kessel Typ 5';
+      ctx.clock.advance(1000);
+      const res = await ctx.http
+        .post(callsPath(agentId))
+        .set('X-API-Key', w.key)
+        .send(callBody({ extracted_data: extracted, done, customer_name: i === 4 ? 'Frau Heizmann' : 'Erika' }))
+        .expect(201);
+      ids.push(res.body.id);
+    }
+  });
+
+  async function listed(query: string): Promise<{ ids: string[]; total: number }> {
+    const res = await ctx.http
+      .get(`${callsPath(agentId)}?${query}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expectSchema(res, CallPageSchema);
+    return { ids: (res.body.data as { id: string }[]).map((c) => c.id), total: res.body.pagination.total };
+  }
+  const expected = (...indexes: number[]) => indexes.map((i) => ids[i]!).reverse();
+
+  it('filters by enum, boolean, number, date and string equality with exact totals', async () => {
+    expect(await listed('extracted.urgency=emergency')).toEqual({ ids: expected(0, 1, 4), total: 3 });
+    expect(await listed('extracted.heating_issue=true')).toEqual({ ids: expected(0, 2, 4), total: 3 });
+    expect(await listed('extracted.heating_issue=false')).toEqual({ ids: expected(1), total: 1 });
+    expect(await listed('extracted.units=2.5')).toEqual({ ids: expected(4), total: 1 });
+    expect(await listed('extracted.visit_on=2026-12-10')).toEqual({ ids: expected(2), total: 1 });
+    expect(await listed(`extracted.device=${encodeURIComponent('Kessel Typ 5')}`)).toEqual({
+      ids: expected(1),
+      total: 1,
+    });
+  });
+
+  it('takes [gte] and [lte] bounds for numbers and dates', async () => {
+    expect(await listed('extracted.units[gte]=2.5&extracted.units[lte]=5')).toEqual({ ids: expected(1, 4), total: 2 });
+    expect(await listed('extracted.units[gte]=6')).toEqual({ ids: expected(2), total: 1 });
+    expect(await listed('extracted.visit_on[lte]=2026-12-01')).toEqual({ ids: expected(0, 4), total: 2 });
+    expect(await listed('extracted.visit_on[gte]=2026-12-02&extracted.urgency=routine')).toEqual({
+      ids: expected(2),
+      total: 1,
+    });
+  });
+
+  it('combines with done, search, from/to and cursor paging', async () => {
+    expect(await listed('extracted.urgency=emergency&done=false')).toEqual({ ids: expected(0, 4), total: 2 });
+    expect(await listed('extracted.urgency=emergency&search=heizmann')).toEqual({ ids: expected(4), total: 1 });
+    expect(await listed('extracted.urgency=emergency&from=2000-01-01&to=2000-01-02')).toEqual({ ids: [], total: 0 });
+    const first = await ctx.http
+      .get(`${callsPath(agentId)}?extracted.urgency=emergency&limit=2&cursor=`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(first.body.data.map((c: { id: string }) => c.id)).toEqual(expected(1, 4));
+    expect(first.body.pagination.total).toBe(3);
+    const second = await ctx.http
+      .get(`${callsPath(agentId)}?extracted.urgency=emergency&limit=2&cursor=${first.body.pagination.next_cursor}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(second.body.data.map((c: { id: string }) => c.id)).toEqual(expected(0));
+    expect(second.body.pagination.next_cursor).toBeNull();
+    expect(await listed('extracted.urgency=emergency&page=2&limit=2')).toEqual({ ids: expected(0), total: 3 });
+  });
+
+  it('refuses unknown fields, bad values and bounds on other types, every problem in one 400', async () => {
+    const res = await ctx.http
+      .get(
+        `${callsPath(agentId)}?extracted.colour=red&extracted.urgency=soon&extracted.units=many` +
+          '&extracted.heating_issue[gte]=true&extracted.visit_on[lte]=tomorrow&extracted.units[ne]=1&done=maybe',
+      )
+      .set('X-API-Key', w.key)
+      .expect(400);
+    const fields = (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual([
+      'done',
+      'extracted.colour',
+      'extracted.heating_issue[gte]',
+      'extracted.units',
+      'extracted.units[ne]',
+      'extracted.urgency',
+      'extracted.visit_on[lte]',
+    ]);
+    const twice = await ctx.http
+      .get(`${callsPath(agentId)}?extracted.urgency=routine&extracted.urgency=emergency`)
+      .set('X-API-Key', w.key)
+      .expect(400);
+    expect(twice.body.error.details).toEqual([{ field: 'extracted.urgency', message: 'Must be given once' }]);
+  });
+
+  it('uses the GIN index for an equality filter', async () => {
+    await ctx.db.raw('SET enable_seqscan = off');
+    const { rows } = await ctx.db.raw(
+      `EXPLAIN SELECT id FROM calls c WHERE c.extracted_data @> '{"urgency":"emergency"}'::jsonb`,
+    );
+    await ctx.db.raw('SET enable_seqscan = on');
+    expect(JSON.stringify(rows)).toContain('calls_extracted_data');
+  });
+});

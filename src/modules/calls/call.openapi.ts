@@ -64,6 +64,13 @@ const CallsPaginationSchema = z
 /** The list response: the page schema with the calls pagination (cursor paging). */
 export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
+/** The `extracted.<name>` parameters: their names depend on the agent, so the document describes them in words. */
+export const EXTRACTED_FILTERS_DESCRIPTION =
+  'Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, ' +
+  '`true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take ' +
+  '`extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; ' +
+  'an unknown field or a value of the wrong type is 400 naming the parameter.';
+
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
 const errors = errorResponses(...AGENT_ROUTE_ERRORS);
@@ -75,6 +82,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     operationId: 'listCalls',
     tags,
     summary: 'List calls (calls:read), newest first; items without the transcript',
+    description: EXTRACTED_FILTERS_DESCRIPTION,
     security: anyAuth,
     request: { params: AgentParams, query: ListQuery },
     responses: { 200: json(CallPageSchema, 'A page of calls'), ...errors },

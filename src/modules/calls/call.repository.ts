@@ -12,6 +12,7 @@ import {
 } from './call.rules.js';
 import type { ListCallsFilters } from './call.schemas.js';
 import type { ExtractedData } from './extracted-data.js';
+import type { ExtractedFilter } from './extracted-filters.js';
 
 export type TranscriptEntry = { role: string; text: string };
 
@@ -153,6 +154,30 @@ const LIST_ROW_COLUMNS = [
   'e.name as employee_name',
 ];
 
+/**
+ * One `extracted.<name>` condition. Equality is containment (`@>`), which the GIN index on
+ * extracted_data serves; a bound compares only values of the field's type (a value stored before the
+ * field changed type never matches, and never fails a cast).
+ */
+function whereExtracted(query: Knex.QueryBuilder, filter: ExtractedFilter): void {
+  if (filter.op === 'eq') {
+    query.whereRaw('c.extracted_data @> ?::jsonb', [JSON.stringify({ [filter.name]: filter.value })]);
+    return;
+  }
+  const operator = filter.op === 'gte' ? '>=' : '<=';
+  if (filter.type === 'number') {
+    query.whereRaw(
+      `CASE WHEN jsonb_typeof(c.extracted_data -> ?) = 'number' THEN (c.extracted_data ->> ?)::numeric END ${operator} ?::numeric`,
+      [filter.name, filter.name, filter.value],
+    );
+  } else {
+    query.whereRaw(
+      `CASE WHEN jsonb_typeof(c.extracted_data -> ?) = 'string' THEN (c.extracted_data ->> ?) COLLATE "C" END ${operator} ?`,
+      [filter.name, filter.name, filter.value],
+    );
+  }
+}
+
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
   { column: 'c.id', order: 'desc' as const },
@@ -293,18 +318,19 @@ export class CallRepository {
     if (range.before) query.where('c.created_at', '<', range.before);
     if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
     if (filters.search) this.whereContains(query, filters.search);
+    for (const filter of filters.extracted ?? []) whereExtracted(query, filter);
     return query;
   }
 
   /**
-   * Exact: counters for whole days, rows for the partial days at the edges; a phone number counts
-   * rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
+   * Exact: counters for whole days, rows for the partial days at the edges; a phone number or an
+   * `extracted.<name>` filter counts rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
    * a part is a scalar subquery of the sum.
    */
   private total(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.Raw {
     const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
     const parts: Knex.QueryBuilder[] = [];
-    if (filters.phone_number) parts.push(countRows(range));
+    if (filters.phone_number || (filters.extracted?.length ?? 0) > 0) parts.push(countRows(range));
     else {
       const plan = countPlan(range);
       parts.push(...plan.edges.map(countRows));

@@ -1,6 +1,7 @@
 import { cursorShape, paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { timeRange } from './call.rules.js';
+import type { ExtractedFilter } from './extracted-filters.js';
 import { uuidField } from '../../http/validate.js';
 import { text } from '../../validation/text.js';
 
@@ -104,7 +105,10 @@ export const ListCallsQuery = z
     }
   });
 
-export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'>;
+export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'> & {
+  /** `extracted.<name>` conditions, typed by the agent's analysis_fields (extracted-filters.ts). */
+  extracted?: ExtractedFilter[];
+};
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
 
 const callFields = {

@@ -4,7 +4,7 @@ import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
@@ -15,9 +15,28 @@ import {
   type CallRepository,
   type CallRow,
 } from './call.repository.js';
+import type { z } from 'zod';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import { parseExtractedFilters, withoutExtractedKeys, type ExtractedFilter } from './extracted-filters.js';
 import { checkExtractedData, type ExtractedData } from './extracted-data.js';
 import { intakeOutcome, normalizePhoneNumber, trashOnDone } from './call.rules.js';
 import { IntakeCallSchema, ListCallsQuery, UpdateCallSchema, type IntakeCallInput } from './call.schemas.js';
+
+/**
+ * A calls query: the schema's parameters and the `extracted.<name>` filters (typed by the agent's
+ * analysis_fields), every problem of both in one 400.
+ */
+export function parseCallsQuery<S extends z.ZodType<object>>(
+  schema: S,
+  agent: AgentRow,
+  query: unknown,
+): z.output<S> & { extracted: ExtractedFilter[] } {
+  const result = schema.safeParse(withoutExtractedKeys(query));
+  const extracted = parseExtractedFilters(agent.analysis_fields ?? [], query);
+  const details = [...(result.success ? [] : zodIssuesToDetails(result.error.issues)), ...extracted.details];
+  if (details.length > 0 || !result.success) throw new ValidationError('Invalid query parameters', details);
+  return { ...result.data, extracted: extracted.filters };
+}
 
 /** Call records: read (calls:read), reported by the telephony layer and edited (calls:write). */
 export class CallService {
@@ -33,7 +52,7 @@ export class CallService {
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<CursorPage<CallListItem>> {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     rejectCursorWithPage(query);
-    const { page, limit, cursor, ...filters } = parse(ListCallsQuery, query, 'Invalid query parameters');
+    const { page, limit, cursor, ...filters } = parseCallsQuery(ListCallsQuery, agent, query);
     return this.calls.list(agent, filters, cursor === undefined ? { page, limit } : { cursor, limit });
   }
 
