@@ -9,6 +9,7 @@ import {
   PaginationSchema,
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
+import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
@@ -71,6 +72,39 @@ export const EXTRACTED_FILTERS_DESCRIPTION =
   '`extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; ' +
   'an unknown field or a value of the wrong type is 400 naming the parameter.';
 
+const statsQueryShape = {
+  from: z
+    .string()
+    .openapi({ description: 'Required. As in the list: ISO date-time, or a date (start of that UTC day)' }),
+  to: z
+    .string()
+    .openapi({ description: 'Required. As in the list: ISO date-time (inclusive), or a date (the whole UTC day)' }),
+  interval: z
+    .enum(STATS_INTERVALS)
+    .optional()
+    .openapi({ description: 'Bucket size (default day); weeks start on Monday' }),
+  tz: z.string().optional().openapi({ description: 'IANA time zone of the buckets', example: 'Europe/Berlin' }),
+  done: ListQuery.shape.done,
+  phone_number: ListQuery.shape.phone_number,
+  search: ListQuery.shape.search,
+  include_deleted: ListQuery.shape.include_deleted,
+};
+const AgentStatsQuery = z.object({
+  ...statsQueryShape,
+  tz: statsQueryShape.tz.openapi({
+    description: "IANA time zone of the buckets (default: the agent's schedule time zone, else UTC)",
+  }),
+  group_by: z.string().optional().openapi({
+    description: 'done, employee, or extracted.<name> of an enum or boolean analysis field',
+    example: 'extracted.urgency',
+  }),
+});
+const OrganizationStatsQuery = z.object({
+  ...statsQueryShape,
+  tz: statsQueryShape.tz.openapi({ description: 'IANA time zone of the buckets (default UTC)' }),
+  group_by: z.string().optional().openapi({ description: 'done, employee or agent' }),
+});
+
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
 const errors = errorResponses(...AGENT_ROUTE_ERRORS);
@@ -100,6 +134,30 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
       ...errors,
     },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/stats`,
+    operationId: 'getCallStats',
+    tags,
+    summary: "Call statistics per time bucket (calls:read), with the list's filters",
+    description:
+      'Counts, done counts and durations per hour, day, week or month in a time zone, empty buckets included; ' +
+      "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
+      EXTRACTED_FILTERS_DESCRIPTION,
+    security: anyAuth,
+    request: { params: AgentParams, query: AgentStatsQuery },
+    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/organization/{orgId}/calls/stats',
+    operationId: 'getOrganizationCallStats',
+    tags,
+    summary: 'Call statistics of every agent of the organization the caller may read (calls:read)',
+    security: anyAuth,
+    request: { params: z.object({ orgId: z.uuid() }), query: OrganizationStatsQuery },
+    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
   });
   registry.registerPath({
     method: 'get',

@@ -155,6 +155,48 @@ const LIST_ROW_COLUMNS = [
 ];
 
 /**
+ * The list's filters on a query over `calls as c` (already scoped to an agent or an organization):
+ * trash, done, time range, phone number, search and `extracted.<name>`. Statistics and export use
+ * the same conditions, so their counts are the list's.
+ */
+export function whereCallFilters(
+  query: Knex.QueryBuilder,
+  filters: ListCallsFilters,
+  range: TimeRange,
+): Knex.QueryBuilder {
+  if (!filters.include_deleted) query.whereNull('c.deleted_at');
+  if (filters.done !== undefined) query.where('c.done', filters.done);
+  if (range.from) query.where('c.created_at', '>=', range.from);
+  if (range.before) query.where('c.created_at', '<', range.before);
+  if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
+  if (filters.search) whereContains(query, filters.search);
+  for (const filter of filters.extracted ?? []) whereExtracted(query, filter);
+  return query;
+}
+
+/**
+ * Case-insensitive: caller name and number, request, summary, note and the transcript's text.
+ * The first condition is the trigram-indexed text of all of them (it narrows); the second keeps
+ * the answer exact (no match across two fields).
+ */
+function whereContains(query: Knex.QueryBuilder, text: string): void {
+  const pattern = containsPattern(text.trim());
+  query.whereRaw(
+    `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE ?`,
+    [pattern],
+  );
+  query.where((q) =>
+    q
+      .whereILike('c.customer_name', pattern)
+      .orWhereILike('c.phone_number', pattern)
+      .orWhereILike('c.customer_request', pattern)
+      .orWhereILike('c.call_summary', pattern)
+      .orWhereILike('c.note', pattern)
+      .orWhereRaw(`EXISTS (SELECT 1 FROM jsonb_array_elements(c.transcript) e WHERE e->>'text' ILIKE ?)`, [pattern]),
+  );
+}
+
+/**
  * One `extracted.<name>` condition. Equality is containment (`@>`), which the GIN index on
  * extracted_data serves; a bound compares only values of the field's type (a value stored before the
  * field changed type never matches, and never fails a cast).
@@ -312,14 +354,7 @@ export class CallRepository {
   /** The agent's calls matching the filters, time range given apart (the count splits it). */
   private filtered(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.QueryBuilder {
     const query = this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id });
-    if (!filters.include_deleted) query.whereNull('c.deleted_at');
-    if (filters.done !== undefined) query.where('c.done', filters.done);
-    if (range.from) query.where('c.created_at', '>=', range.from);
-    if (range.before) query.where('c.created_at', '<', range.before);
-    if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
-    if (filters.search) this.whereContains(query, filters.search);
-    for (const filter of filters.extracted ?? []) whereExtracted(query, filter);
-    return query;
+    return whereCallFilters(query, filters, range);
   }
 
   /**
@@ -345,28 +380,6 @@ export class CallRepository {
     }
     const sum = parts.length === 0 ? '0' : parts.map(() => 'coalesce((?), 0)').join(' + ');
     return this.db.raw(`SELECT ${sum} AS total`, parts);
-  }
-
-  /**
-   * Case-insensitive: caller name and number, request, summary, note and the transcript's text.
-   * The first condition is the trigram-indexed text of all of them (it narrows); the second keeps
-   * the answer exact (no match across two fields).
-   */
-  private whereContains(query: Knex.QueryBuilder, text: string): void {
-    const pattern = containsPattern(text.trim());
-    query.whereRaw(
-      `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE ?`,
-      [pattern],
-    );
-    query.where((q) =>
-      q
-        .whereILike('c.customer_name', pattern)
-        .orWhereILike('c.phone_number', pattern)
-        .orWhereILike('c.customer_request', pattern)
-        .orWhereILike('c.call_summary', pattern)
-        .orWhereILike('c.note', pattern)
-        .orWhereRaw(`EXISTS (SELECT 1 FROM jsonb_array_elements(c.transcript) e WHERE e->>'text' ILIKE ?)`, [pattern]),
-    );
   }
 
   /**

@@ -2,13 +2,20 @@ import { Router } from 'express';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { CallService } from './call.service.js';
+import type { CallStatsService } from './call-stats.service.js';
 
 const agentParams = uuidParams('agentId');
 const callParams = uuidParams('agentId', 'callId');
 
 /** Mounted at /v1/agents/:agentId/calls. */
-export function callRouter(calls: CallService): Router {
+export function callRouter(calls: CallService, stats: CallStatsService): Router {
   const router = Router({ mergeParams: true });
+
+  // Before '/:callId', which would take "stats" for an id.
+  router.get('/stats', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    res.json(await stats.forAgent(authOf(req), agentId, req.query));
+  });
 
   router.get('/', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
@@ -31,5 +38,17 @@ export function callRouter(calls: CallService): Router {
     res.json(await calls.update(authOf(req), agentId, callId, req.body));
   });
 
+  return router;
+}
+
+const orgParams = uuidParams('orgId');
+
+/** Mounted at /v1/organization/:orgId/calls. */
+export function organizationCallRouter(stats: CallStatsService): Router {
+  const router = Router({ mergeParams: true });
+  router.get('/stats', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    res.json(await stats.forOrganization(authOf(req), orgId, req.query));
+  });
   return router;
 }

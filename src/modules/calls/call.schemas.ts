@@ -82,8 +82,8 @@ export const UpdateCallSchema = z
   })
   .openapi('UpdateCall');
 
-const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
-const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+export const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
+export const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
   message: 'Must be an ISO 8601 date or date-time',
 });
 
