@@ -3,10 +3,11 @@ import { registerCallPaths } from './call.openapi.js';
 import { callRouter, organizationCallRouter } from './call.router.js';
 import type { CallService } from './call.service.js';
 import type { CallStatsService } from './call-stats.service.js';
+import type { CallExportService } from './call-export.service.js';
 
-export const callModule: ApiModule<[CallService, CallStatsService]> = {
-  mounts: (calls, stats) => [
-    { path: '/agents/:agentId/calls', router: callRouter(calls, stats) },
+export const callModule: ApiModule<[CallService, CallStatsService, CallExportService]> = {
+  mounts: (calls, stats, exporter) => [
+    { path: '/agents/:agentId/calls', router: callRouter(calls, stats, exporter) },
     { path: '/organization/:orgId/calls', router: organizationCallRouter(stats) },
   ],
   openapi: registerCallPaths,

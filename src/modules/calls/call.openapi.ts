@@ -10,6 +10,7 @@ import {
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
+import { EXPORT_FORMATS, EXPORTS_PER_KEY } from './call-export.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
@@ -105,6 +106,16 @@ const OrganizationStatsQuery = z.object({
   group_by: z.string().optional().openapi({ description: 'done, employee or agent' }),
 });
 
+const ExportQuery = z.object({
+  format: z.enum(EXPORT_FORMATS).optional().openapi({ description: 'ndjson (default) or csv' }),
+  done: ListQuery.shape.done,
+  from: ListQuery.shape.from,
+  to: ListQuery.shape.to,
+  phone_number: ListQuery.shape.phone_number,
+  search: ListQuery.shape.search,
+  include_deleted: ListQuery.shape.include_deleted,
+});
+
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
 const errors = errorResponses(...AGENT_ROUTE_ERRORS);
@@ -148,6 +159,35 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     security: anyAuth,
     request: { params: AgentParams, query: AgentStatsQuery },
     responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/export`,
+    operationId: 'exportCalls',
+    tags,
+    summary: "Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)",
+    description:
+      'NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per ' +
+      'call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as ' +
+      `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
+      EXTRACTED_FILTERS_DESCRIPTION,
+    security: anyAuth,
+    request: { params: AgentParams, query: ExportQuery },
+    responses: {
+      200: {
+        description: 'The calls, newest first',
+        headers: z.object({
+          'Content-Disposition': z.string().openapi({ example: 'attachment; filename="calls.csv"' }),
+        }),
+        content: {
+          'application/x-ndjson': {
+            schema: z.string().openapi({ description: 'One CallListItem JSON object per line' }),
+          },
+          'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) },
+        },
+      },
+      ...errors,
+    },
   });
   registry.registerPath({
     method: 'get',

@@ -383,6 +383,32 @@ export class CallRepository {
   }
 
   /**
+   * One batch of an export: up to `limit` whole calls matching the filters, newest first, after the
+   * keyset position `after` (null = from the newest). Each batch is one short statement on the list
+   * indexes, so an export holds no connection or snapshot between batches and its memory is one batch.
+   */
+  async exportBatch(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    after: { at: string; id: string } | null,
+    limit: number,
+  ): Promise<(CallRow & { position_at: string })[]> {
+    const query = whereCallFilters(
+      this.db('calls as c')
+        .leftJoin('employees as e', 'e.id', 'c.employee_id')
+        .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
+      filters,
+      timeRange(filters.from, filters.to),
+    );
+    if (after) query.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [after.at, after.id]);
+    return query
+      .select(...ROW_COLUMNS)
+      .select(this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`))
+      .orderBy(LIST_ORDER)
+      .limit(limit);
+  }
+
+  /**
    * How many times `phoneNumber` called the agent in [dayStart, dayEnd), trashed calls included.
    * For the greeting variants' `min_calls_today`.
    */
