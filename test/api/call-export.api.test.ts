@@ -45,10 +45,12 @@ async function seedCalls(world: World, agentId: string, count: number, base = Da
 
 const exportPath = (agentId: string) => `/v1/agents/${agentId}/calls/export`;
 
-function asText(
-  res: NodeJS.ReadableStream & { setEncoding(e: string): void },
-  cb: (e: Error | null, body: string) => void,
-) {
+/** Collects a streamed body as text (supertest leaves NDJSON unparsed otherwise). */
+type Streamed = {
+  setEncoding(encoding: BufferEncoding): unknown;
+  on(event: string, listener: (chunk: string) => void): unknown;
+};
+function asText(res: Streamed, cb: (error: Error | null, body: string) => void): void {
   let data = '';
   res.setEncoding('utf8');
   res.on('data', (chunk: string) => (data += chunk));
@@ -68,12 +70,16 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++);
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') (row.push(field), (field = ''));
-    else if (c === '\r' && text[i + 1] === '\n') {
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
       row.push(field);
       rows.push(row);
       row = [];
