@@ -382,3 +382,23 @@ describe('calls list filters extracted.<name>', () => {
     expect(JSON.stringify(rows)).toContain('calls_extracted_data');
   });
 });
+
+describe('retention purge and outcomes', () => {
+  it('removes the free-text outcomes with the personal data and keeps the typed ones', async () => {
+    const agentId = (await ctx.build.agent(w.orgId, { retention_days: 1, analysis_fields: JSON.stringify(FIELDS) })).id;
+    ctx.clock.set('2026-03-01T10:00:00Z');
+    const created = await ctx.http
+      .post(callsPath(agentId))
+      .set('X-API-Key', w.key)
+      .send(callBody({ extracted_data: { urgency: 'emergency', units: 2, device: 'Frau Müllers Therme' } }))
+      .expect(201);
+    ctx.clock.set('2026-03-05T10:00:00Z');
+    await ctx.internals.callRetention.run();
+    const res = await ctx.http
+      .get(`${callsPath(agentId)}/${created.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(res.body).toMatchObject({ is_purged: true, extracted_data: { urgency: 'emergency', units: 2 } });
+    expect(res.body.extracted_data).not.toHaveProperty('device');
+  });
+});
