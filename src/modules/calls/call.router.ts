@@ -36,7 +36,6 @@ export function callRouter(calls: CallService, stats: CallStatsService, exporter
   router.get('/export', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
     const file = await exporter.open(authOf(req), agentId, req.query);
-    res.on('close', file.close);
     // The first batch before the headers: a failure there is still an error answer, not a cut stream.
     const first = await file.chunks.next().catch((error: unknown) => {
       file.close();
@@ -52,6 +51,9 @@ export function callRouter(calls: CallService, stats: CallStatsService, exporter
     } catch (error) {
       // After the headers only the connection can tell the client; the log says why.
       if (!res.destroyed) res.destroy(error as Error);
+    } finally {
+      // The chunks free the slot when they end; this covers a client gone before the first of them.
+      file.close();
     }
   });
 
