@@ -220,3 +220,62 @@ describe('GET /v1/organization/{orgId}/calls/stats', () => {
     expect(fields).toEqual(['extracted.urgency']);
   });
 });
+
+describe('statistics from the hourly counters', () => {
+  const hourStats = (agentId: string) =>
+    ctx
+      .db('call_hour_stats')
+      .where({ agent_id: agentId })
+      .select(ctx.db.raw('sum(calls)::int AS calls'), ctx.db.raw('sum(duration_total)::float AS duration'))
+      .first();
+  const callStats = (agentId: string) =>
+    ctx
+      .db('calls')
+      .where({ agent_id: agentId })
+      .select(ctx.db.raw('count(*)::int AS calls'), ctx.db.raw('sum(duration)::float AS duration'))
+      .first();
+
+  it('keep step with intake, done, trash and deletion, and answer as the calls do', async () => {
+    const world = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/organization/${world.orgId}`)
+      .set('X-API-Key', world.key)
+      .send({ auto_delete_done_calls: true })
+      .expect(200);
+    const agentId = world.agentId;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push(await callAt(agentId, `2026-04-0${1 + i}T0${i}:15:00Z`, { duration: 10 * (i + 1) }, world.key));
+    await ctx.http
+      .patch(`/v1/agents/${agentId}/calls/${ids[0]}`)
+      .set('X-API-Key', world.key)
+      .send({ done: true })
+      .expect(200);
+    await ctx.db('calls').where({ id: ids[1] }).delete();
+    expect(await hourStats(agentId)).toEqual(await callStats(agentId));
+
+    const path = `/v1/agents/${agentId}/calls/stats`;
+    // Whole hours in Berlin: counters; the partial hour at the start from the calls themselves.
+    for (const [query, total] of [
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin', 4],
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin&include_deleted=true', 5],
+      ['from=2026-04-01T00:30:00Z&to=2026-04-06&tz=Europe/Berlin&include_deleted=true', 4],
+      ['from=2026-04-01&to=2026-04-06&tz=Asia/Kolkata&include_deleted=true', 5],
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin&done=true&include_deleted=true', 1],
+    ] as const) {
+      const body = await stats(path, query, world.key);
+      expect(body.totals.count).toBe(total);
+      expect(counts(body).reduce((a, b) => a + b, 0)).toBe(total);
+      const list = await ctx.http
+        .get(`/v1/agents/${agentId}/calls?${query.replace(/&tz=[^&]+/, '')}`)
+        .set('X-API-Key', world.key)
+        .expect(200);
+      expect(list.body.pagination.total).toBe(total);
+    }
+    const kolkata = await stats(path, 'from=2026-04-01&to=2026-04-06&tz=Asia/Kolkata&include_deleted=true', world.key);
+    expect(kolkata.buckets[0].start).toBe('2026-03-31T18:30:00.000Z');
+    const byDone = await stats(path, 'from=2026-04-01&to=2026-04-06&group_by=done&include_deleted=true', world.key);
+    expect(byDone.totals).toMatchObject({ count: 5, done: 1, duration_total: 10 + 30 + 40 + 50 + 60 });
+    expect(byDone.buckets[0].groups).toEqual({ true: 1 });
+  });
+});

@@ -54,6 +54,46 @@ export class CallStatsRepository {
     return (rows as { start: Date }[]).map((r) => r.start);
   }
 
+  /**
+   * The same figures from the hourly counters, for whole UTC hours [from, before) (both on an hour):
+   * only for the filters and groups the counters keep (done, trash; none, done, agent).
+   */
+  async countsFromHours(
+    scope: StatsScope,
+    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    tz: string,
+    group: StatsGroup,
+  ): Promise<StatsRow[]> {
+    const query = this.db('call_hour_stats as h')
+      .where('h.organization_id', scope.organizationId)
+      .where('h.hour', '>=', hours.from)
+      .where('h.hour', '<', hours.before);
+    if (scope.agentIds !== null) query.whereIn('h.agent_id', [...scope.agentIds]);
+    if (filters.done !== undefined) query.where('h.done', filters.done);
+    if (!filters.include_deleted) query.where('h.deleted', false);
+    const value = group.kind === 'done' ? 'h.done::text' : group.kind === 'agent' ? 'h.agent_id::text' : 'NULL::text';
+    const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
+      await query
+        .select(
+          this.db.raw('date_trunc(?, h.hour, ?) AS start', [interval, tz]),
+          this.db.raw(`${value} AS value`),
+          this.db.raw('sum(h.calls) AS count'),
+          this.db.raw('coalesce(sum(h.calls) FILTER (WHERE h.done), 0) AS done'),
+          this.db.raw('sum(h.duration_total) AS duration_total'),
+        )
+        .groupByRaw('1, 2')
+        .havingRaw('sum(h.calls) > 0');
+    return rows.map((r) => ({
+      start: r.start,
+      value: r.value,
+      count: Number(r.count),
+      done: Number(r.done),
+      duration_total: Number(r.duration_total),
+    }));
+  }
+
   /** Calls matching the filters, counted per bucket start and group value. */
   async counts(
     scope: StatsScope,

@@ -4,12 +4,27 @@ import { zodIssuesToDetails } from '../../errors/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AnalysisField } from '../agents/analysis-fields.js';
 import { timeRange } from './call.rules.js';
+import { zonedParts } from '../agents/zoned-time.js';
 import { parseCallsQuery } from './call.service.js';
 import type { CallStatsRepository, StatsGroup, StatsRow, StatsScope } from './call-stats.repository.js';
 import { CallStatsQuery, type CallStats, type CallStatsBucket, type StatsInterval } from './call-stats.schemas.js';
 import type { ListCallsFilters } from './call.schemas.js';
 
 const NONE = 'none';
+const HOUR = 3_600_000;
+
+/**
+ * True when the zone's offset from UTC is whole hours throughout [from, before) (checked weekly, and
+ * offsets change at most a few times a year): then every UTC hour lies inside one local bucket.
+ */
+export function wholeHourOffsets(tz: string, from: Date, before: Date): boolean {
+  const step = 7 * 86_400_000;
+  for (let at = from.getTime(); ; at = Math.min(at + step, before.getTime())) {
+    const minuteStart = Math.floor(at / 60_000) * 60_000;
+    if ((zonedParts(tz, at).wallMs - minuteStart) % HOUR !== 0) return false;
+    if (at >= before.getTime()) return true;
+  }
+}
 
 /**
  * `group_by` of a statistics query: done, employee, agent (organization only) or an enum or
@@ -104,6 +119,41 @@ export class CallStatsService {
     return this.compute(scope, filters, { from, to, interval, tz: tz ?? 'UTC', group_by, group });
   }
 
+  /**
+   * The counted rows: from the hourly counters for the whole hours of the range when the filters and
+   * the grouping are ones they keep and every offset of the zone in the range is whole hours, plus the
+   * partial hours at the edges from the calls; otherwise from the calls alone.
+   */
+  private async rows(
+    scope: StatsScope,
+    filters: ListCallsFilters,
+    range: { from: Date; before: Date },
+    q: { interval: StatsInterval; tz: string; group: StatsGroup },
+  ): Promise<StatsRow[]> {
+    const countersServe =
+      !filters.phone_number &&
+      !filters.search &&
+      (filters.extracted?.length ?? 0) === 0 &&
+      (q.group.kind === 'none' || q.group.kind === 'done' || q.group.kind === 'agent') &&
+      wholeHourOffsets(q.tz, range.from, range.before);
+    const hours = {
+      from: new Date(Math.ceil(range.from.getTime() / HOUR) * HOUR),
+      before: new Date(Math.floor(range.before.getTime() / HOUR) * HOUR),
+    };
+    if (!countersServe || hours.from.getTime() >= hours.before.getTime())
+      return this.stats.counts(scope, filters, range, q.interval, q.tz, q.group);
+    const parts = [this.stats.countsFromHours(scope, filters, hours, q.interval, q.tz, q.group)];
+    if (range.from.getTime() < hours.from.getTime())
+      parts.push(
+        this.stats.counts(scope, filters, { from: range.from, before: hours.from }, q.interval, q.tz, q.group),
+      );
+    if (hours.before.getTime() < range.before.getTime())
+      parts.push(
+        this.stats.counts(scope, filters, { from: hours.before, before: range.before }, q.interval, q.tz, q.group),
+      );
+    return (await Promise.all(parts)).flat();
+  }
+
   private async compute(
     scope: StatsScope,
     filters: ListCallsFilters,
@@ -113,7 +163,7 @@ export class CallStatsService {
     const range = { from: from!, before: before! };
     const [starts, rows] = await Promise.all([
       this.stats.bucketStarts(q.interval, q.tz, range),
-      this.stats.counts(scope, filters, range, q.interval, q.tz, q.group),
+      this.rows(scope, filters, range, q),
     ]);
     const buckets = assemble(starts, rows, q.group.kind !== 'none');
     const total = buckets.reduce(
