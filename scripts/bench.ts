@@ -1,10 +1,11 @@
 /**
- * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, analytics (all when none is named).
+ * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure, analytics (all when none is named).
  * Each scenario prints its figures and the ratio to a baseline measured in the same run, and the
  * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
  * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_*,
- * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_ANALYTICS_* (CALLS: the seeded size), BENCH_PROFILE=1 (CPU profile of the chain).
+ * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_SIMULATE_CONNECTIONS / _RUNS,
+ * BENCH_ANALYTICS_* (CALLS: the seeded size), BENCH_PROFILE=1 (CPU profile of the chain).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pino } from 'pino';
@@ -15,12 +16,14 @@ import { JobQueue } from '../src/jobs/queue.js';
 import { analytics } from './bench/analytics.js';
 import { calls } from './bench/calls.js';
 import { chain } from './bench/chain.js';
+import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { memory } from './bench/memory.js';
+import { simulate } from './bench/simulate.js';
 import { freePort, machine } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
-const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'analytics'] as const;
+const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate', 'erasure', 'analytics'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
 
@@ -61,6 +64,8 @@ async function main(): Promise<void> {
         rss.calls = samples;
       } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
       else if (scenario === 'kb') result = await kb(database.db, database.url);
+      else if (scenario === 'simulate') result = await simulate(database.db, database.url);
+      else if (scenario === 'erasure') result = await erasure(database.db, database.url);
       else if (scenario === 'analytics') result = await analytics(database.db, database.url);
       else result = await memory(database.db, database.url, rss);
       results[scenario] = { at, machine: machine(), result };

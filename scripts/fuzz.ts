@@ -8,18 +8,15 @@
  * exits 1 if any response is >= 500 or an error response lacks the `{error: {code, message}}` envelope.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { createTokenVerifier } from '../src/auth/token.js';
 import { systemClock } from '../src/clock.js';
 import { parseConfig } from '../src/config.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startThrowawayEmbeddedPostgres } from '../src/db/embedded.js';
 import { createDb, migrationConfig } from '../src/db/knex.js';
 import { createHttpServer } from '../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.js';
@@ -52,11 +49,8 @@ async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<v
   const logger = pino({ level: 'silent' });
   let adminUrl = process.env.DATABASE_URL;
   let stopEmbedded = async () => {};
-  let tempDir: string | undefined;
   if (!adminUrl) {
-    tempDir = mkdtempSync(path.join(os.tmpdir(), 'vam-fuzz-'));
-    chmodSync(tempDir, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: tempDir, port: await freePort(), logger, persistent: false });
+    const server = await startThrowawayEmbeddedPostgres({ prefix: 'fuzz', port: await freePort(), logger });
     adminUrl = server.url;
     stopEmbedded = server.stop;
   }
@@ -71,7 +65,6 @@ async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<v
       await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.destroy();
       await stopEmbedded();
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     },
   };
 }

@@ -8,6 +8,7 @@ import { errorHandler } from './http/error-handler.js';
 import { inputGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { idempotency } from './modules/idempotency/idempotency.middleware.js';
+import { mcpRouter } from './modules/mcp/mcp.router.js';
 import { apiKeyRateLimit } from './http/rate-limit.js';
 import { auditContext } from './http/audit-context.js';
 import { metricsEndpoint, requestMetrics } from './metrics/http-metrics.js';
@@ -43,7 +44,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
 
   app.use(requestId);
   app.use(matchRoute(routeMatcher(document)));
-  app.use(requestMetrics(container.metrics, ['/docs', '/metrics']));
+  app.use(requestMetrics(container.metrics, ['/docs', '/metrics', '/mcp']));
   app.use(securityHeaders);
   app.use(requestLog(logger));
 
@@ -52,6 +53,17 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
   app.use('/docs', docsRouter());
+  // MCP for assistants: every tool call is a request to /v1 below, with the caller's own credentials.
+  app.use(
+    '/mcp',
+    mcpRouter({
+      document,
+      authenticate: authentication.any,
+      jsonBody: jsonBody(config.BODY_LIMIT),
+      tools: config.MCP_TOOLS,
+      version: config.APP_VERSION,
+    }),
+  );
   app.get(
     '/metrics',
     metricsEndpoint(container.metrics, config.METRICS_TOKEN, { production: config.NODE_ENV === 'production' }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_SHARED_DIR } from './db/embedded-root.js';
 
 /**
  * How long the instance waits on a database that does not answer, each step of a request's wait:
@@ -63,7 +64,7 @@ const configSchema = z.object({
    * Running as root from a directory the postgres system user cannot enter (mode 0700), the
    * embedded PostgreSQL's binaries and cluster are kept here instead (one cluster per DATA_DIR).
    */
-  EMBEDDED_PG_SHARED_DIR: z.string().default('/var/lib/voice-agent-api'),
+  EMBEDDED_PG_SHARED_DIR: z.string().default(DEFAULT_SHARED_DIR),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
@@ -103,6 +104,12 @@ const configSchema = z.object({
    * required for /metrics to answer at all (401 without it).
    */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /**
+   * Which operations the MCP server at /mcp offers as tools: `all`, or `read` (the GETs, and the POSTs
+   * that need only a `:read` permission). A caller whose permissions are all `:read` sees only the
+   * read tools either way.
+   */
+  MCP_TOOLS: z.enum(['read', 'all']).default('all'),
   /**
    * Drills and tests only: a job whose worker vanished is retried after this many seconds (default:
    * each queue's own expiry, one to five minutes).

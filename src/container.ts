@@ -81,6 +81,15 @@ import { organizationModule } from './modules/organizations/organization.module.
 import { toolModule } from './modules/tools/tool.module.js';
 import { webhookModule } from './modules/webhooks/webhook.module.js';
 import { workflowModule } from './modules/workflows/workflow.module.js';
+import { dataSubjectModule } from './modules/privacy/data-subject.module.js';
+import { DataSubjectRepository } from './modules/privacy/data-subject.repository.js';
+import { DataSubjectService } from './modules/privacy/data-subject.service.js';
+import { CallSimulator } from './modules/simulation/call-simulator.js';
+import { simulationModule } from './modules/simulation/simulation.module.js';
+import { SimulationRepository } from './modules/simulation/simulation.repository.js';
+import { SimulationService } from './modules/simulation/simulation.service.js';
+import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
+import { TestCaseService } from './modules/simulation/test-case.service.js';
 
 export type AppDeps = {
   config: Config;
@@ -153,23 +162,42 @@ export function buildContainer(deps: AppDeps) {
 
   const agentVersions = new AgentVersionRepository(db);
   const versionRecorder = new AgentVersionRecorder(agentVersions, events, clock);
+  const simulationRepository = new SimulationRepository(db);
+  const callSimulator = new CallSimulator(simulationRepository, callsToday);
+  // Every write that changes what a call does checks the agent's saved test cases in its transaction.
+  const testCaseGuard = new TestCaseGuard(simulationRepository, callSimulator);
 
   const services = {
     health: new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT }),
-    agents: new AgentService(db, agentRepository, versionRecorder, agentAccess, clock, {
-      allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-    }),
+    agents: new AgentService(
+      db,
+      agentRepository,
+      versionRecorder,
+      agentAccess,
+      clock,
+      { allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+      testCaseGuard,
+    ),
     agentStatus: new AgentStatusService(agentRepository, agentAccess, clock),
     greetingPreview: new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), callsToday, clock),
-    workflows: new WorkflowService(db, workflowRepository, agentAccess, versionRecorder, clock),
+    workflows: new WorkflowService(db, workflowRepository, agentAccess, versionRecorder, clock, testCaseGuard),
     organizations: new OrganizationService(db, new OrganizationRepository(db), clock),
     apiKeys: new ApiKeyService(db, new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
     me: new MeService(db, new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
-    employees: new EmployeeService(db, employeeRepository, toolRepository, agentAccess, events, clock, versionRecorder),
-    forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock),
-    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock),
+    employees: new EmployeeService(
+      db,
+      employeeRepository,
+      toolRepository,
+      agentAccess,
+      events,
+      clock,
+      versionRecorder,
+      testCaseGuard,
+    ),
+    forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock, testCaseGuard),
+    tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock, testCaseGuard),
     contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
@@ -178,6 +206,8 @@ export function buildContainer(deps: AppDeps) {
     callExport: new CallExportService(callRepository, agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
     idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
+    // Erasure batches run on the plain handle: only the completing transaction writes the audit row.
+    dataSubjects: new DataSubjectService(db, deps.db, new DataSubjectRepository(db), events, clock),
   };
   const agentVersionService = new AgentVersionService(
     db,
@@ -189,6 +219,18 @@ export function buildContainer(deps: AppDeps) {
     services.agents,
     services.tools,
     agentAccess,
+    clock,
+    testCaseGuard,
+  );
+
+  const simulationService = new SimulationService(agentAccess, services.agents, agentVersions, callSimulator, clock);
+  const testCaseService = new TestCaseService(
+    db,
+    simulationRepository,
+    agentAccess,
+    services.agents,
+    simulationService,
+    callSimulator,
     clock,
   );
 
@@ -211,7 +253,9 @@ export function buildContainer(deps: AppDeps) {
     mountModule(knowledgeBaseModule, services.knowledgeBase, services.organizationKnowledgeBase),
     mountModule(callModule, services.calls, services.callStats, services.callExport),
     mountModule(agentVersionModule, agentVersionService),
+    mountModule(simulationModule, simulationService, testCaseService),
     mountModule(auditLogModule, services.auditLog),
+    mountModule(dataSubjectModule, services.dataSubjects),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

@@ -201,7 +201,7 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored */
+    /** Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored */
     patch: operations['updateOrganization'];
     trace?: never;
   };
@@ -740,6 +740,101 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/simulate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What happens to a call at a given moment, without a call (agents:read)
+     * @description Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only.
+     */
+    post: operations['simulateCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The agent's saved test cases, oldest first (agents:read) */
+    get: operations['listTestCases'];
+    put?: never;
+    /**
+     * Save a test case (agents:write); at most 200 per agent (409)
+     * @description `expect` holds at least one of its fields; each one given must match the simulation of `input` (`greeting_contains`: a case-insensitive part of the greeting text; `transfer_employee_id`: the employee of the first available transfer target).
+     */
+    post: operations['createTestCase'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/{caseId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a test case (agents:write) */
+    delete: operations['deleteTestCase'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run every saved case against the configuration, a stored version, or unsaved changes (agents:read) */
+    post: operations['runTestCases'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/test-cases/suggest': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cases that pin today's behaviour at the moments that matter (agents:read; not stored)
+     * @description A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting. Each is a body the create route accepts as it is, and passes against the configuration of now.
+     */
+    post: operations['suggestTestCases'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/{orgId}/audit-log': {
     parameters: {
       query?: never;
@@ -754,6 +849,40 @@ export interface paths {
     get: operations['listAuditLog'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/data-subjects/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays */
+    post: operations['exportDataSubject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/data-subjects/erase': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts */
+    post: operations['eraseDataSubject'];
     delete?: never;
     options?: never;
     head?: never;
@@ -790,6 +919,23 @@ export interface webhooks {
     put?: never;
     /** When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me) */
     post: operations['employeeForwardingCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'data_subject.erased': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data */
+    post: operations['dataSubjectErased'];
     delete?: never;
     options?: never;
     head?: never;
@@ -904,6 +1050,23 @@ export interface components {
       start_date: string | null;
       reasons: string[];
     };
+    /** @description Counts only: no identifier and no personal data of the erased person */
+    DataSubjectErasedWebhook: {
+      /** @enum {string} */
+      event: 'data_subject.erased';
+      /** Format: uuid */
+      erasure_id: string;
+      /** Format: uuid */
+      organization_id: string;
+      erased: {
+        contacts: number;
+        calls: number;
+        webhook_deliveries: number;
+        idempotency_records: number;
+      };
+      /** Format: date-time */
+      erased_at: string;
+    };
     AgentUpdatedWebhook: {
       /** @enum {string} */
       event: 'agent.updated';
@@ -994,6 +1157,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       allowed_agent_ids: string[] | null;
       rate_limit_per_minute: number;
@@ -1023,11 +1187,20 @@ export interface components {
           | 'PRECONDITION_REQUIRED'
           | 'RATE_LIMITED'
           | 'INTERNAL_ERROR'
-          | 'SERVICE_UNAVAILABLE';
+          | 'SERVICE_UNAVAILABLE'
+          | 'TEST_CASES_FAILED';
         message: string;
         details?: {
           field: string;
           message: string;
+          /**
+           * Format: uuid
+           * @description TEST_CASES_FAILED: the failing test case
+           */
+          case_id?: string;
+          case_name?: string;
+          expected?: unknown;
+          actual?: unknown;
         }[];
         request_id: string;
       };
@@ -1058,6 +1231,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       /**
        * @description Agents the key can access; null = all agents, [] = none
@@ -1101,6 +1275,7 @@ export interface components {
         | 'contacts:write'
         | 'organization:read'
         | 'organization:write'
+        | 'privacy:write'
       )[];
       /** @description Agents the key can access; null = all agents, [] = none */
       allowed_agent_ids?: string[] | null;
@@ -1191,6 +1366,10 @@ export interface components {
       /** Format: date-time */
       vacation_end: string | null;
       vacation_notdienst: boolean;
+      /** @description Configuration writes must keep every test case of the agent passing */
+      require_passing_test_cases: boolean;
+      /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+      redact_pii: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
       /** @description Typed post-call outcome fields */
       analysis_fields: components['schemas']['AnalysisField'][];
       retention_days: number | null;
@@ -1297,7 +1476,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1340,6 +1521,16 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
+      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      require_passing_test_cases?: boolean;
+      /**
+       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @example [
+       *       "phone",
+       *       "iban"
+       *     ]
+       */
+      redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
       /**
        * @description Typed post-call outcome fields (at most 50); calls carry their values in extracted_data. Default []
        * @example [
@@ -1439,7 +1630,9 @@ export interface components {
        *       "agent.updated"
        *     ]
        */
-      post_call_webhook_events?: ('call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      post_call_webhook_events?: (
+        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+      )[];
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1482,6 +1675,16 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
+      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      require_passing_test_cases?: boolean;
+      /**
+       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @example [
+       *       "phone",
+       *       "iban"
+       *     ]
+       */
+      redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
       /**
        * @description Typed post-call outcome fields (at most 50); calls carry their values in extracted_data. Default []
        * @example [
@@ -1670,6 +1873,8 @@ export interface components {
       concurrency_overflow_number: string | null;
       /** @description Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED */
       require_if_match: boolean;
+      /** @description Days after which calls lose their personal data (1 to 3650, default 90); an agent's retention_days overrides it */
+      call_retention_days: number;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1689,6 +1894,8 @@ export interface components {
       notdienst_bereiche?: string[] | null;
       /** @description true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED */
       require_if_match?: boolean;
+      /** @description Days calls keep their personal data (1 to 3650); an agent's retention_days overrides it */
+      call_retention_days?: number;
     };
     WebhookDelivery: {
       /** Format: uuid */
@@ -1699,7 +1906,12 @@ export interface components {
       event_id: string;
       /** @enum {string} */
       event_type:
-        'call.completed' | 'employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed';
+        | 'call.completed'
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased';
       /** @description The `webhook-id` header: stable for the event, the same on every attempt */
       webhook_id: string;
       /**
@@ -1771,7 +1983,13 @@ export interface components {
       /** @description Receives the events listed in webhook_events of every organization the user belongs to; null = none */
       webhook_url: string | null;
       /** @description Event types sent to webhook_url (default: employee.forwarding_created) */
-      webhook_events: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      webhook_events: (
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+      )[];
       organizations: {
         /** Format: uuid */
         organization_id: string;
@@ -1797,7 +2015,13 @@ export interface components {
        *       "kb.document.failed"
        *     ]
        */
-      webhook_events?: ('employee.forwarding_created' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed')[];
+      webhook_events?: (
+        | 'employee.forwarding_created'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+      )[];
     };
     Employee: {
       /** Format: uuid */
@@ -2786,6 +3010,267 @@ export interface components {
       old_value?: unknown;
       new_value?: unknown;
     };
+    /**
+     * @example {
+     *       "at": "2026-12-24T18:30:00.000Z",
+     *       "agent_id": "6f1c3c1e-2f43-4a55-9d7b-1b6d0c7f4a10",
+     *       "accepting_calls": false,
+     *       "reason": "exception",
+     *       "holiday": null,
+     *       "exception": {
+     *         "date": "2026-12-24",
+     *         "closed": true,
+     *         "note": "Heiligabend"
+     *       },
+     *       "answered_by": {
+     *         "agent_id": "0b5d0d4e-3a53-4f43-8c8e-7a1f5c6e2b21",
+     *         "via": "backup"
+     *       },
+     *       "greeting": {
+     *         "text": "Guten Abend Frau Schmidt, Sie sprechen mit dem Notdienst.",
+     *         "variant_index": 0
+     *       },
+     *       "contact": {
+     *         "id": "9a1d1f3c-5b64-4c1a-8e2f-3c4d5e6f7a8b",
+     *         "name": "Anna Schmidt"
+     *       },
+     *       "transfer_targets": [
+     *         {
+     *           "slot_number": "01",
+     *           "employee_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+     *           "name": "Max Notdienst",
+     *           "status": "notdienst",
+     *           "available": true
+     *         }
+     *       ],
+     *       "tools": [
+     *         "transfer_emergency"
+     *       ],
+     *       "next_change_at": "2026-12-27T07:00:00.000Z"
+     *     }
+     */
+    CallSimulation: {
+      /** Format: date-time */
+      at: string;
+      /** Format: uuid */
+      agent_id: string;
+      accepting_calls: boolean;
+      /**
+       * @description open (the agent takes the call), else why not: inactive, vacation, a dated exception, a public holiday, or outside the weekly hours
+       * @enum {string}
+       */
+      reason: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+      holiday: {
+        date: string;
+        name: string;
+      } | null;
+      /** @description The schedule exception applying at `at` */
+      exception: components['schemas']['ScheduleException'] | null;
+      answered_by: {
+        /** Format: uuid */
+        agent_id: string | null;
+        /** @enum {string} */
+        via: 'self' | 'backup' | 'vacation_backup' | 'none';
+      };
+      greeting: {
+        /** @description What the caller hears, placeholders filled ("" without a greeting) */
+        text: string;
+        variant_index: number | null;
+      };
+      contact: {
+        /** Format: uuid */
+        id: string;
+        name: string | null;
+      } | null;
+      transfer_targets: {
+        /** @description Forwarding slot; null for a linked transfer tool */
+        slot_number: string | null;
+        /** Format: uuid */
+        employee_id: string | null;
+        name: string;
+        status: string | null;
+        available: boolean;
+      }[];
+      /** @description Names of the enabled tools */
+      tools: string[];
+      /**
+       * Format: date-time
+       * @description When the opening hours next change after `at`
+       */
+      next_change_at: string | null;
+    };
+    SimulateCallRequest: {
+      /**
+       * Format: date-time
+       * @description When the call arrives (default: now)
+       * @example 2026-12-24T19:30:00+01:00
+       */
+      at?: string;
+      /**
+       * @description The caller's number; finds the caller's contact
+       * @example +491701234567
+       */
+      caller_number?: string;
+      /**
+       * @description An agent PATCH body, applied in memory only and validated exactly like PATCH (400 names the field as `changes.<field>`)
+       * @example {
+       *       "schedule": {
+       *         "timezone": "Europe/Berlin",
+       *         "rules": [],
+       *         "exceptions": [
+       *           {
+       *             "date": "2026-12-24",
+       *             "closed": true
+       *           }
+       *         ]
+       *       }
+       *     }
+       */
+      changes?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Simulate a stored configuration version (its agent fields and tools)
+       * @example 3
+       */
+      version?: number;
+    };
+    TestCase: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      name: string;
+      input: {
+        at: string;
+        caller_number?: string;
+      };
+      expect: {
+        accepting_calls?: boolean;
+        /** @enum {string} */
+        reason?: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+        /** Format: uuid */
+        answered_by_agent_id?: string | null;
+        greeting_contains?: string;
+        /** Format: uuid */
+        transfer_employee_id?: string | null;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * @example {
+     *       "name": "Heiligabend 19:30 geht an die Vertretung",
+     *       "input": {
+     *         "at": "2026-12-24T19:30:00+01:00",
+     *         "caller_number": "+491701234567"
+     *       },
+     *       "expect": {
+     *         "accepting_calls": false,
+     *         "reason": "exception",
+     *         "answered_by_agent_id": "0b5d0d4e-3a53-4f43-8c8e-7a1f5c6e2b21"
+     *       }
+     *     }
+     */
+    TestCaseInput: {
+      name: string;
+      input: {
+        /**
+         * Format: date-time
+         * @example 2026-12-24T19:30:00+01:00
+         */
+        at: string;
+        /**
+         * @description The caller's number; finds the caller's contact
+         * @example +491701234567
+         */
+        caller_number?: string;
+      };
+      expect: {
+        accepting_calls?: boolean;
+        /** @enum {string} */
+        reason?: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+        /** Format: uuid */
+        answered_by_agent_id?: string | null;
+        greeting_contains?: string;
+        /**
+         * Format: uuid
+         * @description The employee of the first available transfer target (null: none)
+         */
+        transfer_employee_id?: string | null;
+      };
+    };
+    /**
+     * @example {
+     *       "passed": 1,
+     *       "failed": 1,
+     *       "results": [
+     *         {
+     *           "id": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+     *           "name": "Montag 10:00 offen",
+     *           "passed": true,
+     *           "mismatches": []
+     *         },
+     *         {
+     *           "id": "6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c",
+     *           "name": "Heiligabend 19:30 geht an die Vertretung",
+     *           "passed": false,
+     *           "mismatches": [
+     *             {
+     *               "field": "reason",
+     *               "expected": "exception",
+     *               "actual": "outside_hours"
+     *             }
+     *           ]
+     *         }
+     *       ]
+     *     }
+     */
+    TestCaseRun: {
+      passed: number;
+      failed: number;
+      results: {
+        /** Format: uuid */
+        id: string;
+        name: string;
+        passed: boolean;
+        mismatches: {
+          field: string;
+          expected?: unknown;
+          actual?: unknown;
+        }[];
+      }[];
+    };
+    RunTestCasesRequest: {
+      /**
+       * @description An agent PATCH body, applied in memory only and validated exactly like PATCH (400 names the field as `changes.<field>`)
+       * @example {
+       *       "schedule": {
+       *         "timezone": "Europe/Berlin",
+       *         "rules": [],
+       *         "exceptions": [
+       *           {
+       *             "date": "2026-12-24",
+       *             "closed": true
+       *           }
+       *         ]
+       *       }
+       *     }
+       */
+      changes?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Simulate a stored configuration version (its agent fields and tools)
+       * @example 3
+       */
+      version?: number;
+    };
+    TestCaseSuggestions: {
+      data: components['schemas']['TestCaseInput'][];
+    };
     AuditEntry: {
       /** Format: uuid */
       id: string;
@@ -2810,8 +3295,93 @@ export interface components {
         key_prefix: string | null;
       };
       request_id: string;
+      /** @description What an action adds, e.g. the counts of `data_subject.erased`; null for most */
+      details: {
+        [key: string]: unknown;
+      } | null;
       /** Format: date-time */
       created_at: string;
+    };
+    DataSubjectExport: {
+      /** @description As matched: a phone number in E.164, an email in lower case, or a contact id */
+      identifier: {
+        /** @enum {string} */
+        kind: 'phone_number' | 'email' | 'contact_id';
+        value: string;
+      };
+      contacts: components['schemas']['Contact'][];
+      /** @description All fields, transcripts included; oldest first */
+      calls: components['schemas']['Call'][];
+      /** @description Counts of other records that mention the person */
+      mentions: {
+        /** @description Stored webhook bodies that contain the person */
+        webhook_deliveries: number;
+        /** @description Stored idempotent answers (kept 24 hours) that contain the person */
+        idempotency_records: number;
+      };
+      /** Format: date-time */
+      exported_at: string;
+    };
+    /** @description Exactly one of phone_number, email, contact_id */
+    DataSubjectExportRequest: {
+      /**
+       * @description The person's number in any written form: normalised as region DE, so "030 1234567", "+49 30 1234567" and "+49301234567" are one person
+       * @example +49301234567
+       */
+      phone_number?: string;
+      /**
+       * @description Compared case-insensitively
+       * @example anna@example.com
+       */
+      email?: string;
+      /**
+       * Format: uuid
+       * @description A contact of the organization
+       */
+      contact_id?: string;
+    };
+    DataSubjectErasure: {
+      /**
+       * Format: uuid
+       * @description Names the erasure in the audit log and the data_subject.erased webhook; an interrupted erasure resumes under the same id. A dry run shows the id of a running erasure of the person, else null
+       */
+      erasure_id: string | null;
+      dry_run: boolean;
+      erased: components['schemas']['ErasureCounts'];
+    };
+    /** @description Counts; a dry run: what would be erased */
+    ErasureCounts: {
+      /** @description Contacts deleted */
+      contacts: number;
+      /** @description Calls whose personal fields were removed */
+      calls: number;
+      /** @description Stored webhook bodies (one per event, whatever its deliveries) redacted */
+      webhook_deliveries: number;
+      /** @description Stored idempotent answers deleted */
+      idempotency_records: number;
+    };
+    /** @description Exactly one of phone_number, email, contact_id */
+    DataSubjectEraseRequest: {
+      /**
+       * @description The person's number in any written form: normalised as region DE, so "030 1234567", "+49 30 1234567" and "+49301234567" are one person
+       * @example +49301234567
+       */
+      phone_number?: string;
+      /**
+       * @description Compared case-insensitively
+       * @example anna@example.com
+       */
+      email?: string;
+      /**
+       * Format: uuid
+       * @description A contact of the organization
+       */
+      contact_id?: string;
+      /**
+       * @description true: count what would be erased and change nothing
+       * @default false
+       */
+      dry_run?: boolean;
     };
   };
   responses: {
@@ -2956,6 +3526,8 @@ export interface components {
     ETag: string;
     /** @description `true`: the answer of a dry run; nothing was stored, versioned, audited or sent */
     'Dry-Run': 'true';
+    /** @description On a dry run of an agent that requires passing test cases: the ids (comma-separated) of the saved cases the change would make fail; the real request would answer 409 TEST_CASES_FAILED */
+    'Test-Cases-Failed': string;
   };
   pathItems: never;
 }
@@ -3529,7 +4101,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3723,7 +4295,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3785,6 +4357,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -4162,6 +4735,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5153,6 +5727,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5168,6 +5743,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5393,7 +5969,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5456,6 +6032,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5503,7 +6080,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5658,6 +6235,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -5806,7 +6384,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6090,7 +6668,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6237,6 +6815,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6252,6 +6831,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6299,7 +6879,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6486,7 +7066,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6549,6 +7129,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6596,7 +7177,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6755,6 +7336,7 @@ export interface operations {
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6770,6 +7352,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -6817,7 +7400,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7058,6 +7641,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -7105,7 +7689,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7862,7 +8446,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9462,7 +10046,7 @@ export interface operations {
         };
       };
       405: components['responses']['MethodNotAllowed'];
-      /** @description CONFLICT */
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9472,6 +10056,589 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  simulateCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SimulateCallRequest'];
+      };
+    };
+    responses: {
+      /** @description The simulated call */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallSimulation'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listTestCases: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every test case (at most 200) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['TestCase'][];
+          };
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createTestCase: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestCaseInput'];
+      };
+    };
+    responses: {
+      /** @description The saved case */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCase'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deleteTestCase: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  runTestCases: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "changes": {
+         *         "vacation_mode": true
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['RunTestCasesRequest'];
+      };
+    };
+    responses: {
+      /** @description One result per case */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCaseRun'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  suggestTestCases: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The suggested cases */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestCaseSuggestions'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
@@ -9594,6 +10761,208 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  exportDataSubject: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DataSubjectExportRequest'];
+      };
+    };
+    responses: {
+      /** @description The export */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DataSubjectExport'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  eraseDataSubject: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DataSubjectEraseRequest'];
+      };
+    };
+    responses: {
+      /** @description The erasure and its counts */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DataSubjectErasure'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   callCompleted: {
     parameters: {
       query?: never;
@@ -9640,6 +11009,35 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': components['schemas']['EmployeeForwardingCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  dataSubjectErased: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['DataSubjectErasedWebhook'];
       };
     };
     responses: {

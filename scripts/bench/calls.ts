@@ -59,7 +59,7 @@ function seedSql(prefix: string, first: number, last: number): string {
 
 type Seeding = { seconds: number; rowsSeconds: number; vacuumSeconds: number };
 
-async function seeded(db: Knex): Promise<{ big: Tenant; small: Tenant; seeding: Seeding | null }> {
+export async function seeded(db: Knex): Promise<{ big: Tenant; small: Tenant; seeding: Seeding | null }> {
   const existing = await db('organizations as o')
     .join('agents as a', 'a.organization_id', 'o.id')
     .join('memberships as m', 'm.organization_id', 'o.id')

@@ -14,6 +14,8 @@ export type NewAuditEntry = {
   actor_user_id: string | null;
   actor_key_prefix: string | null;
   request_id: string;
+  /** Counts and ids an action adds (an erasure's counts); never a request body. */
+  details?: Record<string, unknown> | null;
   created_at: Date;
 };
 
@@ -40,6 +42,7 @@ const COLUMNS = [
   'actor_user_id',
   'actor_key_prefix',
   'request_id',
+  'details',
   'created_at',
 ] as const;
 

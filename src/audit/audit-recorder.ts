@@ -12,8 +12,8 @@ function uuidOrNull(value: string | undefined): string | null {
   return value !== undefined && UUID.test(value) ? value.toLowerCase() : null;
 }
 
-/** POST routes that read (search, preview): nothing to audit. */
-const READING_POSTS = /\/(search|preview)$/;
+/** POST routes that read (search, preview, call simulation and test runs): nothing to audit. */
+const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest)$/;
 
 /**
  * Writes the audit row of the current write request. `inTransaction` is called by the transaction
@@ -77,15 +77,16 @@ export class AuditRecorder {
     await entries.insert({
       organization_id: organizationId,
       agent_id: agentId,
-      action: described.action,
+      action: context.note.action ?? described.action,
       method: context.method.toUpperCase(),
       route: openApiRoute(pattern),
-      resource_type: described.resourceType,
+      resource_type: context.note.resourceType ?? described.resourceType,
       resource_id: context.note.resourceId ?? described.resourceId,
       actor_type: isKey ? 'api_key' : 'user',
       actor_user_id: isKey ? null : auth.userId,
       actor_key_prefix: isKey && apiKeyId ? await requestKeyPrefix(() => entries.keyPrefix(apiKeyId)) : null,
       request_id: context.requestId,
+      details: context.note.details ?? null,
       created_at: this.clock.now(),
     });
   }

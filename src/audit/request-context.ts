@@ -15,13 +15,23 @@ export type RequestContext = {
   route: () => string | undefined;
   params: () => Record<string, string>;
   /** Set by a service when the request's resource is not in the path (a created agent). */
-  note: { organizationId?: string; agentId?: string; resourceId?: string };
+  note: {
+    organizationId?: string;
+    agentId?: string;
+    resourceId?: string;
+    /** An action the route does not spell (`data_subject.erased`), with its resource type and details. */
+    action?: string;
+    resourceType?: string;
+    details?: Record<string, unknown>;
+  };
   /** The caller's API key prefix once looked up (versions and the audit entry both need it). */
   keyPrefix?: string | null;
   /** The audit row of this request is written (inside one of its transactions). */
   audited: boolean;
   /** The response went out: later work (timers started by the request) is not the request's. */
   finished: boolean;
+  /** A dry run's saved test cases that the change would make fail (`Test-Cases-Failed`). */
+  failingTestCases?: string[];
 };
 
 const storage = new AsyncLocalStorage<RequestContext>();

@@ -15,6 +15,7 @@ export const PERMISSIONS = [
   'contacts:write',
   'organization:read',
   'organization:write',
+  'privacy:write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

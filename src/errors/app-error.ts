@@ -1,4 +1,12 @@
-export type ErrorDetail = { field: string; message: string };
+export type ErrorDetail = {
+  field: string;
+  message: string;
+  /** TEST_CASES_FAILED only: the failing case and what it expected and got. */
+  case_id?: string;
+  case_name?: string;
+  expected?: unknown;
+  actual?: unknown;
+};
 
 /** Every `error.code` a response may carry; the OpenAPI document's Error schema lists the same. */
 export const ERROR_CODES = [
@@ -14,6 +22,7 @@ export const ERROR_CODES = [
   'RATE_LIMITED',
   'INTERNAL_ERROR',
   'SERVICE_UNAVAILABLE',
+  'TEST_CASES_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -113,6 +122,13 @@ export class RateLimitedError extends AppError {
     super('RATE_LIMITED', 429, `Rate limit exceeded. Try again in ${retryAfterSeconds} seconds.`, undefined, {
       'Retry-After': String(retryAfterSeconds),
     });
+  }
+}
+
+/** A configuration write would make saved test cases fail (the agent requires them to pass). */
+export class TestCasesFailedError extends AppError {
+  constructor(message: string, details: ErrorDetail[]) {
+    super('TEST_CASES_FAILED', 409, message, details);
   }
 }
 

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
+  'data_subject.erased',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -17,13 +18,17 @@ export const AGENT_URL_EVENT_TYPES = [
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
+  'data_subject.erased',
 ] as const;
+/** Events of the whole organization (no agent): they go to every agent URL of it that chose them. */
+export const ORGANIZATION_EVENT_TYPES = ['data_subject.erased'] as const;
 /** What a member's webhook_url (/v1/me) can receive; `webhook_events` picks among them. */
 export const MEMBER_URL_EVENT_TYPES = [
   'employee.forwarding_created',
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
+  'data_subject.erased',
 ] as const;
 
 export type NewEvent = {

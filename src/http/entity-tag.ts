@@ -1,3 +1,4 @@
+import { currentRequestContext } from '../audit/request-context.js';
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { ValidationError } from '../errors/index.js';
@@ -78,11 +79,14 @@ export type SendOptions = {
 
 /**
  * Sends a single resource with its `ETag`. A GET whose `If-None-Match` matches gets 304 without a
- * body. A dry run says so in `Dry-Run: true` and carries no tag: nothing was stored.
+ * body. A dry run says so in `Dry-Run: true` and carries no tag: nothing was stored; the saved
+ * test cases it would make fail (require_passing_test_cases) are named in `Test-Cases-Failed`.
  */
 export function sendResource(req: Request, res: Response, body: unknown, options: SendOptions = {}): void {
   const json = JSON.stringify(body);
   if (options.dryRun) {
+    const failing = currentRequestContext()?.failingTestCases;
+    if (failing?.length) res.set('Test-Cases-Failed', failing.join(', '));
     res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(json);
     return;
   }

@@ -55,6 +55,9 @@ function isConnectionLoss(error: Error & { code?: string }): boolean {
   return /connection terminated|connection error|not queryable/i.test(error.message);
 }
 
+/** How long a lost connection waits to be logged, for a shutdown signal that arrives with it. */
+const SHUTDOWN_SIGNAL_GRACE_MS = 250;
+
 /** The queue's own connections, apart from the request pool: polling never takes a request's slot. */
 const QUEUE_POOL_MAX = 4;
 
@@ -116,10 +119,16 @@ export class JobQueue {
     // pg-boss errors carry the whole pg client; log only what helps. Once the process is shutting
     // down, losing the database is expected (Ctrl-C in a terminal stops the embedded PostgreSQL
     // together with node): not an error then. The pool's own errors (an idle connection lost) go
-    // the same way: logged, never thrown.
-    const onError = (error: Error & { code?: string }) => {
+    // the same way: logged, never thrown. Ctrl-C reaches PostgreSQL and node at once, and its
+    // "terminating connection" may arrive before node has seen the signal: a lost connection is
+    // judged a moment later, when the shutdown, if it is one, has begun.
+    const log = (error: Error & { code?: string }) => {
       const level = !queue.stopping ? 'error' : isConnectionLoss(error) ? 'debug' : 'warn';
       logger[level]({ error: error.message, code: error.code }, 'job queue error');
+    };
+    const onError = (error: Error & { code?: string }) => {
+      if (queue.stopping || !isConnectionLoss(error)) log(error);
+      else setTimeout(() => log(error), SHUTDOWN_SIGNAL_GRACE_MS).unref();
     };
     boss.on('error', onError);
     pool.on('error', onError);

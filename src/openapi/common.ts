@@ -7,7 +7,18 @@ export const ErrorEnvelopeSchema = z
     error: z.object({
       code: z.enum(ERROR_CODES),
       message: z.string(),
-      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+      details: z
+        .array(
+          z.object({
+            field: z.string(),
+            message: z.string(),
+            case_id: z.uuid().optional().openapi({ description: 'TEST_CASES_FAILED: the failing test case' }),
+            case_name: z.string().optional(),
+            expected: z.unknown().optional(),
+            actual: z.unknown().optional(),
+          }),
+        )
+        .optional(),
       request_id: z.string(),
     }),
   })
@@ -39,7 +50,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials',
   403: 'FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope)',
   404: 'NOT_FOUND',
-  409: 'CONFLICT',
+  409: 'CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail)',
   413: 'VALIDATION_ERROR: request body larger than the limit',
   429: 'RATE_LIMITED: see Retry-After',
   503: 'SERVICE_UNAVAILABLE: the database is unavailable; retry after Retry-After seconds',

@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { underPathPrefix } from '../http/path-prefix.js';
 import { addPreconditions } from './preconditions.js';
 
 export type OpenApiRegistration = (registry: OpenAPIRegistry) => void;
@@ -222,7 +223,7 @@ function withIdempotencyKey(document: OpenApiDocument, excluded: readonly string
     },
   };
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (excluded.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) continue;
+    if (excluded.some((prefix) => underPathPrefix(prefix, path))) continue;
     for (const method of ['post', 'put', 'patch'] as const) {
       const operation = item?.[method];
       if (!operation) continue;

@@ -94,6 +94,12 @@ function registerComponents(document: OpenApiDocument): void {
       description: '`true`: the answer of a dry run; nothing was stored, versioned, audited or sent',
       schema: { type: 'string', enum: ['true'] },
     },
+    'Test-Cases-Failed': {
+      description:
+        'On a dry run of an agent that requires passing test cases: the ids (comma-separated) of the saved ' +
+        'cases the change would make fail; the real request would answer 409 TEST_CASES_FAILED',
+      schema: { type: 'string', example: '0b6f6f3e-3c1a-4c57-9d53-6a1f0f0d2b11' },
+    },
   };
   components.parameters = {
     ...components.parameters,
@@ -164,7 +170,9 @@ function tagSuccess(operation: Operation, dryRun: boolean): void {
     response.headers = {
       ...response.headers,
       ETag: ref('headers', 'ETag'),
-      ...(dryRun ? { 'Dry-Run': ref('headers', 'Dry-Run') } : {}),
+      ...(dryRun
+        ? { 'Dry-Run': ref('headers', 'Dry-Run'), 'Test-Cases-Failed': ref('headers', 'Test-Cases-Failed') }
+        : {}),
     };
   }
 }
@@ -204,7 +212,7 @@ export function addPreconditions(document: OpenApiDocument): void {
       operation.responses!['200'] = {
         ...created,
         description: 'dry_run=true: what would be created (nothing was stored)',
-        headers: { 'Dry-Run': ref('headers', 'Dry-Run') },
+        headers: { 'Dry-Run': ref('headers', 'Dry-Run'), 'Test-Cases-Failed': ref('headers', 'Test-Cases-Failed') },
       };
     }
   });

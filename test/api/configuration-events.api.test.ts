@@ -143,6 +143,7 @@ describe('event-type selection per receiving URL', () => {
     expect(Object.keys(doc.body.webhooks).sort()).toEqual([
       'agent.updated',
       'call.completed',
+      'data_subject.erased',
       'employee.forwarding_created',
       'kb.document.failed',
       'kb.document.ready',

@@ -62,6 +62,9 @@ describe('PATCH /v1/organization/{orgId}', () => {
     [{ notdienst_bereiche: 'Heizung' }, 'notdienst_bereiche'],
     [{ notdienst_bereiche: ['ok', ''] }, 'notdienst_bereiche[1]'],
     [{ notdienst_bereiche: Array.from({ length: 101 }, (_, i) => `b${i}`) }, 'notdienst_bereiche'],
+    [{ call_retention_days: 0 }, 'call_retention_days'],
+    [{ call_retention_days: 3651 }, 'call_retention_days'],
+    [{ call_retention_days: 30.5 }, 'call_retention_days'],
   ])('refuses %j naming %s and changes nothing', async (body, field) => {
     const before = await stored(w.orgId);
     const res = await patch(w.orgId, { auto_delete_done_calls: true, ...body }).expect(400);

@@ -13,7 +13,8 @@ afterAll(() => ctx.close());
 
 describe('route table', () => {
   it('has exactly the operations of the OpenAPI document: no undocumented route, no documented route missing', () => {
-    // The reference page and the metrics endpoint live outside /v1 and outside the contract.
+    // The reference page, the metrics endpoint and the MCP endpoint (/mcp, JSON-RPC whose tools are
+    // this document's operations) live outside /v1 and outside the contract.
     const routes = routeTableOf(ctx.app).filter(({ path }) => path.startsWith('/v1/'));
     const operations = operationsOf(document).map(({ method, path }) => ({ method, path }));
     expect(routes).toEqual(operations);

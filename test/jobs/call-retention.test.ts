@@ -74,6 +74,27 @@ describe('call retention', () => {
     }
   });
 
+  it("uses the organization's call_retention_days set by the dashboard, and the agent's retention_days over it", async () => {
+    const world = await ctx.build.world();
+    const patched = await ctx.http
+      .patch(`/v1/organization/${world.orgId}`)
+      .set('Authorization', `Bearer ${world.token}`)
+      .send({ call_retention_days: 10 })
+      .expect(200);
+    expect(patched.body.call_retention_days).toBe(10);
+    const ownRetention = (await ctx.build.agent(world.orgId, { retention_days: 30 })).id;
+    const now = new Date('2026-10-01T12:00:00Z');
+    const old11 = await reportAt(world, world.agentId, new Date(now.getTime() - 11 * DAY), 'org-11');
+    const young9 = await reportAt(world, world.agentId, new Date(now.getTime() - 9 * DAY), 'org-9');
+    const agent11 = await reportAt(world, ownRetention, new Date(now.getTime() - 11 * DAY), 'agent-11');
+    ctx.clock.set(now);
+    await ctx.internals.callRetention.run();
+    const purged = async (id: string) => (await ctx.db('calls').where({ id }).first()).is_purged;
+    expect(await purged(old11)).toBe(true);
+    expect(await purged(young9)).toBe(false);
+    expect(await purged(agent11)).toBe(false);
+  });
+
   it('purges nothing twice, and takes a call once it ages past the retention', async () => {
     const world = await ctx.build.world();
     const start = new Date('2026-10-01T00:00:00Z');

@@ -119,8 +119,18 @@ export function contractChecker(document: object): ContractCheck {
   return (answer) => {
     const method = answer.method.toLowerCase();
     const path = new URL(answer.url, 'http://localhost').pathname;
-    const template = match(path);
     const isJson = /^application\/([\w.+-]*\+)?json\b/i.test(answer.contentType ?? '');
+    if (!decodable(path)) {
+      // Malformed percent-encoding: 400 where a route's parameter cannot be decoded, 404 where no
+      // route matches; either in the envelope.
+      if (![400, 404].includes(answer.status) || !isJson) {
+        throw new ContractViolation(`${method.toUpperCase()} ${path} (malformed path): answered ${answer.status}`);
+      }
+      if (!answer.statusOnly)
+        checkBody(`${method.toUpperCase()} ${path} (malformed path) ${answer.status}`, errorRef, answer);
+      return;
+    }
+    const template = match(path);
     if (!template) {
       // Outside the document (the docs page, /metrics) nothing is promised; under /v1 an unknown
       // path still answers in the one error envelope.
@@ -255,4 +265,14 @@ export function checkedFetch(check: ContractCheck): typeof fetch {
     check({ method: request.method, url: request.url, status: res.status, contentType, body, text });
     return res;
   };
+}
+
+/** Whether every segment of `path` decodes. */
+function decodable(path: string): boolean {
+  try {
+    for (const segment of path.split('/')) decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { register } from 'tsx/esm/api';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { startThrowawayEmbeddedPostgres } from '../../src/db/embedded.js';
 import { createDb, migrationConfig } from '../../src/db/knex.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { databaseUrl } from './database-url.js';
@@ -30,18 +27,16 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * One PostgreSQL for the run (DATABASE_URL, or an embedded one in a temp dir), one migrated
+ * One PostgreSQL for the run (DATABASE_URL, or an embedded one in .data/test-*, removed at the end;
+ * as root in a private directory it lives where the server's would), one migrated
  * template database; each test file clones the template into a database of its own.
  */
 export default async function setup(project: TestProject) {
   const logger = pino({ level: 'silent' });
   let adminUrl = process.env.DATABASE_URL;
   let stopEmbedded = async () => {};
-  let tempDir: string | undefined;
   if (!adminUrl) {
-    tempDir = mkdtempSync(path.join(os.tmpdir(), 'vam-test-'));
-    chmodSync(tempDir, 0o755); // the postgres user (when run as root) must reach the cluster dir
-    const server = await startEmbeddedPostgres({ dataDir: tempDir, port: await freePort(), logger, persistent: false });
+    const server = await startThrowawayEmbeddedPostgres({ prefix: 'test', port: await freePort(), logger });
     adminUrl = server.url;
     stopEmbedded = server.stop;
   }
@@ -74,6 +69,5 @@ export default async function setup(project: TestProject) {
     await admin.raw(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
     await admin.destroy();
     await stopEmbedded();
-    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   };
 }

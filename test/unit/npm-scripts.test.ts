@@ -6,7 +6,7 @@ const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import
 };
 
 /** Scripts that start the server or another process an operator stops with a signal. */
-const LONG_RUNNING = ['start', 'start:prod', 'dev', 'test', 'test:cluster', 'cli', 'migrate', 'bench', 'fuzz'];
+const LONG_RUNNING = ['start', 'start:prod', 'dev', 'test', 'test:cluster', 'cli', 'migrate', 'bench', 'fuzz', 'mcp'];
 
 describe('npm scripts', () => {
   it('hand signals to node: every long-running one replaces the shell with exec', () => {

@@ -6,6 +6,7 @@ import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { AgentRepository, AgentRow } from '../agents/agent.repository.js';
 import { agentUpdateError } from '../agents/agent-write-errors.js';
 import type { AgentService } from '../agents/agent.service.js';
@@ -66,6 +67,7 @@ export class AgentVersionService {
     private readonly toolService: ToolService,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<AgentVersionSummary>> {
@@ -138,6 +140,7 @@ export class AgentVersionService {
       await this.workflows.with(trx).save(agent.id, agent.organization_id, workflow, now);
       const number = await this.recorder.record(trx, agent, auth, 'version.restored', version);
       if (number === undefined) throw new NotFoundError('Agent');
+      await this.guard.check(trx, agent);
       return number;
     });
     await this.access.changed();
@@ -167,10 +170,15 @@ export class AgentVersionService {
   }
 }
 
-/** The version's agent fields; a field added to agents after the version was taken keeps its value. */
+/**
+ * The version's agent fields; a field added to agents after the version was taken keeps its value.
+ * So does `require_passing_test_cases`: a restore must not switch off the guard that checks it.
+ */
 function agentFieldsOf(configuration: AgentConfiguration): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of CONFIGURATION_AGENT_FIELDS) if (name in configuration) out[name] = configuration[name];
+  for (const name of CONFIGURATION_AGENT_FIELDS) {
+    if (name in configuration && name !== 'require_passing_test_cases') out[name] = configuration[name];
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ import { text } from '../../validation/text.js';
 import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 import { analysisFieldsInput } from './analysis-fields.js';
 
 /** Fields a client may see but never write through PATCH (docs/decisions.md). */
@@ -226,6 +227,15 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
       .nullable()
       .openapi({ description: 'Vacation mode ends by itself at this moment; null = until switched off' }),
     vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
+    require_passing_test_cases: z.boolean().openapi({
+      description:
+        "Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail",
+    }),
+    redact_pii: eventSelection(PII_KINDS).openapi({
+      description:
+        'Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
+      example: ['phone', 'iban'],
+    }),
     analysis_fields: analysisFieldsInput,
   };
 }

@@ -2,7 +2,8 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AgentAccess } from './agent-access.js';
 import type { AgentRepository } from './agent.repository.js';
-import { agentStatus, type AgentStatus } from './agent-status.js';
+import type { AgentStatus } from './agent-status.js';
+import { decideCall, NO_CALLER, type CallConfiguration } from './call-decision.js';
 
 export class AgentStatusService {
   constructor(
@@ -16,6 +17,14 @@ export class AgentStatusService {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
     const backupId = agent.backup_agent_id as string | null;
     const backup = backupId ? await this.agents.findById(backupId, [agent.organization_id]) : undefined;
-    return agentStatus(agent, backup ?? null, this.clock.now());
+    // The same decision a call simulation makes; the status needs no caller, people or tools.
+    const config: CallConfiguration = {
+      agent: agent as CallConfiguration['agent'],
+      backup: backup ?? null,
+      employees: [],
+      slots: [],
+      tools: [],
+    };
+    return decideCall(config, this.clock.now(), NO_CALLER).status;
   }
 }

@@ -1,5 +1,6 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
+import { PII_KINDS } from '../../privacy/pii-redaction.js';
 import { AnalysisFieldSchema } from './analysis-fields.js';
 
 export const LANGUAGES = ['de', 'en', 'fr', 'es'] as const;
@@ -113,6 +114,13 @@ export const AgentSchema = z
     vacation_mode: z.boolean().openapi({ description: 'The backup agent takes the calls (see status)' }),
     vacation_end: z.iso.datetime().nullable(),
     vacation_notdienst: z.boolean(),
+    require_passing_test_cases: z
+      .boolean()
+      .openapi({ description: 'Configuration writes must keep every test case of the agent passing' }),
+    redact_pii: z.array(z.enum(PII_KINDS)).openapi({
+      description:
+        'Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE])',
+    }),
     analysis_fields: z.array(AnalysisFieldSchema).openapi({ description: 'Typed post-call outcome fields' }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),

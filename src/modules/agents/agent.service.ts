@@ -12,6 +12,7 @@ import type { Page } from '../../http/pagination.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from './agent-change-guard.js';
 import {
   agentCreateSchema,
   agentPatchSchema,
@@ -50,6 +51,7 @@ export class AgentService {
     private readonly access: AgentAccess,
     private readonly clock: Clock,
     options: AgentServiceOptions,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {
     this.patchSchema = agentPatchSchema(options);
     this.createSchema = agentCreateSchema(options);
@@ -126,6 +128,7 @@ export class AgentService {
           });
         if (!updated) throw new NotFoundError('Agent');
         await this.versions.record(trx, updated, auth, 'agent.updated');
+        await this.guard.check(trx, updated, conditions.dryRun);
         return updated;
       },
       { dryRun: conditions.dryRun },

@@ -4,7 +4,8 @@ import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
 import type { GreetingContactRepository } from './greeting-contact.repository.js';
 import { GreetingPreviewRequestSchema } from './greeting-preview.schemas.js';
-import { chooseGreeting, GREETING_TIME_ZONE, type GreetingChoice, type GreetingVariant } from './greeting.js';
+import { decideCall, type CallConfiguration } from './call-decision.js';
+import { GREETING_TIME_ZONE, type GreetingChoice } from './greeting.js';
 import { addDays, instantsAt, zonedParts } from './zoned-time.js';
 
 /** How many calls `phoneNumber` made to the agent in [since, until); container.ts wires it to the calls repository. */
@@ -58,11 +59,16 @@ export class GreetingPreviewService {
             ...berlinDay(at),
           })
         : 0);
-    const choice: GreetingChoice = chooseGreeting(
-      (agent.greeting as string | null) ?? null,
-      (agent.greeting_variants as GreetingVariant[] | null) ?? null,
-      { contact: contact ?? null, callsToday, variables: variableStrings(input.variables), at },
-    );
+    // The same decision a call simulation makes; the greeting needs neither backup nor people.
+    const config: CallConfiguration = {
+      agent: agent as CallConfiguration['agent'],
+      backup: null,
+      employees: [],
+      slots: [],
+      tools: [],
+    };
+    const caller = { contact: contact ?? null, callsToday, variables: variableStrings(input.variables) };
+    const choice: GreetingChoice = decideCall(config, at, caller).greeting;
     return {
       agent_id: agent.id,
       at: at.toISOString(),

@@ -43,6 +43,10 @@ export const AuditEntrySchema = z
       key_prefix: z.string().nullable(),
     }),
     request_id: z.string(),
+    details: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'What an action adds, e.g. the counts of `data_subject.erased`; null for most' }),
     created_at: z.iso.datetime(),
   })
   .openapi('AuditEntry');

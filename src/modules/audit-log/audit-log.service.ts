@@ -17,6 +17,7 @@ function toResponse(row: AuditEntry): AuditEntryResponse {
     resource_id: row.resource_id,
     actor: { type: row.actor_type, user_id: row.actor_user_id, key_prefix: row.actor_key_prefix },
     request_id: row.request_id,
+    details: row.details ?? null,
     created_at: row.created_at.toISOString(),
   };
 }

@@ -14,7 +14,7 @@ import { RETENTION_QUEUE } from '../../jobs/queue-definitions.js';
 export type RetentionLimits = { batchSize: number; maxBatches: number };
 const DEFAULT_LIMITS: RetentionLimits = { batchSize: 500, maxBatches: 20 };
 
-/** Purges the personal data of calls older than their agent's retention_days (null = 90). */
+/** Purges the personal data of calls older than their agent's retention_days (null = the organization's call_retention_days). */
 export class CallRetention {
   constructor(
     private readonly calls: CallRepository,

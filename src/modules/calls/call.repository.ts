@@ -428,14 +428,16 @@ export class CallRepository {
 
   /**
    * Removes the personal data of up to `batchSize` calls older than their agent's retention
-   * (null = 90 days). SKIP LOCKED lets several instances run it side by side.
+   * (null = the organization's call_retention_days, 90 unless changed). SKIP LOCKED lets several instances run it side by side.
    */
   async purgeExpired(now: Date, batchSize: number): Promise<number> {
     const { rowCount } = await this.db.raw(
       `WITH expired AS (
          SELECT c.id FROM calls c JOIN agents a ON a.id = c.agent_id AND a.organization_id = c.organization_id
+           JOIN organizations o ON o.id = c.organization_id
           WHERE NOT c.is_purged
-            AND c.created_at < :now::timestamptz - make_interval(days => COALESCE(a.retention_days, :defaultDays))
+            AND c.created_at < :now::timestamptz
+              - make_interval(days => COALESCE(a.retention_days, o.call_retention_days, :defaultDays))
           ORDER BY c.created_at
           LIMIT :batchSize
           FOR UPDATE OF c SKIP LOCKED

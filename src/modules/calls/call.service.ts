@@ -15,6 +15,7 @@ import {
   type CallRepository,
   type CallRow,
 } from './call.repository.js';
+import { redactPii } from '../../privacy/pii-redaction.js';
 import type { z } from 'zod';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { parseExtractedFilters, withoutExtractedKeys, type ExtractedFilter } from './extracted-filters.js';
@@ -140,6 +141,9 @@ export class CallService {
 
   private newCall(agent: AgentRow, input: IntakeCallInput, autoDeleteDoneCalls: boolean) {
     const now = this.clock.now();
+    // Before anything is stored or sent: the stored call and the call.completed body are built from this.
+    const kinds = agent.redact_pii ?? [];
+    const redact = (text: string | null) => (text === null ? null : redactPii(text, kinds, now.getUTCFullYear()));
     const { done, trash } = intakeOutcome(input, {
       shortCallsAutoEdit: agent.short_calls_auto_edit === true,
       autoDeleteDoneCalls,
@@ -149,14 +153,14 @@ export class CallService {
       agent_id: agent.id,
       call_id: input.call_id,
       customer_name: input.customer_name ?? null,
-      customer_request: input.customer_request ?? null,
+      customer_request: redact(input.customer_request ?? null),
       phone_number: input.phone_number ? normalizePhoneNumber(input.phone_number) : null,
       duration: input.duration,
       done,
       general_success: input.general_success ?? null,
       disconnection_reason: input.disconnection_reason ?? null,
-      call_summary: input.call_summary ?? null,
-      transcript: input.transcript ?? null,
+      call_summary: redact(input.call_summary ?? null),
+      transcript: input.transcript ? input.transcript.map((entry) => ({ ...entry, text: redact(entry.text)! })) : null,
       audio_file_url: input.audio_file_url ?? null,
       final_score: input.final_score ?? null,
       employee_id: input.employee_id ?? null,

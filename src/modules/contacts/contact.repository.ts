@@ -21,7 +21,7 @@ export type ContactFields = {
   name_source: 'ai' | 'manual';
 };
 
-type ContactRow = ContactFields & { id: string; agent_id: string; created_at: Date; updated_at: Date };
+export type ContactRow = ContactFields & { id: string; agent_id: string; created_at: Date; updated_at: Date };
 
 /** As the API shows it: a customer number that is a number is shown as one (TalkPilot's type). */
 export type Contact = Omit<ContactRow, 'customer_number'> & { customer_number: number | string | null };
@@ -67,7 +67,7 @@ const SEARCHED = [
 
 const PLAIN_NUMBER = /^(0|[1-9]\d{0,15})$/;
 
-function toContact(row: ContactRow): Contact {
+export function toContact(row: ContactRow): Contact {
   const number = row.customer_number;
   const numeric = number !== null && PLAIN_NUMBER.test(number) && Number.isSafeInteger(Number(number));
   return { ...row, customer_number: numeric ? Number(number) : number };

@@ -11,6 +11,7 @@ import type { Page } from '../../http/pagination.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -33,6 +34,7 @@ export class EmployeeService {
     private readonly events: EventRecorder,
     private readonly clock: Clock,
     private readonly versions: AgentVersionRecorder,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** Alphabetical by name; filters `status` and `active`. */
@@ -56,9 +58,15 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return inTransaction(this.db, (trx) => this.employees.with(trx).insert(agent.id, input, this.clock.now()), {
-      dryRun: conditions.dryRun,
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const created = await this.employees.with(trx).insert(agent.id, input, this.clock.now());
+        await this.guard.check(trx, agent, conditions.dryRun);
+        return created;
+      },
+      { dryRun: conditions.dryRun },
+    );
   }
 
   /**
@@ -95,6 +103,7 @@ export class EmployeeService {
         }
         if (updated.status !== current.status)
           await this.recordStatusChange(trx, agent, updated, current.status, input);
+        await this.guard.check(trx, agent, conditions.dryRun);
         return updated;
       },
       { dryRun: conditions.dryRun },
@@ -118,6 +127,7 @@ export class EmployeeService {
       await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+      await this.guard.check(trx, agent);
     });
   }
 

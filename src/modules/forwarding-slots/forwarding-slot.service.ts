@@ -9,6 +9,7 @@ import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parseBody } from '../../http/validate.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
 import {
   duplicateSlotnummern,
@@ -24,6 +25,7 @@ export class ForwardingSlotService {
     private readonly slots: ForwardingSlotRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** All slots in slot order, not paginated. */
@@ -40,7 +42,7 @@ export class ForwardingSlotService {
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const input = parseBody(SlotRowSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots) => {
+    return this.write(agent, input.slotnummer, async (slots) => {
       if (await slots.slotnummerTaken(agent.id, input.slotnummer)) throw this.taken(input.slotnummer);
       return slots.insert(agent.id, input, this.clock.now());
     });
@@ -57,7 +59,7 @@ export class ForwardingSlotService {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     this.found(await this.slots.find(agent.id, slotId));
     const input = parseBody(UpdateSlotSchema, body);
-    return this.write(agentId, input.slotnummer, async (slots, trx) => {
+    return this.write(agent, input.slotnummer, async (slots, trx) => {
       await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
@@ -73,7 +75,7 @@ export class ForwardingSlotService {
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
-    await this.write(agentId, undefined, async (slots, trx) => {
+    await this.write(agent, undefined, async (slots, trx) => {
       await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
     });
@@ -114,7 +116,7 @@ export class ForwardingSlotService {
       throw new ValidationError('Invalid forwarding slots; nothing was changed', details.sort(bySlotIndex));
     }
     return this.write(
-      agentId,
+      agent,
       undefined,
       async (slots, trx) => {
         const current = { data: await slots.list(agent.id) };
@@ -125,8 +127,9 @@ export class ForwardingSlotService {
     );
   }
 
+  /** Under the slot lock; the agent's test cases (when required) are checked against the result. */
   private async write<T>(
-    agentId: string,
+    agent: { id: string; organization_id: string },
     slotnummer: string | undefined,
     work: (slots: ForwardingSlotRepository, trx: Knex.Transaction) => Promise<T>,
     dryRun = false,
@@ -136,8 +139,10 @@ export class ForwardingSlotService {
         this.db,
         async (trx) => {
           const slots = this.slots.with(trx);
-          await slots.lock(agentId);
-          return work(slots, trx);
+          await slots.lock(agent.id);
+          const result = await work(slots, trx);
+          await this.guard.check(trx, agent, dryRun);
+          return result;
         },
         { dryRun },
       );

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { underPathPrefix } from '../../http/path-prefix.js';
 import type { IdempotencyService } from './idempotency.service.js';
 
 /** The methods a retry could repeat a side effect of. */
@@ -23,8 +24,7 @@ export function idempotency(
   /** Path prefixes (`/v1/api-keys`) that take no key: the header is ignored there. */
   excluded: readonly string[] = [],
 ): RequestHandler {
-  const isExcluded = (url: string) =>
-    excluded.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+  const isExcluded = (url: string) => excluded.some((p) => underPathPrefix(p, url));
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get(IDEMPOTENCY_HEADER);
     if (

@@ -35,7 +35,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     operationId: 'updateOrganization',
     tags: ['Organization'],
     summary:
-      'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match; unknown fields are ignored',
+      'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored',
     security: anyAuth,
     request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
     responses: {

@@ -13,6 +13,7 @@ export type OrganizationRecord = {
   max_concurrent_calls: number | null;
   concurrency_overflow_number: string | null;
   require_if_match: boolean;
+  call_retention_days: number;
   created_at: Date;
   updated_at: Date;
 };
@@ -30,6 +31,7 @@ export type OrganizationChanges = Partial<
     | 'transfer_popup_enabled'
     | 'notdienst_bereiche'
     | 'require_if_match'
+    | 'call_retention_days'
     | 'updated_at'
   >
 >;
@@ -46,6 +48,7 @@ const COLUMNS = [
   'max_concurrent_calls',
   'concurrency_overflow_number',
   'require_if_match',
+  'call_retention_days',
   'created_at',
   'updated_at',
 ];

@@ -23,6 +23,10 @@ export const OrganizationSchema = z
       description:
         'Configuration writes (PATCH, PUT, DELETE) without If-Match are refused with 428 PRECONDITION_REQUIRED',
     }),
+    call_retention_days: z.number().int().openapi({
+      description:
+        "Days after which calls lose their personal data (1 to 3650, default 90); an agent's retention_days overrides it",
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -56,5 +60,14 @@ export const OrganizationPatchSchema = z
       .boolean()
       .optional()
       .openapi({ description: 'true: configuration writes without If-Match get 428 PRECONDITION_REQUIRED' }),
+    call_retention_days: z
+      .number()
+      .int('Must be an integer')
+      .min(1, 'Must be between 1 and 3650')
+      .max(3650, 'Must be between 1 and 3650')
+      .optional()
+      .openapi({
+        description: "Days calls keep their personal data (1 to 3650); an agent's retention_days overrides it",
+      }),
   })
   .openapi('OrganizationPatch');

@@ -11,6 +11,7 @@ import { uuidField } from '../../http/validate.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
 import {
@@ -72,6 +73,7 @@ export class ToolService {
     private readonly access: AgentAccess,
     private readonly versions: AgentVersionRecorder,
     private readonly clock: Clock,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   async list(auth: AuthContext, agentId: string): Promise<{ data: Tool[] }> {
@@ -103,6 +105,7 @@ export class ToolService {
         const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
         const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
         await this.versions.record(trx, agent, auth, 'tool.created');
+        await this.guard.check(trx, agent, conditions.dryRun);
         return tool;
       },
       { dryRun: conditions.dryRun },
@@ -197,6 +200,7 @@ export class ToolService {
         const adopted =
           (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
         await this.versions.record(trx, agent, auth, 'tool.updated');
+        await this.guard.check(trx, agent, conditions.dryRun);
         return adopted;
       },
       { dryRun: conditions.dryRun },
@@ -219,6 +223,7 @@ export class ToolService {
       this.assertNotInWorkflow(workflow, tool.name, 'deleted');
       await tools.delete(agent.id, tool.id);
       await this.versions.record(trx, agent, auth, 'tool.deleted');
+      await this.guard.check(trx, agent);
     });
   }
 

@@ -134,6 +134,17 @@ export class WebhookDeliveryRepository {
     return rows.map((r) => r.webhook_url);
   }
 
+  /** Distinct post_call_webhook_url of the organization's agents that chose `eventType`, in a stable order. */
+  async agentWebhookUrls(organizationId: string, eventType: string): Promise<string[]> {
+    const rows: { post_call_webhook_url: string }[] = await this.db('agents')
+      .where({ organization_id: organizationId })
+      .whereNotNull('post_call_webhook_url')
+      .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
+      .distinct('post_call_webhook_url')
+      .orderBy('post_call_webhook_url');
+    return rows.map((r) => r.post_call_webhook_url);
+  }
+
   /** Inserts the deliveries that do not exist yet (one statement for all); returns the ids of the new ones. */
   async insertDeliveries(targets: { event: EventRow; kind: TargetKind; url: string }[], at: Date): Promise<string[]> {
     if (targets.length === 0) return [];

@@ -3,7 +3,11 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
-import { AGENT_URL_EVENT_TYPES, MEMBER_URL_EVENT_TYPES } from '../../events/event-recorder.js';
+import {
+  AGENT_URL_EVENT_TYPES,
+  MEMBER_URL_EVENT_TYPES,
+  ORGANIZATION_EVENT_TYPES,
+} from '../../events/event-recorder.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { WEBHOOK_SEND_QUEUE } from '../../jobs/queue-definitions.js';
 import {
@@ -177,6 +181,11 @@ export class WebhookDispatcher {
     const targets: { kind: TargetKind; url: string }[] = [];
     if (event.agent_id && event.agent_webhook_url && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type))
       targets.push({ kind: 'agent', url: event.agent_webhook_url });
+    if (!event.agent_id && (ORGANIZATION_EVENT_TYPES as readonly string[]).includes(event.type)) {
+      for (const url of await deliveries.agentWebhookUrls(event.organization_id, event.type)) {
+        if (!targets.some((t) => t.url === url)) targets.push({ kind: 'agent', url });
+      }
+    }
     if ((MEMBER_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
       const key = `${event.organization_id} ${event.type}`;
       if (!memberUrls.has(key)) memberUrls.set(key, deliveries.memberWebhookUrls(event.organization_id, event.type));

@@ -82,12 +82,30 @@ export const KbDocumentFailedPayloadSchema = z
   .object({ event: z.literal('kb.document.failed'), document: WebhookKbDocumentSchema })
   .openapi('KbDocumentFailedWebhook');
 
+export const DataSubjectErasedPayloadSchema = z
+  .object({
+    event: z.literal('data_subject.erased'),
+    erasure_id: z.uuid(),
+    organization_id: z.uuid(),
+    erased: z.object({
+      contacts: z.number().int(),
+      calls: z.number().int(),
+      webhook_deliveries: z.number().int(),
+      idempotency_records: z.number().int(),
+    }),
+    erased_at: z.iso.datetime(),
+  })
+  .openapi('DataSubjectErasedWebhook', {
+    description: 'Counts only: no identifier and no personal data of the erased person',
+  });
+
 const FIELD_ORDER: Record<string, string[]> = {
   'call.completed': Object.keys(CallCompletedPayloadSchema.shape),
   'employee.forwarding_created': Object.keys(EmployeeForwardingCreatedPayloadSchema.shape),
   'agent.updated': Object.keys(AgentUpdatedPayloadSchema.shape),
   'kb.document.ready': Object.keys(KbDocumentReadyPayloadSchema.shape),
   'kb.document.failed': Object.keys(KbDocumentFailedPayloadSchema.shape),
+  'data_subject.erased': Object.keys(DataSubjectErasedPayloadSchema.shape),
 };
 const NESTED_ORDER: Record<string, string[]> = {
   call: Object.keys(WebhookCallSchema.shape),

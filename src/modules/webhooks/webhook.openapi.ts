@@ -12,6 +12,7 @@ import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
 import {
   AgentUpdatedPayloadSchema,
+  DataSubjectErasedPayloadSchema,
   CallCompletedPayloadSchema,
   EmployeeForwardingCreatedPayloadSchema,
   KbDocumentFailedPayloadSchema,
@@ -132,6 +133,19 @@ function registerWebhookPayloads(registry: OpenAPIRegistry): void {
     request: {
       headers: SignatureHeaders,
       body: { content: { 'application/json': { schema: EmployeeForwardingCreatedPayloadSchema } } },
+    },
+    responses,
+  });
+  registry.registerWebhook({
+    method: 'post',
+    path: 'data_subject.erased',
+    operationId: 'dataSubjectErased',
+    tags: ['Webhooks'],
+    summary:
+      "After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data",
+    request: {
+      headers: SignatureHeaders,
+      body: { content: { 'application/json': { schema: DataSubjectErasedPayloadSchema } } },
     },
     responses,
   });

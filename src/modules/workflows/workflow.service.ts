@@ -6,6 +6,7 @@ import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
 import type { WorkflowRepository, WorkflowRow } from './workflow.repository.js';
 import type { Workflow } from './workflow.schemas.js';
@@ -23,6 +24,7 @@ export class WorkflowService {
     private readonly access: AgentAccess,
     private readonly versions: AgentVersionRecorder,
     private readonly clock: Clock,
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** The agent's workflow record (agents:read); `workflow: null` for a single-prompt agent. */
@@ -65,6 +67,7 @@ export class WorkflowService {
         const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
         if (!row) throw new NotFoundError('Agent');
         await this.versions.record(trx, agent, auth, 'workflow.replaced');
+        await this.guard.check(trx, agent, conditions.dryRun);
         return toRecord(row);
       },
       { dryRun: conditions.dryRun },

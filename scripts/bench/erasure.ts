@@ -1,0 +1,103 @@
+/**
+ * erasure: one person with 1,000 calls (and their 1,000 stored webhook bodies and a contact) among
+ * the calls scenario's 1,000,000; the time of one erase request, and the latency of call intake
+ * (sequential requests to the same agent) while the erasure runs. Target: erase <= 2 s.
+ */
+import type { Knex } from 'knex';
+import { percentile, productEntry, startServer } from './support.js';
+import { seeded } from './calls.js';
+
+const PERSON_CALLS = Number(process.env.BENCH_ERASURE_CALLS ?? 1000);
+const PHONE = '+491701234567';
+
+async function seedPerson(db: Knex, orgId: string, agentId: string): Promise<void> {
+  const run = Date.now();
+  await db.raw(
+    `INSERT INTO calls (organization_id, agent_id, call_id, customer_name, customer_request, phone_number, duration,
+                        done, call_summary, transcript, created_at, updated_at)
+     SELECT :org, :agent, 'person-${run}-' || g, 'Anna Schmidt', 'Rückruf erbeten',
+            CASE WHEN g % 2 = 0 THEN :phone ELSE '01701234567' END, 60 + g % 300, g % 3 = 0,
+            'Anna möchte einen Rückruf, Vorgang ' || g,
+            jsonb_build_array(jsonb_build_object('role','user','text','Hier ist Anna Schmidt.')),
+            now() - g * interval '1 hour', now() - g * interval '1 hour'
+       FROM generate_series(1, :n) g`,
+    { org: orgId, agent: agentId, phone: PHONE, n: PERSON_CALLS },
+  );
+  await db.raw(
+    `INSERT INTO events (organization_id, agent_id, type, payload, dispatched_at)
+     SELECT c.organization_id, c.agent_id, 'call.completed',
+            jsonb_build_object('event', 'call.completed', 'call', jsonb_build_object('id', c.id, 'phone_number', c.phone_number,
+              'customer_name', c.customer_name, 'call_summary', c.call_summary, 'transcript', c.transcript::text)), now()
+       FROM calls c WHERE c.agent_id = :agent AND c.call_id LIKE :prefix`,
+    { agent: agentId, prefix: `person-${run}-%` },
+  );
+  await db('contacts').insert({
+    organization_id: orgId,
+    agent_id: agentId,
+    customer_name: 'Anna Schmidt',
+    phone_number: PHONE,
+  });
+  await db.raw('ANALYZE calls; ANALYZE events');
+}
+
+export async function erasure(db: Knex, databaseUrl: string) {
+  const { big } = await seeded(db);
+  await seedPerson(db, big.orgId, big.agentId);
+  const product = await startServer(productEntry().args, {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WORKERS_ENABLED: 'false',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  });
+  const headers = { 'X-API-Key': big.key, 'Content-Type': 'application/json' };
+  const erase = async () => {
+    const started = performance.now();
+    const res = await fetch(`${product.url}/v1/organization/${big.orgId}/data-subjects/erase`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ phone_number: '0170 1234567' }),
+    });
+    if (res.status !== 200) throw new Error(`erase: ${res.status} ${await res.text()}`);
+    return { ms: performance.now() - started, body: (await res.json()) as { erased: Record<string, number> } };
+  };
+  try {
+    let erasing = true;
+    const intake: number[] = [];
+    const intakeLoop = (async () => {
+      for (let i = 0; erasing; i++) {
+        const started = performance.now();
+        const res = await fetch(`${product.url}/v1/agents/${big.agentId}/calls`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ call_id: `intake-${Date.now()}-${i}`, phone_number: '+49301112223', duration: 30 }),
+        });
+        await res.arrayBuffer();
+        if (res.status !== 201) throw new Error(`intake: ${res.status}`);
+        intake.push(performance.now() - started);
+      }
+    })();
+    const first = await erase().finally(() => (erasing = false));
+    await intakeLoop;
+    const again = await erase();
+    const result = {
+      person_calls: PERSON_CALLS,
+      erase_ms: Math.round(first.ms),
+      erased: first.body.erased,
+      repeat_ms: Math.round(again.ms),
+      repeat_erased: again.body.erased,
+      intake_during_erase: {
+        requests: intake.length,
+        p50_ms: Math.round(percentile(intake, 50)),
+        max_ms: Math.round(Math.max(0, ...intake)),
+      },
+    };
+    process.stdout.write(
+      `erasure: ${PERSON_CALLS} calls of one person among the 1,000,000: erase ${result.erase_ms} ms (target <= 2000${result.erase_ms <= 2000 ? '' : ', MISSED'}), ` +
+        `${JSON.stringify(result.erased)}; again ${result.repeat_ms} ms ${JSON.stringify(result.repeat_erased)}; ` +
+        `intake during the erasure: ${intake.length} requests, p50 ${result.intake_during_erase.p50_ms} ms, max ${result.intake_during_erase.max_ms} ms\n\n`,
+    );
+    return result;
+  } finally {
+    await product.stop();
+  }
+}

@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+
+/**
+ * Checked inside a configuration write's transaction, after the write: an agent with
+ * `require_passing_test_cases` refuses the write (409 TEST_CASES_FAILED, so the transaction rolls
+ * back) when one of its saved test cases fails against the new state. The simulation module
+ * implements it; the container hands it to every service whose writes change what a call does.
+ */
+export type AgentChangeGuard = {
+  /** The failing cases (empty: the write may stay); for a dry run, which shows them instead of refusing. */
+  failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<FailingTestCase[]>;
+  /** Throws 409 TEST_CASES_FAILED (rolling the transaction back) when `failures` finds any. */
+  assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void>;
+  /**
+   * `assertPasses` for a real write; for a dry run (`dryRun` true) the failing cases are noted on the
+   * request instead, and its answer names them in `Test-Cases-Failed`.
+   */
+  check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun?: boolean): Promise<void>;
+};
+
+export type FailingTestCase = {
+  id: string;
+  name: string;
+  passed: boolean;
+  mismatches: { field: string; expected: unknown; actual: unknown }[];
+};
+
+/** For a service built without the guard (the default). */
+export const NO_CHANGE_GUARD: AgentChangeGuard = {
+  failures: async () => [],
+  assertPasses: async () => {},
+  check: async () => {},
+};

@@ -1,0 +1,41 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+import {
+  DataSubjectEraseRequestSchema,
+  DataSubjectErasureSchema,
+  DataSubjectExportRequestSchema,
+  DataSubjectExportSchema,
+} from './data-subject.schemas.js';
+
+export function registerDataSubjectPaths(registry: OpenAPIRegistry): void {
+  const params = z.object({ orgId: z.uuid() });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/organization/{orgId}/data-subjects/export',
+    operationId: 'exportDataSubject',
+    tags: ['Privacy'],
+    summary:
+      'Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays',
+    security: anyAuth,
+    request: { params, body: jsonBody(DataSubjectExportRequestSchema) },
+    responses: {
+      200: json(DataSubjectExportSchema, 'The export'),
+      ...errorResponses(400, 401, 403, 404, 413, 429),
+    },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/organization/{orgId}/data-subjects/erase',
+    operationId: 'eraseDataSubject',
+    tags: ['Privacy'],
+    summary:
+      "Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts",
+    security: anyAuth,
+    request: { params, body: jsonBody(DataSubjectEraseRequestSchema) },
+    responses: {
+      200: json(DataSubjectErasureSchema, 'The erasure and its counts'),
+      ...errorResponses(400, 401, 403, 404, 413, 429),
+    },
+  });
+}

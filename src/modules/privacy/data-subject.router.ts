@@ -1,0 +1,28 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { parse, uuidParams } from '../../http/validate.js';
+import type { DataSubjectService } from './data-subject.service.js';
+
+const orgIdParams = uuidParams('orgId');
+
+/** `/organization/:orgId/data-subjects/export`: never kept for Idempotency-Key replays (it holds the person's data). */
+export function dataSubjectExportRouter(subjects: DataSubjectService): Router {
+  const router = Router({ mergeParams: true });
+  router.post('/', async (req, res) => {
+    const { orgId } = parse(orgIdParams, req.params);
+    res.json(await subjects.export(authOf(req), orgId, req.body));
+  });
+  return router;
+}
+
+export function dataSubjectEraseRouter(subjects: DataSubjectService): Router {
+  const router = Router({ mergeParams: true });
+  router.post('/', async (req, res) => {
+    const { orgId } = parse(orgIdParams, req.params);
+    const result = await subjects.erase(authOf(req), orgId, req.body);
+    // A dry run changed nothing: the audit log does not record it.
+    if (result.dry_run) res.set('Dry-Run', 'true');
+    res.json(result);
+  });
+  return router;
+}

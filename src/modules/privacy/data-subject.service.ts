@@ -1,0 +1,175 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { noteAuditResource } from '../../audit/request-context.js';
+import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { NotFoundError } from '../../errors/index.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
+import { parseBody } from '../../http/validate.js';
+import type { DataSubjectRepository, ErasureRow, Subject } from './data-subject.repository.js';
+import { subjectHash, type ErasureCounts } from './data-subject.rules.js';
+import {
+  DataSubjectEraseRequestSchema,
+  DataSubjectExportRequestSchema,
+  identifierOf,
+  type DataSubjectIdentifier,
+} from './data-subject.schemas.js';
+
+export type ErasureResult = { erasure_id: string | null; dry_run: boolean; erased: ErasureCounts };
+
+/** The request's audit entry: the erasure and its counts, never the identifier. */
+function noteErasure(erasure: ErasureRow): ErasureRow {
+  noteAuditResource({
+    organizationId: erasure.organization_id,
+    action: 'data_subject.erased',
+    resourceType: 'data_subject_erasure',
+    resourceId: erasure.id,
+    details: { erasure_id: erasure.id, ...countsOf(erasure) },
+  });
+  return erasure;
+}
+
+/** Rows per batch: each batch is its own short transaction, so call intake never waits long. */
+const BATCH_SIZE = 500;
+
+function countsOf(row: ErasureRow): ErasureCounts {
+  return {
+    contacts: row.contacts,
+    calls: row.calls,
+    webhook_deliveries: row.webhook_deliveries,
+    idempotency_records: row.idempotency_records,
+  };
+}
+
+/**
+ * Data-subject rights (DSGVO Art. 15, 17, 20) for one person in one organization (privacy:write).
+ * `db` writes the request's audit row with the transaction that completes an erasure; the batches
+ * before it run on `batchDb`, which does not, so the one audit entry carries the final counts.
+ */
+export class DataSubjectService {
+  constructor(
+    private readonly db: Db,
+    private readonly batchDb: Db,
+    private readonly subjects: DataSubjectRepository,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Everything stored about the person: contacts, calls with all fields, counts of other mentions. */
+  async export(auth: AuthContext, organizationId: string, body: unknown) {
+    const orgId = this.authorize(auth, organizationId);
+    const identifier = identifierOf(parseBody(DataSubjectExportRequestSchema, body));
+    const subject = await this.subjects.resolve(orgId, identifier);
+    const [calls, webhookBodies, idempotencyRecords] = await Promise.all([
+      this.subjects.exportCalls(subject),
+      this.subjects.countWebhookBodies(subject),
+      this.subjects.countIdempotencyRecords(subject),
+    ]);
+    const contacts = this.subjects.exportContacts(subject);
+    noteAuditResource({
+      organizationId: orgId,
+      action: 'data_subject.exported',
+      resourceType: 'data_subject',
+      details: { contacts: contacts.length, calls: calls.length },
+    });
+    return {
+      identifier,
+      contacts,
+      calls,
+      mentions: { webhook_deliveries: webhookBodies, idempotency_records: idempotencyRecords },
+      exported_at: this.clock.now().toISOString(),
+    };
+  }
+
+  /**
+   * Erases the person: calls lose their personal fields, stored webhook bodies are redacted, stored
+   * idempotent answers that contain them are deleted, then (with the audit entry and the
+   * data_subject.erased event, in one transaction) their contacts. An interrupted erasure resumes
+   * under the same id; a person erased before gets a new erasure with zero counts.
+   */
+  async erase(auth: AuthContext, organizationId: string, body: unknown): Promise<ErasureResult> {
+    const orgId = this.authorize(auth, organizationId);
+    const input = parseBody(DataSubjectEraseRequestSchema, body);
+    const identifier = identifierOf(input);
+    const subject = await this.subjects.resolve(orgId, identifier);
+    if (input.dry_run) return this.dryRun(subject, identifier);
+    const erasure = await this.subjects.startOrResume(orgId, subjectHash(orgId, identifier), this.clock.now());
+    await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
+    await this.inBatches(erasure.id, 'webhook_deliveries', (s) => s.redactWebhookBodyBatch(subject, BATCH_SIZE));
+    await this.inBatches(erasure.id, 'idempotency_records', (s) => s.deleteIdempotencyBatch(subject, BATCH_SIZE));
+    const done = await this.complete(erasure.id, subject);
+    return { erasure_id: done.id, dry_run: false, erased: countsOf(done) };
+  }
+
+  private async dryRun(subject: Subject, identifier: DataSubjectIdentifier): Promise<ErasureResult> {
+    const [calls, webhookBodies, idempotencyRecords, running] = await Promise.all([
+      this.subjects.countCalls(subject),
+      this.subjects.countWebhookBodies(subject),
+      this.subjects.countIdempotencyRecords(subject),
+      this.subjects.findRunning(subject.organizationId, subjectHash(subject.organizationId, identifier)),
+    ]);
+    return {
+      erasure_id: running?.id ?? null,
+      dry_run: true,
+      erased: {
+        contacts: subject.contacts.length,
+        calls,
+        webhook_deliveries: webhookBodies,
+        idempotency_records: idempotencyRecords,
+      },
+    };
+  }
+
+  /** Runs `batch` until it finds nothing more, each run with its count in one short transaction. */
+  private async inBatches(
+    erasureId: string,
+    counter: keyof ErasureCounts,
+    batch: (subjects: DataSubjectRepository) => Promise<number>,
+  ): Promise<void> {
+    for (;;) {
+      const n = await inTransaction(this.batchDb, async (trx) => {
+        const found = await batch(this.subjects.with(trx));
+        if (found > 0) await this.subjects.with(trx).addCounts(erasureId, { [counter]: found }, this.clock.now());
+        return found;
+      });
+      if (n < BATCH_SIZE) return;
+      await yieldToEventLoop();
+    }
+  }
+
+  /** Contacts, completion, audit entry and event together; a concurrent completion is answered as it left it. */
+  private async complete(erasureId: string, subject: Subject): Promise<ErasureRow> {
+    return inTransaction(this.db, async (trx) => {
+      const subjects = this.subjects.with(trx);
+      const current = await subjects.lockErasure(erasureId);
+      if (!current) throw new NotFoundError('Erasure');
+      // Completed by a concurrent request for the same person: this request's entry names it too.
+      if (current.completed_at) return noteErasure(current);
+      const now = this.clock.now();
+      const done = await subjects.complete(erasureId, await subjects.deleteContacts(subject), now);
+      const erased = countsOf(done);
+      await this.events.record(trx, {
+        organization_id: subject.organizationId,
+        agent_id: null,
+        type: 'data_subject.erased',
+        payload: {
+          event: 'data_subject.erased',
+          erasure_id: done.id,
+          organization_id: subject.organizationId,
+          erased,
+          erased_at: now.toISOString(),
+        },
+      });
+      return noteErasure(done);
+    });
+  }
+
+  /** 404 for an organization out of reach, 403 without privacy:write there. */
+  private authorize(auth: AuthContext, organizationId: string): string {
+    assertPermission(auth, 'privacy:write');
+    const id = organizationId.toLowerCase();
+    if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+    assertPermission(auth, 'privacy:write', id);
+    return id;
+  }
+}

@@ -1,0 +1,113 @@
+import type { Knex } from 'knex';
+import type { AgentRow } from '../agents/agent.repository.js';
+import { decideCall, type CallConfiguration } from '../agents/call-decision.js';
+import type { CallerContact } from '../agents/greeting-contact.repository.js';
+import { berlinDay, type CallsTodayCounter } from '../agents/greeting-preview.service.js';
+import type { GreetingVariant } from '../agents/greeting.js';
+import type { ToolSnapshot } from '../agent-versions/agent-configuration.js';
+import { mismatchesOf, toSimulation } from './simulation-rules.js';
+import type { Simulation, TestCaseResult } from './simulation.schemas.js';
+import type { SimulationRepository, TestCaseRow } from './simulation.repository.js';
+
+/** An agent's fields as a simulation sees them: the stored row with a version's or a PATCH's fields on top. */
+export type SimulatedAgent = AgentRow & Record<string, unknown>;
+
+export type Moment = { at: Date; callerNumber: string | null };
+
+/** A configuration to simulate, and the contacts of the callers asked for. */
+export type Surroundings = { config: CallConfiguration; contacts: ReadonlyMap<string, CallerContact> };
+
+export type RunResult = { passed: number; failed: number; results: TestCaseResult[] };
+
+/** The moments of saved cases. */
+export function momentsOf(cases: readonly TestCaseRow[]): Moment[] {
+  return cases.map((c) => ({ at: new Date(c.input.at), callerNumber: c.input.caller_number ?? null }));
+}
+
+/** The caller numbers of some moments. */
+export function callerNumbersOf(moments: readonly Moment[]): string[] {
+  return moments.map((m) => m.callerNumber).filter((n): n is string => n !== null);
+}
+
+/**
+ * Simulates calls against one configuration: loads what the call can reach (one query), finds the
+ * callers' contacts, and asks the one call decision (agents/call-decision.ts). Every read can run
+ * inside a write's transaction, so the guard sees the state after the write.
+ */
+export class CallSimulator {
+  constructor(
+    private readonly repository: SimulationRepository,
+    private readonly countCallsToday: CallsTodayCounter,
+  ) {}
+
+  /**
+   * The full configuration of `agent` (`tools` replaces the stored tools: a version's snapshot) and
+   * the contacts of `callerNumbers`, in one query.
+   */
+  async configuration(
+    agent: SimulatedAgent,
+    callerNumbers: readonly string[],
+    tools?: readonly ToolSnapshot[],
+    trx?: Knex.Transaction,
+  ): Promise<Surroundings> {
+    const repository = trx ? this.repository.with(trx) : this.repository;
+    const numbers = [...new Set(callerNumbers)];
+    const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null, numbers);
+    const config: CallConfiguration = {
+      agent: agent as CallConfiguration['agent'],
+      backup: around.backup,
+      employees: around.employees,
+      slots: around.slots,
+      tools: tools ?? around.tools,
+    };
+    // As GreetingContactRepository.findByPhone picks: the most recently updated contact with the number.
+    const contacts = new Map<string, CallerContact>();
+    for (const n of numbers) {
+      const c = around.contacts.find((k) => k.phone_number === n || k.mobile_number === n || k.landline_number === n);
+      if (c) {
+        const { id, first_name, last_name, salutation, tags } = c;
+        contacts.set(n, { id, first_name, last_name, salutation, tags });
+      }
+    }
+    return { config, contacts };
+  }
+
+  /** Every moment against `config`, contacts looked up once per distinct number (in parallel). */
+  async simulate(
+    agent: SimulatedAgent,
+    { config, contacts }: Surroundings,
+    moments: readonly Moment[],
+  ): Promise<Simulation[]> {
+    const countsCalls = (config.agent.greeting_variants ?? []).some(
+      (v: GreetingVariant) => v.min_calls_today !== undefined,
+    );
+    return Promise.all(
+      moments.map(async ({ at, callerNumber }) => {
+        const contact = callerNumber ? (contacts.get(callerNumber) ?? null) : null;
+        // Only a variant with min_calls_today reads the count: otherwise no query is spent on it.
+        const callsToday =
+          countsCalls && callerNumber
+            ? await this.countCallsToday({
+                agentId: agent.id,
+                organizationId: agent.organization_id,
+                phoneNumber: callerNumber,
+                ...berlinDay(at),
+              })
+            : 0;
+        const decision = decideCall(config, at, { contact, callsToday, variables: {} });
+        return toSimulation(agent.id, at, decision, contact);
+      }),
+    );
+  }
+
+  /** Runs the cases against `config`: each case is one simulated moment compared with its expectations. */
+  async run(agent: SimulatedAgent, surroundings: Surroundings, cases: readonly TestCaseRow[]): Promise<RunResult> {
+    const simulations = await this.simulate(agent, surroundings, momentsOf(cases));
+    const results = cases.map((c, i) => {
+      const mismatches = mismatchesOf(c.expect, simulations[i]!);
+      return { id: c.id, name: c.name, passed: mismatches.length === 0, mismatches };
+    });
+    const passed = results.filter((r) => r.passed).length;
+    return { passed, failed: results.length - passed, results };
+  }
+}

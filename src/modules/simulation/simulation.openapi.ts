@@ -1,0 +1,128 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent } from '../../openapi/common.js';
+import { z } from '../../openapi/zod.js';
+import {
+  RunTestCasesRequestSchema,
+  SimulateRequestSchema,
+  SimulationSchema,
+  SuggestionsSchema,
+  TestCaseInputSchema,
+  TestCaseSchema,
+  TestRunSchema,
+} from './simulation.schemas.js';
+
+const agentId = z.uuid();
+const tags = ['Call simulation'];
+
+export function registerSimulationPaths(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/simulate',
+    operationId: 'simulateCall',
+    tags,
+    summary: 'What happens to a call at a given moment, without a call (agents:read)',
+    description:
+      'Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only.',
+    security: anyAuth,
+    request: {
+      params: z.object({ agentId }),
+      body: {
+        ...jsonBody(SimulateRequestSchema),
+        content: {
+          'application/json': {
+            schema: SimulateRequestSchema,
+            examples: {
+              christmasEve: {
+                summary: 'A known caller on Christmas Eve, with the planned closure not yet saved',
+                value: {
+                  at: '2026-12-24T19:30:00+01:00',
+                  caller_number: '+491701234567',
+                  changes: {
+                    schedule: {
+                      timezone: 'Europe/Berlin',
+                      rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
+                      exceptions: [{ date: '2026-12-24', closed: true, note: 'Heiligabend' }],
+                    },
+                  },
+                },
+              },
+              storedVersion: {
+                summary: 'Version 3 on a Monday morning',
+                value: { at: '2026-11-23T10:00:00+01:00', version: 3 },
+              },
+            },
+          },
+        },
+      },
+    },
+    responses: { 200: json(SimulationSchema, 'The simulated call'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/agents/{agentId}/test-cases',
+    operationId: 'listTestCases',
+    tags,
+    summary: "The agent's saved test cases, oldest first (agents:read)",
+    security: anyAuth,
+    request: { params: z.object({ agentId }) },
+    responses: {
+      200: json(z.object({ data: z.array(TestCaseSchema) }), 'Every test case (at most 200)'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+    },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/test-cases',
+    operationId: 'createTestCase',
+    tags,
+    summary: 'Save a test case (agents:write); at most 200 per agent (409)',
+    description:
+      '`expect` holds at least one of its fields; each one given must match the simulation of `input` (`greeting_contains`: a case-insensitive part of the greeting text; `transfer_employee_id`: the employee of the first available transfer target).',
+    security: anyAuth,
+    request: { params: z.object({ agentId }), body: jsonBody(TestCaseInputSchema) },
+    responses: { 201: json(TestCaseSchema, 'The saved case'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409, 413) },
+  });
+  registry.registerPath({
+    method: 'delete',
+    path: '/v1/agents/{agentId}/test-cases/{caseId}',
+    operationId: 'deleteTestCase',
+    tags,
+    summary: 'Delete a test case (agents:write)',
+    security: anyAuth,
+    request: { params: z.object({ agentId, caseId: z.uuid() }) },
+    responses: { 204: noContent, ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/test-cases/run',
+    operationId: 'runTestCases',
+    tags,
+    summary: 'Run every saved case against the configuration, a stored version, or unsaved changes (agents:read)',
+    security: anyAuth,
+    request: {
+      params: z.object({ agentId }),
+      body: {
+        ...jsonBody(RunTestCasesRequestSchema),
+        content: {
+          'application/json': {
+            schema: RunTestCasesRequestSchema,
+            example: { changes: { vacation_mode: true } },
+          },
+        },
+      },
+    },
+    responses: { 200: json(TestRunSchema, 'One result per case'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/test-cases/suggest',
+    operationId: 'suggestTestCases',
+    tags,
+    summary: "Cases that pin today's behaviour at the moments that matter (agents:read; not stored)",
+    description:
+      'A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting. Each is a body the create route accepts as it is, and passes against the configuration of now.',
+    security: anyAuth,
+    request: { params: z.object({ agentId }) },
+    responses: { 200: json(SuggestionsSchema, 'The suggested cases'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+}

@@ -1,0 +1,70 @@
+import { currentRequestContext } from '../../audit/request-context.js';
+import type { Knex } from 'knex';
+import { TestCasesFailedError, type ErrorDetail } from '../../errors/index.js';
+import type { AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { callerNumbersOf, momentsOf, type CallSimulator } from './call-simulator.js';
+import type { TestCaseResult } from './simulation.schemas.js';
+import type { SimulationRepository } from './simulation.repository.js';
+
+function show(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** One detail per mismatch: `test_cases.<id>.expect.<field>`, with the case and both values. */
+export function failureDetails(failed: readonly TestCaseResult[]): ErrorDetail[] {
+  return failed.flatMap((result) =>
+    result.mismatches.map((m) => ({
+      field: `test_cases.${result.id}.expect.${m.field}`,
+      message: `"${result.name}": ${m.field} expected ${show(m.expected)}, got ${show(m.actual)}`,
+      case_id: result.id,
+      case_name: result.name,
+      expected: m.expected,
+      actual: m.actual,
+    })),
+  );
+}
+
+/**
+ * The guard behind `require_passing_test_cases`: inside a write's transaction, after the write, it
+ * runs the agent's saved cases against the state the transaction sees. `failures` only reports (a
+ * dry run shows them); `assertPasses` refuses with 409 TEST_CASES_FAILED, which rolls the write back.
+ * The flag is read after the write, so switching it off always goes through.
+ */
+export class TestCaseGuard implements AgentChangeGuard {
+  constructor(
+    private readonly repository: SimulationRepository,
+    private readonly simulator: CallSimulator,
+  ) {}
+
+  /** The failing cases; empty when the agent does not require passing cases or has none. */
+  async failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<TestCaseResult[]> {
+    const repository = this.repository.with(trx);
+    const found = await repository.agentWithCases(agent);
+    if (!found || !found.row.require_passing_test_cases || !found.has_cases) return [];
+    const cases = await repository.listCases(agent.id);
+    const surroundings = await this.simulator.configuration(
+      found.row,
+      callerNumbersOf(momentsOf(cases)),
+      undefined,
+      trx,
+    );
+    const run = await this.simulator.run(found.row, surroundings, cases);
+    return run.results.filter((r) => !r.passed);
+  }
+
+  async assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void> {
+    const failed = await this.failures(trx, agent);
+    if (failed.length === 0) return;
+    throw new TestCasesFailedError(
+      `The change would make ${failed.length} test case${failed.length === 1 ? '' : 's'} of the agent fail; nothing was changed`,
+      failureDetails(failed),
+    );
+  }
+
+  async check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun = false): Promise<void> {
+    if (!dryRun) return this.assertPasses(trx, agent);
+    const failed = await this.failures(trx, agent);
+    const context = currentRequestContext();
+    if (context && failed.length > 0) context.failingTestCases = failed.map((result) => result.id);
+  }
+}

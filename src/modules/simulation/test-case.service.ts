@@ -1,0 +1,130 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { inTransaction, type Db } from '../../db/knex.js';
+import { ConflictError, NotFoundError } from '../../errors/index.js';
+import { parseBody } from '../../http/validate.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { E164 } from '../agents/agent-input.schemas.js';
+import type { AgentService } from '../agents/agent.service.js';
+import type { Schedule } from '../agents/schedule.js';
+import { callerNumbersOf, momentsOf, type CallSimulator, type RunResult } from './call-simulator.js';
+import {
+  MAX_TEST_CASES,
+  RunTestCasesRequestSchema,
+  TestCaseInputSchema,
+  type Simulation,
+  type TestCaseExpect,
+  type TestCaseInput,
+} from './simulation.schemas.js';
+import { transferEmployeeOf } from './simulation-rules.js';
+import type { SimulationRepository, TestCaseRow } from './simulation.repository.js';
+import { parseChoiceBody, type SimulationService } from './simulation.service.js';
+import { suggestedMoments, type MomentKind } from './suggestions.js';
+
+function toTestCase(row: TestCaseRow) {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    name: row.name,
+    input: row.input,
+    expect: row.expect,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** What a suggestion pins: routing always; the greeting for a known caller; the transfer at night. */
+function expectationOf(simulation: Simulation, kind: MomentKind | 'contact'): TestCaseExpect {
+  const expect: TestCaseExpect = {
+    accepting_calls: simulation.accepting_calls,
+    reason: simulation.reason,
+    answered_by_agent_id: simulation.answered_by.agent_id,
+  };
+  // A prefix is contained in the text; 200 characters say enough and stay within the field's limit.
+  if (kind === 'contact' && simulation.greeting.text.trim() !== '')
+    expect.greeting_contains = [...simulation.greeting.text].slice(0, 200).join('').trim();
+  if (kind === 'night' && transferEmployeeOf(simulation) !== null)
+    expect.transfer_employee_id = transferEmployeeOf(simulation);
+  return expect;
+}
+
+/** Saved test cases of an agent: list, create (at most 200), delete, run, and a suggested starting set. */
+export class TestCaseService {
+  constructor(
+    private readonly db: Db,
+    private readonly repository: SimulationRepository,
+    private readonly access: AgentAccess,
+    private readonly agents: AgentService,
+    private readonly simulations: SimulationService,
+    private readonly simulator: CallSimulator,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(auth: AuthContext, agentId: string) {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    return { data: (await this.repository.listCases(agent.id)).map(toTestCase) };
+  }
+
+  /** 409 when the agent already has 200; concurrent creates wait for each other (an advisory lock). */
+  async create(auth: AuthContext, agentId: string, body: unknown) {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const input = parseBody(TestCaseInputSchema, body);
+    const row = await inTransaction(this.db, async (trx) => {
+      const repository = this.repository.with(trx);
+      await repository.lockCases(agent.id);
+      if ((await repository.countCases(agent.id)) >= MAX_TEST_CASES)
+        throw new ConflictError(`An agent has at most ${MAX_TEST_CASES} test cases; delete one first`);
+      return repository.insertCase(agent, input, this.clock.now());
+    });
+    return toTestCase(row);
+  }
+
+  async delete(auth: AuthContext, agentId: string, caseId: string): Promise<void> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    if (!(await this.repository.deleteCase(agent.id, caseId))) throw new NotFoundError('Test case');
+  }
+
+  /** Every saved case against the stored configuration, a stored version, or unsaved changes (agents:read). */
+  async run(auth: AuthContext, agentId: string, body: unknown): Promise<RunResult> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const { input, changes } = await parseChoiceBody(RunTestCasesRequestSchema, body, (c) =>
+      this.agents.validatePatch(auth, agent, c),
+    );
+    const cases = await this.repository.listCases(agent.id);
+    const { simulated, surroundings } = await this.simulations.configuration(
+      agent,
+      { version: input.version, changes },
+      callerNumbersOf(momentsOf(cases)),
+    );
+    return this.simulator.run(simulated, surroundings, cases);
+  }
+
+  /**
+   * Bodies for the create route that pin today's behaviour at the moments that matter (not
+   * stored). The known caller's case needs contacts:read, since it shows the contact's number.
+   */
+  async suggest(auth: AuthContext, agentId: string): Promise<{ data: TestCaseInput[] }> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const moments: { name: string; at: string; kind: MomentKind | 'contact'; callerNumber: string | null }[] =
+      suggestedMoments(
+        { schedule: (agent.schedule as Schedule | null) ?? null, bundesland: agent.bundesland },
+        this.clock.now(),
+      ).map((m) => ({ ...m, callerNumber: null }));
+    const readsContacts = auth.organizations.get(agent.organization_id)?.has('contacts:read') === true;
+    const contact = readsContacts ? await this.repository.knownContact(agent) : undefined;
+    const opening = moments.find((m) => m.kind === 'weekday_open');
+    // A number written around the API (not E.164) would not pass the create route: no case then.
+    if (contact && opening && E164.test(contact.phone))
+      moments.push({ ...opening, name: 'Bekannter Anrufer', kind: 'contact', callerNumber: contact.phone });
+    const asked = moments.map((m) => ({ at: new Date(m.at), callerNumber: m.callerNumber }));
+    const { simulated, surroundings } = await this.simulations.configuration(agent, {}, callerNumbersOf(asked));
+    const simulations = await this.simulator.simulate(simulated, surroundings, asked);
+    return {
+      data: moments.map((m, i) => ({
+        name: [...m.name].slice(0, 200).join('').trim(),
+        input: m.callerNumber ? { at: m.at, caller_number: m.callerNumber } : { at: m.at },
+        expect: expectationOf(simulations[i]!, m.kind),
+      })),
+    };
+  }
+}
