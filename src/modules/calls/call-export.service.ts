@@ -10,7 +10,7 @@ import { bound, flag } from './call.schemas.js';
 import { text } from '../../validation/text.js';
 import { timeRange } from './call.rules.js';
 
-export const EXPORT_BATCH_SIZE = 1000;
+export const EXPORT_BATCH_SIZE = 500;
 
 export const CallExportQuery = z
   .object({

@@ -47,7 +47,8 @@ export function callRouter(calls: CallService, stats: CallStatsService, exporter
       'Cache-Control': 'no-store',
     });
     try {
-      await pipeline(Readable.from(resume(first, file.chunks)), res);
+      // One batch waits at most: the next is read only when the socket has taken this one.
+      await pipeline(Readable.from(resume(first, file.chunks), { highWaterMark: 1 }), res);
     } catch (error) {
       // After the headers only the connection can tell the client; the log says why.
       if (!res.destroyed) res.destroy(error as Error);
