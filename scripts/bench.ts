@@ -1,11 +1,11 @@
 /**
- * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure (all when none is named).
+ * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure, analytics (all when none is named).
  * Each scenario prints its figures and the ratio to a baseline measured in the same run, and the
  * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
  * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_*,
  * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_SIMULATE_CONNECTIONS / _RUNS,
- * BENCH_PROFILE=1 (CPU profile of the chain).
+ * BENCH_ANALYTICS_* (CALLS: the seeded size), BENCH_PROFILE=1 (CPU profile of the chain).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pino } from 'pino';
@@ -13,6 +13,7 @@ import { parseConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrationConfig } from '../src/db/knex.js';
 import { JobQueue } from '../src/jobs/queue.js';
+import { analytics } from './bench/analytics.js';
 import { calls } from './bench/calls.js';
 import { chain } from './bench/chain.js';
 import { erasure } from './bench/erasure.js';
@@ -22,7 +23,7 @@ import { simulate } from './bench/simulate.js';
 import { freePort, machine } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
-const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate', 'erasure'] as const;
+const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate', 'erasure', 'analytics'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
 
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
       else if (scenario === 'kb') result = await kb(database.db, database.url);
       else if (scenario === 'simulate') result = await simulate(database.db, database.url);
       else if (scenario === 'erasure') result = await erasure(database.db, database.url);
+      else if (scenario === 'analytics') result = await analytics(database.db, database.url);
       else result = await memory(database.db, database.url, rss);
       results[scenario] = { at, machine: machine(), result };
       writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);

@@ -68,6 +68,9 @@ import { OrganizationKnowledgeBaseService } from './modules/knowledge-base/organ
 import { agentModule } from './modules/agents/agent.module.js';
 import { apiKeyModule } from './modules/api-keys/api-key.module.js';
 import { callModule } from './modules/calls/call.module.js';
+import { CallStatsRepository } from './modules/calls/call-stats.repository.js';
+import { CallStatsService } from './modules/calls/call-stats.service.js';
+import { CallExportService } from './modules/calls/call-export.service.js';
 import { contactModule } from './modules/contacts/contact.module.js';
 import { employeeModule } from './modules/employees/employee.module.js';
 import { forwardingSlotModule } from './modules/forwarding-slots/forwarding-slot.module.js';
@@ -199,6 +202,8 @@ export function buildContainer(deps: AppDeps) {
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
+    callStats: new CallStatsService(new CallStatsRepository(db), agentAccess),
+    callExport: new CallExportService(callRepository, agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
     idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
     // Erasure batches run on the plain handle: only the completing transaction writes the audit row.
@@ -246,7 +251,7 @@ export function buildContainer(deps: AppDeps) {
     mountModule(toolModule, services.tools),
     mountModule(contactModule, services.contacts),
     mountModule(knowledgeBaseModule, services.knowledgeBase, services.organizationKnowledgeBase),
-    mountModule(callModule, services.calls),
+    mountModule(callModule, services.calls, services.callStats, services.callExport),
     mountModule(agentVersionModule, agentVersionService),
     mountModule(simulationModule, simulationService, testCaseService),
     mountModule(auditLogModule, services.auditLog),

@@ -577,11 +577,71 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List calls (calls:read), newest first; items without the transcript */
+    /**
+     * List calls (calls:read), newest first; items without the transcript
+     * @description Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, `true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take `extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; an unknown field or a value of the wrong type is 400 naming the parameter.
+     */
     get: operations['listCalls'];
     put?: never;
     /** Report a finished call (calls:write); idempotent on call_id; records call.completed */
     post: operations['reportCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/calls/stats': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Call statistics per time bucket (calls:read), with the list's filters
+     * @description Counts, done counts and durations per hour, day, week or month in a time zone, empty buckets included; the bucket counts add up to totals.count, which equals the list's total for the same filters. Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, `true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take `extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; an unknown field or a value of the wrong type is 400 naming the parameter.
+     */
+    get: operations['getCallStats'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/calls/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)
+     * @description NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as an attachment; at most 2 exports run at once per API key (429 beyond). Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, `true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take `extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; an unknown field or a value of the wrong type is 400 naming the parameter.
+     */
+    get: operations['exportCalls'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/calls/stats': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Call statistics of every agent of the organization the caller may read (calls:read) */
+    get: operations['getOrganizationCallStats'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -968,6 +1028,10 @@ export interface components {
       agent_id: string;
       /** Format: date-time */
       created_at: string;
+      /** @description Typed outcomes, keyed by the agent's analysis field names */
+      extracted_data: {
+        [key: string]: string | number | boolean;
+      };
     };
     EmployeeForwardingCreatedWebhook: {
       /** @enum {string} */
@@ -1306,6 +1370,8 @@ export interface components {
       require_passing_test_cases: boolean;
       /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
       redact_pii: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+      /** @description Typed post-call outcome fields */
+      analysis_fields: components['schemas']['AnalysisField'][];
       retention_days: number | null;
       metadata: {
         [key: string]: unknown;
@@ -1347,6 +1413,23 @@ export interface components {
         end_time: string;
       }[];
       note?: string;
+    };
+    AnalysisField: {
+      /** @example urgency */
+      name: string;
+      /** @enum {string} */
+      type: 'string' | 'number' | 'boolean' | 'enum' | 'date';
+      /**
+       * @description The allowed values of an enum field
+       * @example [
+       *       "emergency",
+       *       "routine"
+       *     ]
+       */
+      values?: string[];
+      /** @description Every extracted_data must carry it (default false) */
+      required?: boolean;
+      description?: string;
     };
     Pagination: {
       page: number;
@@ -1448,6 +1531,32 @@ export interface components {
        *     ]
        */
       redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+      /**
+       * @description Typed post-call outcome fields (at most 50); calls carry their values in extracted_data. Default []
+       * @example [
+       *       {
+       *         "name": "urgency",
+       *         "type": "enum",
+       *         "values": [
+       *           "emergency",
+       *           "routine"
+       *         ],
+       *         "required": true
+       *       },
+       *       {
+       *         "name": "heating_issue",
+       *         "type": "boolean"
+       *       }
+       *     ]
+       */
+      analysis_fields?: {
+        name: string;
+        /** @enum {string} */
+        type: 'string' | 'number' | 'boolean' | 'enum' | 'date';
+        values?: string[];
+        required?: boolean;
+        description?: string;
+      }[];
       /** @example +4930123456 */
       phone_number: string;
       /** Format: uuid */
@@ -1576,6 +1685,32 @@ export interface components {
        *     ]
        */
       redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+      /**
+       * @description Typed post-call outcome fields (at most 50); calls carry their values in extracted_data. Default []
+       * @example [
+       *       {
+       *         "name": "urgency",
+       *         "type": "enum",
+       *         "values": [
+       *           "emergency",
+       *           "routine"
+       *         ],
+       *         "required": true
+       *       },
+       *       {
+       *         "name": "heating_issue",
+       *         "type": "boolean"
+       *       }
+       *     ]
+       */
+      analysis_fields?: {
+        name: string;
+        /** @enum {string} */
+        type: 'string' | 'number' | 'boolean' | 'enum' | 'date';
+        values?: string[];
+        required?: boolean;
+        description?: string;
+      }[];
     };
     AgentStatus: {
       /** Format: uuid */
@@ -2659,8 +2794,13 @@ export interface components {
       deleted_at: string | null;
       /** Format: date-time */
       created_at: string;
+      extracted_data: components['schemas']['ExtractedData'];
       /** Format: date-time */
       updated_at: string;
+    };
+    /** @description Typed outcomes, keyed by the agent's analysis field names */
+    ExtractedData: {
+      [key: string]: string | number | boolean;
     };
     CallsPagination: {
       /** @description The page number; null when the page was fetched by cursor */
@@ -2703,6 +2843,7 @@ export interface components {
       deleted_at: string | null;
       /** Format: date-time */
       created_at: string;
+      extracted_data: components['schemas']['ExtractedData'];
       /** Format: date-time */
       updated_at: string;
       /** @description JSON array of {role, text}, serialized into a string */
@@ -2744,12 +2885,77 @@ export interface components {
       /** Format: uuid */
       employee_id?: string | null;
       note?: string | null;
+      /**
+       * @description Typed outcomes: one value per analysis field of the agent (string, number, boolean, one of an enum's values, or a date YYYY-MM-DD); null = not known
+       * @example {
+       *       "urgency": "emergency",
+       *       "heating_issue": true
+       *     }
+       */
+      extracted_data?: {
+        [key: string]: unknown;
+      };
+    };
+    CallStats: {
+      /** @enum {string} */
+      interval: 'hour' | 'day' | 'week' | 'month';
+      tz: string;
+      /**
+       * Format: date-time
+       * @description First instant counted
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description End of the range, exclusive
+       */
+      to: string;
+      group_by: string | null;
+      totals: {
+        count: number;
+        /** @description Calls marked done */
+        done: number;
+        /** @description Seconds */
+        duration_total: number;
+        /** @description Seconds; null without calls */
+        duration_avg: number | null;
+      };
+      /** @description In order, empty ones included */
+      buckets: components['schemas']['CallStatsBucket'][];
+    };
+    CallStatsBucket: {
+      /**
+       * Format: date-time
+       * @description Start of the bucket (in tz), as an instant
+       */
+      start: string;
+      count: number;
+      /** @description Calls marked done */
+      done: number;
+      /** @description Seconds */
+      duration_total: number;
+      /** @description Seconds; null without calls */
+      duration_avg: number | null;
+      /** @description With group_by: calls per value ("none" for calls without one) */
+      groups?: {
+        [key: string]: number;
+      };
     };
     UpdateCall: {
       done?: boolean;
       note?: string | null;
       /** Format: uuid */
       employee_id?: string | null;
+      /**
+       * @description Replaces the call's outcomes; checked against the agent's analysis_fields as they are now
+       * @example {
+       *       "urgency": "emergency",
+       *       "heating_issue": true
+       *     }
+       */
+      extracted_data?: {
+        [key: string]: unknown;
+      };
     };
     AgentVersionSummary: {
       /** Format: uuid */
@@ -9009,6 +9215,307 @@ export interface operations {
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getCallStats: {
+    parameters: {
+      query: {
+        /** @description Required. As in the list: ISO date-time, or a date (start of that UTC day) */
+        from: string;
+        /** @description Required. As in the list: ISO date-time (inclusive), or a date (the whole UTC day) */
+        to: string;
+        /** @description Bucket size (default day); weeks start on Monday */
+        interval?: 'hour' | 'day' | 'week' | 'month';
+        /** @description IANA time zone of the buckets (default: the agent's schedule time zone, else UTC) */
+        tz?: string;
+        done?: 'true' | 'false';
+        /** @description Caller number; spaces, dashes and brackets are ignored */
+        phone_number?: string;
+        /** @description Case-insensitive text in name, number, request, summary, note or transcript */
+        search?: string;
+        /** @description Include calls in the trash (default false) */
+        include_deleted?: 'true' | 'false';
+        /** @description done, employee, or extracted.<name> of an enum or boolean analysis field */
+        group_by?: string;
+      };
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The statistics */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallStats'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  exportCalls: {
+    parameters: {
+      query?: {
+        /** @description ndjson (default) or csv */
+        format?: 'ndjson' | 'csv';
+        done?: 'true' | 'false';
+        /** @description Created at or after; ISO date-time, or a date (start of that UTC day) */
+        from?: string;
+        /** @description Created at or before; ISO date-time, or a date (the whole UTC day) */
+        to?: string;
+        /** @description Caller number; spaces, dashes and brackets are ignored */
+        phone_number?: string;
+        /** @description Case-insensitive text in name, number, request, summary, note or transcript */
+        search?: string;
+        /** @description Include calls in the trash (default false) */
+        include_deleted?: 'true' | 'false';
+      };
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The calls, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Content-Disposition': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': string;
+          'text/csv': string;
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getOrganizationCallStats: {
+    parameters: {
+      query: {
+        /** @description Required. As in the list: ISO date-time, or a date (start of that UTC day) */
+        from: string;
+        /** @description Required. As in the list: ISO date-time (inclusive), or a date (the whole UTC day) */
+        to: string;
+        /** @description Bucket size (default day); weeks start on Monday */
+        interval?: 'hour' | 'day' | 'week' | 'month';
+        /** @description IANA time zone of the buckets (default UTC) */
+        tz?: string;
+        done?: 'true' | 'false';
+        /** @description Caller number; spaces, dashes and brackets are ignored */
+        phone_number?: string;
+        /** @description Case-insensitive text in name, number, request, summary, note or transcript */
+        search?: string;
+        /** @description Include calls in the trash (default false) */
+        include_deleted?: 'true' | 'false';
+        /** @description done, employee or agent */
+        group_by?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The statistics */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallStats'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

@@ -33,7 +33,9 @@ export function productEntry(): { args: string[]; runtime: string } {
   if (given) return { args: given.split(/\s+/), runtime: `node ${given} (BENCH_PRODUCT_ARGS)` };
   if (existsSync('dist/main.js')) {
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const args = scripts['start:prod']!.split(/\s+/).slice(1);
+    // `exec node <flags> dist/main.js`: Node's arguments are what follows `node`.
+    const words = scripts['start:prod']!.split(/\s+/);
+    const args = words.slice(words.indexOf('node') + 1);
     return { args, runtime: `node ${args.join(' ')} (compiled, as npm run start:prod)` };
   }
   return { args: ['--import', 'tsx', 'src/main.ts'], runtime: 'tsx src/main.ts' };

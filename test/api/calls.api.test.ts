@@ -98,6 +98,7 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
         'employee',
         'agent_id',
         'created_at',
+        'extracted_data',
       ].sort(),
     );
     expect(call).toMatchObject({

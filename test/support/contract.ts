@@ -174,7 +174,8 @@ export function contractChecker(document: object): ContractCheck {
       if (hasBody) throw new ContractViolation(`${where}: the operation declares no body for this status, got one`);
       return;
     }
-    const json = media.find((m) => /json/i.test(m));
+    // application/json and +json types; not NDJSON (application/x-ndjson), which is lines of JSON.
+    const json = media.find((m) => /^application\/([\w.+-]*\+)?json\b/i.test(m));
     if (!json) return;
     if (!isJson) {
       throw new ContractViolation(

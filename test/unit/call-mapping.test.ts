@@ -20,6 +20,7 @@ const row: CallRow = {
   employee_id: 'a5f1c2d3-0000-4000-8000-000000000003',
   employee_name: 'Max',
   note: 'später',
+  extracted_data: { urgency: 'routine', units: 2 },
   is_purged: false,
   purged_at: null,
   deleted_at: new Date('2026-05-04T10:00:00Z'),

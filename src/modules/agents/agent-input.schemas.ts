@@ -18,6 +18,7 @@ import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedu
 import { isValidTimeZone } from './zoned-time.js';
 import { uuidField } from '../../http/validate.js';
 import { PII_KINDS } from '../../privacy/pii-redaction.js';
+import { analysisFieldsInput } from './analysis-fields.js';
 
 /** Fields a client may see but never write through PATCH (docs/decisions.md). */
 export const READ_ONLY_AGENT_FIELDS = [
@@ -235,6 +236,7 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
         'Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
       example: ['phone', 'iban'],
     }),
+    analysis_fields: analysisFieldsInput,
   };
 }
 

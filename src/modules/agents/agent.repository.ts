@@ -48,7 +48,7 @@ export function toAgent(row: AgentRow): Agent {
 }
 
 /** Columns stored as jsonb: arrays must be serialised, or the driver would send a PostgreSQL array. */
-const JSONB_COLUMNS = ['greeting_variants', 'schedule', 'metadata', 'workflow'];
+const JSONB_COLUMNS = ['greeting_variants', 'schedule', 'metadata', 'workflow', 'analysis_fields'];
 
 function toColumns(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

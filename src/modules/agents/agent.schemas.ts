@@ -1,6 +1,7 @@
 import { paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { PII_KINDS } from '../../privacy/pii-redaction.js';
+import { AnalysisFieldSchema } from './analysis-fields.js';
 
 export const LANGUAGES = ['de', 'en', 'fr', 'es'] as const;
 export const FORMALITIES = ['formal', 'informal'] as const;
@@ -120,6 +121,7 @@ export const AgentSchema = z
       description:
         'Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE])',
     }),
+    analysis_fields: z.array(AnalysisFieldSchema).openapi({ description: 'Typed post-call outcome fields' }),
     retention_days: z.number().int().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime(),

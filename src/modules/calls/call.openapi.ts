@@ -9,6 +9,8 @@ import {
   PaginationSchema,
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
+import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
+import { EXPORT_FORMATS, EXPORTS_PER_KEY } from './call-export.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
@@ -64,6 +66,56 @@ const CallsPaginationSchema = z
 /** The list response: the page schema with the calls pagination (cursor paging). */
 export const CallPageSchema = z.object({ data: z.array(CallListItemSchema), pagination: CallsPaginationSchema });
 
+/** The `extracted.<name>` parameters: their names depend on the agent, so the document describes them in words. */
+export const EXTRACTED_FILTERS_DESCRIPTION =
+  'Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, ' +
+  '`true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take ' +
+  '`extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; ' +
+  'an unknown field or a value of the wrong type is 400 naming the parameter.';
+
+const statsQueryShape = {
+  from: z
+    .string()
+    .openapi({ description: 'Required. As in the list: ISO date-time, or a date (start of that UTC day)' }),
+  to: z
+    .string()
+    .openapi({ description: 'Required. As in the list: ISO date-time (inclusive), or a date (the whole UTC day)' }),
+  interval: z
+    .enum(STATS_INTERVALS)
+    .optional()
+    .openapi({ description: 'Bucket size (default day); weeks start on Monday' }),
+  tz: z.string().optional().openapi({ description: 'IANA time zone of the buckets', example: 'Europe/Berlin' }),
+  done: ListQuery.shape.done,
+  phone_number: ListQuery.shape.phone_number,
+  search: ListQuery.shape.search,
+  include_deleted: ListQuery.shape.include_deleted,
+};
+const AgentStatsQuery = z.object({
+  ...statsQueryShape,
+  tz: statsQueryShape.tz.openapi({
+    description: "IANA time zone of the buckets (default: the agent's schedule time zone, else UTC)",
+  }),
+  group_by: z.string().optional().openapi({
+    description: 'done, employee, or extracted.<name> of an enum or boolean analysis field',
+    example: 'extracted.urgency',
+  }),
+});
+const OrganizationStatsQuery = z.object({
+  ...statsQueryShape,
+  tz: statsQueryShape.tz.openapi({ description: 'IANA time zone of the buckets (default UTC)' }),
+  group_by: z.string().optional().openapi({ description: 'done, employee or agent' }),
+});
+
+const ExportQuery = z.object({
+  format: z.enum(EXPORT_FORMATS).optional().openapi({ description: 'ndjson (default) or csv' }),
+  done: ListQuery.shape.done,
+  from: ListQuery.shape.from,
+  to: ListQuery.shape.to,
+  phone_number: ListQuery.shape.phone_number,
+  search: ListQuery.shape.search,
+  include_deleted: ListQuery.shape.include_deleted,
+});
+
 const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
 const errors = errorResponses(...AGENT_ROUTE_ERRORS);
@@ -75,6 +127,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     operationId: 'listCalls',
     tags,
     summary: 'List calls (calls:read), newest first; items without the transcript',
+    description: EXTRACTED_FILTERS_DESCRIPTION,
     security: anyAuth,
     request: { params: AgentParams, query: ListQuery },
     responses: { 200: json(CallPageSchema, 'A page of calls'), ...errors },
@@ -92,6 +145,59 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
       ...errors,
     },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/stats`,
+    operationId: 'getCallStats',
+    tags,
+    summary: "Call statistics per time bucket (calls:read), with the list's filters",
+    description:
+      'Counts, done counts and durations per hour, day, week or month in a time zone, empty buckets included; ' +
+      "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
+      EXTRACTED_FILTERS_DESCRIPTION,
+    security: anyAuth,
+    request: { params: AgentParams, query: AgentStatsQuery },
+    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/export`,
+    operationId: 'exportCalls',
+    tags,
+    summary: "Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)",
+    description:
+      'NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per ' +
+      'call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as ' +
+      `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
+      EXTRACTED_FILTERS_DESCRIPTION,
+    security: anyAuth,
+    request: { params: AgentParams, query: ExportQuery },
+    responses: {
+      200: {
+        description: 'The calls, newest first',
+        headers: z.object({
+          'Content-Disposition': z.string().openapi({ example: 'attachment; filename="calls.csv"' }),
+        }),
+        content: {
+          'application/x-ndjson': {
+            schema: z.string().openapi({ description: 'One CallListItem JSON object per line' }),
+          },
+          'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) },
+        },
+      },
+      ...errors,
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/organization/{orgId}/calls/stats',
+    operationId: 'getOrganizationCallStats',
+    tags,
+    summary: 'Call statistics of every agent of the organization the caller may read (calls:read)',
+    security: anyAuth,
+    request: { params: z.object({ orgId: z.uuid() }), query: OrganizationStatsQuery },
+    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
   });
   registry.registerPath({
     method: 'get',

@@ -11,6 +11,8 @@ import {
   type TimeRange,
 } from './call.rules.js';
 import type { ListCallsFilters } from './call.schemas.js';
+import type { ExtractedData } from './extracted-data.js';
+import type { ExtractedFilter } from './extracted-filters.js';
 
 export type TranscriptEntry = { role: string; text: string };
 
@@ -34,6 +36,7 @@ export type CallRow = {
   /** The linked employee's name (joined on read). */
   employee_name?: string | null;
   note: string | null;
+  extracted_data: ExtractedData;
   is_purged: boolean;
   purged_at: Date | null;
   deleted_at: Date | null;
@@ -62,6 +65,7 @@ const CALL_COLUMNS = [
   'final_score',
   'employee_id',
   'note',
+  'extracted_data',
   'is_purged',
   'purged_at',
   'deleted_at',
@@ -86,6 +90,7 @@ export function toEventCall(row: CallRow) {
     employee: row.employee_id && row.employee_name ? { id: row.employee_id, name: row.employee_name } : null,
     agent_id: row.agent_id,
     created_at: row.created_at,
+    extracted_data: row.extracted_data,
   };
 }
 
@@ -129,6 +134,7 @@ export function toCallListItem(row: CallListRow) {
     employee: row.employee_id && row.employee_name ? { id: row.employee_id, name: row.employee_name } : null,
     agent_id: row.agent_id,
     created_at: row.created_at,
+    extracted_data: row.extracted_data,
     employee_id: row.employee_id,
     note: row.note,
     is_purged: row.is_purged,
@@ -148,6 +154,72 @@ const LIST_ROW_COLUMNS = [
   'e.name as employee_name',
 ];
 
+/**
+ * The list's filters on a query over `calls as c` (already scoped to an agent or an organization):
+ * trash, done, time range, phone number, search and `extracted.<name>`. Statistics and export use
+ * the same conditions, so their counts are the list's.
+ */
+export function whereCallFilters(
+  query: Knex.QueryBuilder,
+  filters: ListCallsFilters,
+  range: TimeRange,
+): Knex.QueryBuilder {
+  if (!filters.include_deleted) query.whereNull('c.deleted_at');
+  if (filters.done !== undefined) query.where('c.done', filters.done);
+  if (range.from) query.where('c.created_at', '>=', range.from);
+  if (range.before) query.where('c.created_at', '<', range.before);
+  if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
+  if (filters.search) whereContains(query, filters.search);
+  for (const filter of filters.extracted ?? []) whereExtracted(query, filter);
+  return query;
+}
+
+/**
+ * Case-insensitive: caller name and number, request, summary, note and the transcript's text.
+ * The first condition is the trigram-indexed text of all of them (it narrows); the second keeps
+ * the answer exact (no match across two fields).
+ */
+function whereContains(query: Knex.QueryBuilder, text: string): void {
+  const pattern = containsPattern(text.trim());
+  query.whereRaw(
+    `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE ?`,
+    [pattern],
+  );
+  query.where((q) =>
+    q
+      .whereILike('c.customer_name', pattern)
+      .orWhereILike('c.phone_number', pattern)
+      .orWhereILike('c.customer_request', pattern)
+      .orWhereILike('c.call_summary', pattern)
+      .orWhereILike('c.note', pattern)
+      .orWhereRaw(`EXISTS (SELECT 1 FROM jsonb_array_elements(c.transcript) e WHERE e->>'text' ILIKE ?)`, [pattern]),
+  );
+}
+
+/**
+ * One `extracted.<name>` condition. Equality is containment (`@>`), which the GIN index on
+ * extracted_data serves; a bound compares only values of the field's type (a value stored before the
+ * field changed type never matches, and never fails a cast).
+ */
+function whereExtracted(query: Knex.QueryBuilder, filter: ExtractedFilter): void {
+  if (filter.op === 'eq') {
+    query.whereRaw('c.extracted_data @> ?::jsonb', [JSON.stringify({ [filter.name]: filter.value })]);
+    return;
+  }
+  const operator = filter.op === 'gte' ? '>=' : '<=';
+  if (filter.type === 'number') {
+    query.whereRaw(
+      `CASE WHEN jsonb_typeof(c.extracted_data -> ?) = 'number' THEN (c.extracted_data ->> ?)::numeric END ${operator} ?::numeric`,
+      [filter.name, filter.name, filter.value],
+    );
+  } else {
+    query.whereRaw(
+      `CASE WHEN jsonb_typeof(c.extracted_data -> ?) = 'string' THEN (c.extracted_data ->> ?) COLLATE "C" END ${operator} ?`,
+      [filter.name, filter.name, filter.value],
+    );
+  }
+}
+
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
   { column: 'c.id', order: 'desc' as const },
@@ -164,7 +236,11 @@ export class CallRepository {
   /** Inserts unless the agent already has this call_id; undefined = it existed. */
   async insertIfNew(call: NewCall): Promise<CallRow | undefined> {
     const [row] = await this.db('calls')
-      .insert({ ...call, transcript: call.transcript === null ? null : JSON.stringify(call.transcript) })
+      .insert({
+        ...call,
+        transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
+        extracted_data: JSON.stringify(call.extracted_data),
+      })
       .onConflict(['agent_id', 'call_id'])
       .ignore()
       .returning(CALL_COLUMNS);
@@ -193,7 +269,9 @@ export class CallRepository {
   }
 
   async update(agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
-    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(changes);
+    const columns: Record<string, unknown> = { ...changes };
+    if (changes.extracted_data !== undefined) columns.extracted_data = JSON.stringify(changes.extracted_data);
+    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(columns);
     return (await this.find(agent, id))!;
   }
 
@@ -276,24 +354,18 @@ export class CallRepository {
   /** The agent's calls matching the filters, time range given apart (the count splits it). */
   private filtered(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.QueryBuilder {
     const query = this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id });
-    if (!filters.include_deleted) query.whereNull('c.deleted_at');
-    if (filters.done !== undefined) query.where('c.done', filters.done);
-    if (range.from) query.where('c.created_at', '>=', range.from);
-    if (range.before) query.where('c.created_at', '<', range.before);
-    if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
-    if (filters.search) this.whereContains(query, filters.search);
-    return query;
+    return whereCallFilters(query, filters, range);
   }
 
   /**
-   * Exact: counters for whole days, rows for the partial days at the edges; a phone number counts
-   * rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
+   * Exact: counters for whole days, rows for the partial days at the edges; a phone number or an
+   * `extracted.<name>` filter counts rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
    * a part is a scalar subquery of the sum.
    */
   private total(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.Raw {
     const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
     const parts: Knex.QueryBuilder[] = [];
-    if (filters.phone_number) parts.push(countRows(range));
+    if (filters.phone_number || (filters.extracted?.length ?? 0) > 0) parts.push(countRows(range));
     else {
       const plan = countPlan(range);
       parts.push(...plan.edges.map(countRows));
@@ -311,25 +383,29 @@ export class CallRepository {
   }
 
   /**
-   * Case-insensitive: caller name and number, request, summary, note and the transcript's text.
-   * The first condition is the trigram-indexed text of all of them (it narrows); the second keeps
-   * the answer exact (no match across two fields).
+   * One batch of an export: up to `limit` whole calls matching the filters, newest first, after the
+   * keyset position `after` (null = from the newest). Each batch is one short statement on the list
+   * indexes, so an export holds no connection or snapshot between batches and its memory is one batch.
    */
-  private whereContains(query: Knex.QueryBuilder, text: string): void {
-    const pattern = containsPattern(text.trim());
-    query.whereRaw(
-      `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE ?`,
-      [pattern],
+  async exportBatch(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    after: { at: string; id: string } | null,
+    limit: number,
+  ): Promise<(CallRow & { position_at: string })[]> {
+    const query = whereCallFilters(
+      this.db('calls as c')
+        .leftJoin('employees as e', 'e.id', 'c.employee_id')
+        .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
+      filters,
+      timeRange(filters.from, filters.to),
     );
-    query.where((q) =>
-      q
-        .whereILike('c.customer_name', pattern)
-        .orWhereILike('c.phone_number', pattern)
-        .orWhereILike('c.customer_request', pattern)
-        .orWhereILike('c.call_summary', pattern)
-        .orWhereILike('c.note', pattern)
-        .orWhereRaw(`EXISTS (SELECT 1 FROM jsonb_array_elements(c.transcript) e WHERE e->>'text' ILIKE ?)`, [pattern]),
-    );
+    if (after) query.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [after.at, after.id]);
+    return query
+      .select(...ROW_COLUMNS)
+      .select(this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`))
+      .orderBy(LIST_ORDER)
+      .limit(limit);
   }
 
   /**
@@ -367,7 +443,11 @@ export class CallRepository {
           FOR UPDATE OF c SKIP LOCKED
        )
        UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
-              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now
+              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now,
+              -- Free-text outcomes may name people; typed ones (enum, boolean, number, date) stay for statistics.
+              extracted_data = c.extracted_data - ARRAY(
+                SELECT f->>'name' FROM agents a, jsonb_array_elements(a.analysis_fields) f
+                 WHERE a.id = c.agent_id AND f->>'type' = 'string')
          FROM expired WHERE c.id = expired.id`,
       { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
     );

@@ -1,6 +1,7 @@
 import { cursorShape, paginationShape } from '../../http/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { timeRange } from './call.rules.js';
+import type { ExtractedFilter } from './extracted-filters.js';
 import { uuidField } from '../../http/validate.js';
 import { text } from '../../validation/text.js';
 
@@ -27,6 +28,21 @@ const transcript = z
 
 const optionalText = (max: number) => text({ max }).nullable().optional();
 
+/** Checked against the agent's analysis_fields in the service (each problem names extracted_data.<name>). */
+const extractedDataInput = z
+  .record(z.string(), z.unknown(), { message: 'Must be an object of analysis field values' })
+  .optional()
+  .openapi({
+    description:
+      "Typed outcomes: one value per analysis field of the agent (string, number, boolean, one of an enum's values, or a date YYYY-MM-DD); null = not known",
+    example: { urgency: 'emergency', heating_issue: true },
+  });
+
+/** What a call returns: the outcomes as stored when they were written. */
+export const ExtractedDataSchema = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+  .openapi('ExtractedData', { description: "Typed outcomes, keyed by the agent's analysis field names" });
+
 export const IntakeCallSchema = z
   .object({
     call_id: text({ min: 1, max: 255 })
@@ -50,20 +66,24 @@ export const IntakeCallSchema = z
     final_score: z.number().min(1).max(10).nullable().optional().openapi({ description: 'Call quality, 1 to 10' }),
     employee_id: uuidField().nullable().optional(),
     note: optionalText(10_000),
+    extracted_data: extractedDataInput,
   })
   .openapi('CallIntake');
 
-/** Only done, note and employee_id are used; other fields are ignored. */
+/** Only done, note, employee_id and extracted_data are used; other fields are ignored. */
 export const UpdateCallSchema = z
   .object({
     done: z.boolean().optional(),
     note: optionalText(10_000),
     employee_id: uuidField().nullable().optional(),
+    extracted_data: extractedDataInput.openapi({
+      description: "Replaces the call's outcomes; checked against the agent's analysis_fields as they are now",
+    }),
   })
   .openapi('UpdateCall');
 
-const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
-const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+export const flag = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
+export const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
   message: 'Must be an ISO 8601 date or date-time',
 });
 
@@ -85,7 +105,10 @@ export const ListCallsQuery = z
     }
   });
 
-export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'>;
+export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'> & {
+  /** `extracted.<name>` conditions, typed by the agent's analysis_fields (extracted-filters.ts). */
+  extracted?: ExtractedFilter[];
+};
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
 
 const callFields = {
@@ -106,6 +129,7 @@ const callFields = {
   is_purged: z.boolean().openapi({ description: 'Personal data removed after the retention period' }),
   deleted_at: z.iso.datetime().nullable().openapi({ description: 'Set when the call is in the trash' }),
   created_at: z.iso.datetime(),
+  extracted_data: ExtractedDataSchema,
   updated_at: z.iso.datetime(),
 };
 

@@ -4,7 +4,7 @@ import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
@@ -16,8 +16,28 @@ import {
   type CallRow,
 } from './call.repository.js';
 import { redactPii } from '../../privacy/pii-redaction.js';
+import type { z } from 'zod';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import { parseExtractedFilters, withoutExtractedKeys, type ExtractedFilter } from './extracted-filters.js';
+import { checkExtractedData, type ExtractedData } from './extracted-data.js';
 import { intakeOutcome, normalizePhoneNumber, trashOnDone } from './call.rules.js';
 import { IntakeCallSchema, ListCallsQuery, UpdateCallSchema, type IntakeCallInput } from './call.schemas.js';
+
+/**
+ * A calls query: the schema's parameters and the `extracted.<name>` filters (typed by the agent's
+ * analysis_fields), every problem of both in one 400.
+ */
+export function parseCallsQuery<S extends z.ZodType<object>>(
+  schema: S,
+  agent: AgentRow,
+  query: unknown,
+): z.output<S> & { extracted: ExtractedFilter[] } {
+  const result = schema.safeParse(withoutExtractedKeys(query));
+  const extracted = parseExtractedFilters(agent.analysis_fields ?? [], query);
+  const details = [...(result.success ? [] : zodIssuesToDetails(result.error.issues)), ...extracted.details];
+  if (details.length > 0 || !result.success) throw new ValidationError('Invalid query parameters', details);
+  return { ...result.data, extracted: extracted.filters };
+}
 
 /** Call records: read (calls:read), reported by the telephony layer and edited (calls:write). */
 export class CallService {
@@ -33,7 +53,7 @@ export class CallService {
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<CursorPage<CallListItem>> {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     rejectCursorWithPage(query);
-    const { page, limit, cursor, ...filters } = parse(ListCallsQuery, query, 'Invalid query parameters');
+    const { page, limit, cursor, ...filters } = parseCallsQuery(ListCallsQuery, agent, query);
     return this.calls.list(agent, filters, cursor === undefined ? { page, limit } : { cursor, limit });
   }
 
@@ -52,11 +72,15 @@ export class CallService {
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
+    const extracted = this.extracted(agent, input.extracted_data);
     return inTransaction(this.db, async (trx) => {
       const calls = this.calls.with(trx);
       const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
       const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
-      const row = await calls.insertIfNew(this.newCall(agent, input, autoDeleteDoneCalls));
+      const row = await calls.insertIfNew({
+        ...this.newCall(agent, input, autoDeleteDoneCalls),
+        extracted_data: extracted,
+      });
       if (!row) {
         const stored = await calls.findByCallId(agent, input.call_id);
         if (!stored) throw new Error('call_id conflict without a stored call');
@@ -73,11 +97,12 @@ export class CallService {
     });
   }
 
-  /** done, note, employee_id. Marking a call done trashes it when the organization auto-deletes done calls. */
+  /** done, note, employee_id, extracted_data (replaced whole). Marking a call done trashes it when the organization auto-deletes done calls. */
   async update(auth: AuthContext, agentId: string, callId: string, body: unknown): Promise<Call> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
-    const input = parseBody(UpdateCallSchema, body);
+    const { extracted_data: extractedInput, ...input } = parseBody(UpdateCallSchema, body);
+    const extracted = extractedInput === undefined ? undefined : this.extracted(agent, extractedInput);
     const row = await inTransaction(this.db, async (trx) => {
       const calls = this.calls.with(trx);
       const current = await calls.lock(agent, callId);
@@ -86,6 +111,7 @@ export class CallService {
       const changes: Partial<CallRow> = Object.fromEntries(
         Object.entries(input).filter(([, value]) => value !== undefined),
       );
+      if (extracted !== undefined) changes.extracted_data = extracted;
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
       const autoDelete = await calls.autoDeleteDoneCalls(agent.organization_id);
@@ -93,6 +119,13 @@ export class CallService {
       return calls.update(agent, callId, { ...changes, updated_at: now });
     });
     return toCall(row);
+  }
+
+  /** The outcomes to store, checked against the agent's analysis_fields as they are now; 400 naming each problem. */
+  private extracted(agent: AgentRow, data: Record<string, unknown> | undefined): ExtractedData {
+    const checked = checkExtractedData(agent.analysis_fields ?? [], data);
+    if (checked.details.length > 0) throw new ValidationError('Request body is invalid', checked.details);
+    return checked.data;
   }
 
   /** 400 unless the employee belongs to this agent. */

@@ -4,8 +4,16 @@
  * a tool call's arguments back to the HTTP request it stands for.
  */
 
-/** Operations whose answer carries a secret: an assistant's transcript is no place for one. */
-export const EXCLUDED_OPERATIONS: readonly string[] = ['createApiKey', 'getWebhookSecret', 'rotateWebhookSecret'];
+/**
+ * Operations whose answer carries a secret (an assistant's transcript is no place for one), and the
+ * calls export, a stream of up to millions of calls that a tool result would hold in memory whole.
+ */
+export const EXCLUDED_OPERATIONS: readonly string[] = [
+  'createApiKey',
+  'getWebhookSecret',
+  'rotateWebhookSecret',
+  'exportCalls',
+];
 
 type Json = Record<string, unknown>;
 type JsonSchema = Json;

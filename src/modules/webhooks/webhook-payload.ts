@@ -21,6 +21,9 @@ export const WebhookCallSchema = z
     employee: z.object({ id: z.string(), name: z.string() }).nullable(),
     agent_id: z.string(),
     created_at: z.iso.datetime(),
+    extracted_data: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .openapi({ description: "Typed outcomes, keyed by the agent's analysis field names" }),
   })
   .openapi('WebhookCall');
 

@@ -1,0 +1,111 @@
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../errors/index.js';
+import { z } from '../../openapi/zod.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import { csvHeader, csvLine, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
+import type { CallRepository } from './call.repository.js';
+import { parseCallsQuery } from './call.service.js';
+import { bound, flag } from './call.schemas.js';
+import { text } from '../../validation/text.js';
+import { timeRange } from './call.rules.js';
+
+export const EXPORT_BATCH_SIZE = 500;
+
+export const CallExportQuery = z
+  .object({
+    format: z.enum(EXPORT_FORMATS, { message: 'Must be ndjson or csv' }).default('ndjson'),
+    done: flag.optional(),
+    from: bound.optional(),
+    to: bound.optional(),
+    phone_number: text({ min: 1, max: 50 }).optional(),
+    search: text({ min: 1, max: 200 }).optional(),
+    include_deleted: flag.default(false),
+  })
+  .superRefine((q, ctx) => {
+    const { from, before } = timeRange(q.from, q.to);
+    if (from && before && from.getTime() >= before.getTime())
+      ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
+  });
+
+export type CallExport = {
+  contentType: string;
+  filename: string;
+  /** The body in pieces; pulled one batch at a time. Returning it early ends the export and frees its slot. */
+  chunks: AsyncGenerator<string>;
+  /** Frees the export's slot (idempotent); the chunks do it when they end, the router when the response closes. */
+  close: () => void;
+};
+
+class ExportLimitError extends AppError {
+  constructor() {
+    super(
+      'RATE_LIMITED',
+      429,
+      `At most ${EXPORTS_PER_KEY} exports run at once per API key; try again when one has finished`,
+      undefined,
+      { 'Retry-After': '10' },
+    );
+  }
+}
+
+/** Streams every call matching the list's filters as NDJSON or CSV (calls:read). */
+export class CallExportService {
+  /** Running exports per caller, in this instance. */
+  private readonly running = new Map<string, number>();
+
+  constructor(
+    private readonly calls: CallRepository,
+    private readonly access: AgentAccess,
+    private readonly clock: Clock,
+  ) {}
+
+  async open(auth: AuthContext, agentId: string, query: unknown): Promise<CallExport> {
+    const agent = await this.access.resolve(auth, agentId, 'calls:read');
+    const { format, ...filters } = parseCallsQuery(CallExportQuery, agent, query);
+    const caller = auth.apiKeyId ?? `user:${auth.userId}`;
+    const count = this.running.get(caller) ?? 0;
+    if (count >= EXPORTS_PER_KEY) throw new ExportLimitError();
+    this.running.set(caller, count + 1);
+    const fields = agent.analysis_fields ?? [];
+    const day = this.clock.now().toISOString().slice(0, 10);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const left = (this.running.get(caller) ?? 1) - 1;
+      if (left <= 0) this.running.delete(caller);
+      else this.running.set(caller, left);
+    };
+    const calls = this.calls;
+    async function* chunks(): AsyncGenerator<string> {
+      try {
+        if (format === 'csv') yield csvHeader(fields);
+        let after: { at: string; id: string } | null = null;
+        for (;;) {
+          const rows = await calls.exportBatch(agent, filters, after, EXPORT_BATCH_SIZE);
+          if (rows.length === 0) return;
+          let out = '';
+          for (const row of rows) out += format === 'csv' ? csvLine(row, fields) : ndjsonLine(row);
+          yield out;
+          if (rows.length < EXPORT_BATCH_SIZE) return;
+          const last = rows[rows.length - 1]!;
+          after = { at: last.position_at, id: last.id };
+        }
+      } finally {
+        release();
+      }
+    }
+    return {
+      contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
+      filename: `calls-${agent.id}-${day}.${format === 'csv' ? 'csv' : 'ndjson'}`,
+      chunks: chunks(),
+      close: release,
+    };
+  }
+
+  /** Exports running now for this caller (for tests and metrics). */
+  runningFor(auth: AuthContext): number {
+    return this.running.get(auth.apiKeyId ?? `user:${auth.userId}`) ?? 0;
+  }
+}

@@ -1,0 +1,59 @@
+import type { AnalysisField } from '../agents/analysis-fields.js';
+import { toCallListItem, type CallRow } from './call.repository.js';
+
+/** Pure formatting of exported calls: NDJSON lines and RFC 4180 CSV rows. */
+
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Exports running at once per API key (or dashboard user); one more is a 429. */
+export const EXPORTS_PER_KEY = 2;
+
+/** One call per line, the object the list returns. */
+export function ndjsonLine(row: CallRow): string {
+  return `${JSON.stringify(toCallListItem(row))}\n`;
+}
+
+const BASE_COLUMNS = [
+  'id',
+  'call_id',
+  'agent_id',
+  'created_at',
+  'updated_at',
+  'customer_name',
+  'customer_request',
+  'phone_number',
+  'duration',
+  'done',
+  'general_success',
+  'disconnection_reason',
+  'call_summary',
+  'employee_id',
+  'employee_name',
+  'note',
+  'is_purged',
+  'deleted_at',
+] as const;
+
+/** RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled; null is empty. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function csvRow(values: unknown[]): string {
+  return `${values.map(csvField).join(',')}\r\n`;
+}
+
+/** The CSV columns for an agent's analysis fields at the start of the export; transcript last. */
+export function csvHeader(fields: readonly AnalysisField[]): string {
+  return csvRow([...BASE_COLUMNS, ...fields.map((f) => `extracted.${f.name}`), 'transcript']);
+}
+
+export function csvLine(row: CallRow, fields: readonly AnalysisField[]): string {
+  const base = BASE_COLUMNS.map((column) => row[column]);
+  const extracted = fields.map((f) => row.extracted_data?.[f.name]);
+  const transcript = row.transcript === null ? null : JSON.stringify(row.transcript);
+  return csvRow([...base, ...extracted, transcript]);
+}

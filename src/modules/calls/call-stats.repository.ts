@@ -1,0 +1,128 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/knex.js';
+import type { TimeRange } from './call.rules.js';
+import { whereCallFilters } from './call.repository.js';
+import type { ListCallsFilters } from './call.schemas.js';
+import type { StatsInterval } from './call-stats.schemas.js';
+
+/** Whose calls: one organization, and within it some agents (null = all). */
+export type StatsScope = { organizationId: string; agentIds: readonly string[] | null };
+
+/** What a bucket may be split by. */
+export type StatsGroup =
+  { kind: 'none' } | { kind: 'done' } | { kind: 'employee' } | { kind: 'agent' } | { kind: 'extracted'; name: string };
+
+export type StatsRow = { start: Date; value: string | null; count: number; done: number; duration_total: number };
+
+function groupSql(group: StatsGroup): [string, string[]] {
+  switch (group.kind) {
+    case 'none':
+      return ['NULL::text', []];
+    case 'done':
+      return ['c.done::text', []];
+    case 'employee':
+      return ['c.employee_id::text', []];
+    case 'agent':
+      return ['c.agent_id::text', []];
+    case 'extracted':
+      return ['c.extracted_data ->> ?', [group.name]];
+  }
+}
+
+/** Counts per time bucket (in a time zone) for the statistics endpoints. */
+export class CallStatsRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  /**
+   * The start of every bucket that touches [from, before), in order. Hours step in absolute time
+   * (a DST change gives a 23- or 25-bucket day); days, weeks (from Monday) and months step in local
+   * time and are turned into instants in `tz`.
+   */
+  async bucketStarts(interval: StatsInterval, tz: string, range: Required<TimeRange>): Promise<Date[]> {
+    const last = new Date(range.before.getTime() - 1);
+    const { rows } =
+      interval === 'hour'
+        ? await this.db.raw(
+            `SELECT generate_series(date_trunc('hour', ?::timestamptz, ?), ?::timestamptz, interval '1 hour') AS start`,
+            [range.from, tz, last],
+          )
+        : await this.db.raw(
+            `SELECT s AT TIME ZONE ? AS start
+               FROM generate_series(date_trunc(?, ?::timestamptz AT TIME ZONE ?), ?::timestamptz AT TIME ZONE ?, ?::interval) s`,
+            [tz, interval, range.from, tz, last, tz, `1 ${interval}`],
+          );
+    return (rows as { start: Date }[]).map((r) => r.start);
+  }
+
+  /**
+   * The same figures from the hourly counters, for whole UTC hours [from, before) (both on an hour):
+   * only for the filters and groups the counters keep (done, trash; none, done, agent).
+   */
+  async countsFromHours(
+    scope: StatsScope,
+    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    tz: string,
+    group: StatsGroup,
+  ): Promise<StatsRow[]> {
+    const query = this.db('call_hour_stats as h')
+      .where('h.organization_id', scope.organizationId)
+      .where('h.hour', '>=', hours.from)
+      .where('h.hour', '<', hours.before);
+    if (scope.agentIds !== null) query.whereIn('h.agent_id', [...scope.agentIds]);
+    if (filters.done !== undefined) query.where('h.done', filters.done);
+    if (!filters.include_deleted) query.where('h.deleted', false);
+    const value = group.kind === 'done' ? 'h.done::text' : group.kind === 'agent' ? 'h.agent_id::text' : 'NULL::text';
+    const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
+      await query
+        .select(
+          this.db.raw('date_trunc(?, h.hour, ?) AS start', [interval, tz]),
+          this.db.raw(`${value} AS value`),
+          this.db.raw('sum(h.calls) AS count'),
+          this.db.raw('coalesce(sum(h.calls) FILTER (WHERE h.done), 0) AS done'),
+          this.db.raw('sum(h.duration_total) AS duration_total'),
+        )
+        .groupByRaw('1, 2')
+        .havingRaw('sum(h.calls) > 0');
+    return rows.map((r) => ({
+      start: r.start,
+      value: r.value,
+      count: Number(r.count),
+      done: Number(r.done),
+      duration_total: Number(r.duration_total),
+    }));
+  }
+
+  /** Calls matching the filters, counted per bucket start and group value. */
+  async counts(
+    scope: StatsScope,
+    filters: ListCallsFilters,
+    range: Required<TimeRange>,
+    interval: StatsInterval,
+    tz: string,
+    group: StatsGroup,
+  ): Promise<StatsRow[]> {
+    const query = this.db('calls as c').where('c.organization_id', scope.organizationId);
+    if (scope.agentIds !== null) query.whereIn('c.agent_id', [...scope.agentIds]);
+    whereCallFilters(query, filters, range);
+    const [expression, bindings] = groupSql(group);
+    const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
+      await query
+        .select(
+          this.db.raw('date_trunc(?, c.created_at, ?) AS start', [interval, tz]),
+          this.db.raw(`${expression} AS value`, bindings),
+          this.db.raw('count(*) AS count'),
+          this.db.raw('count(*) FILTER (WHERE c.done) AS done'),
+          this.db.raw('coalesce(sum(c.duration), 0) AS duration_total'),
+        )
+        .groupByRaw('1, 2');
+    return rows.map((r) => ({
+      start: r.start,
+      value: r.value,
+      count: Number(r.count),
+      done: Number(r.done),
+      duration_total: Number(r.duration_total),
+    }));
+  }
+}

@@ -1,0 +1,183 @@
+import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import { NotFoundError, ValidationError } from '../../errors/index.js';
+import { zodIssuesToDetails } from '../../errors/zod.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { AnalysisField } from '../agents/analysis-fields.js';
+import { timeRange } from './call.rules.js';
+import { zonedParts } from '../agents/zoned-time.js';
+import { parseCallsQuery } from './call.service.js';
+import type { CallStatsRepository, StatsGroup, StatsRow, StatsScope } from './call-stats.repository.js';
+import { CallStatsQuery, type CallStats, type CallStatsBucket, type StatsInterval } from './call-stats.schemas.js';
+import type { ListCallsFilters } from './call.schemas.js';
+
+const NONE = 'none';
+const HOUR = 3_600_000;
+
+/**
+ * True when the zone's offset from UTC is whole hours throughout [from, before) (checked weekly, and
+ * offsets change at most a few times a year): then every UTC hour lies inside one local bucket.
+ */
+export function wholeHourOffsets(tz: string, from: Date, before: Date): boolean {
+  const step = 7 * 86_400_000;
+  for (let at = from.getTime(); ; at = Math.min(at + step, before.getTime())) {
+    const minuteStart = Math.floor(at / 60_000) * 60_000;
+    if ((zonedParts(tz, at).wallMs - minuteStart) % HOUR !== 0) return false;
+    if (at >= before.getTime()) return true;
+  }
+}
+
+/**
+ * `group_by` of a statistics query: done, employee, agent (organization only) or an enum or
+ * boolean analysis field of the agent (`extracted.<name>`); anything else is a 400 naming it.
+ */
+function groupOf(
+  value: string | undefined,
+  fields: readonly AnalysisField[] | null,
+  organization: boolean,
+): StatsGroup {
+  if (value === undefined) return { kind: 'none' };
+  if (value === 'done' || value === 'employee') return { kind: value };
+  if (value === 'agent' && organization) return { kind: 'agent' };
+  if (fields && value.startsWith('extracted.')) {
+    const field = fields.find((f) => `extracted.${f.name}` === value);
+    if (field && (field.type === 'enum' || field.type === 'boolean')) return { kind: 'extracted', name: field.name };
+  }
+  const choices = organization ? 'done, employee or agent' : 'done, employee or extracted.<enum or boolean field>';
+  throw new ValidationError('Invalid query parameters', [{ field: 'group_by', message: `Must be ${choices}` }]);
+}
+
+function figures(count: number, done: number, durationTotal: number) {
+  return { count, done, duration_total: durationTotal, duration_avg: count === 0 ? null : durationTotal / count };
+}
+
+/** Buckets in order, empty ones included; every counted row lands in exactly one, so the sums agree. */
+function assemble(starts: Date[], rows: StatsRow[], grouped: boolean): CallStatsBucket[] {
+  const sums = starts.map(() => ({ count: 0, done: 0, duration: 0, groups: {} as Record<string, number> }));
+  const index = new Map(starts.map((start, i) => [start.getTime(), i]));
+  for (const row of rows) {
+    let i = index.get(row.start.getTime());
+    // Not expected (the series and date_trunc agree); still counted, in the bucket that holds the instant.
+    if (i === undefined) {
+      i = 0;
+      starts.forEach((s, j) => {
+        if (s.getTime() <= row.start.getTime()) i = j;
+      });
+    }
+    const sum = sums[i]!;
+    sum.count += row.count;
+    sum.done += row.done;
+    sum.duration += row.duration_total;
+    const key = row.value ?? NONE;
+    if (grouped) sum.groups[key] = (sum.groups[key] ?? 0) + row.count;
+  }
+  return starts.map((start, i) => {
+    const sum = sums[i]!;
+    const bucket: CallStatsBucket = { start: start.toISOString(), ...figures(sum.count, sum.done, sum.duration) };
+    if (grouped) bucket.groups = sum.groups;
+    return bucket;
+  });
+}
+
+/** Call statistics per time bucket, for one agent or a whole organization (calls:read). */
+export class CallStatsService {
+  constructor(
+    private readonly stats: CallStatsRepository,
+    private readonly access: AgentAccess,
+  ) {}
+
+  /** One agent's calls; `tz` defaults to the agent's schedule time zone, `extracted.<name>` filters apply. */
+  async forAgent(auth: AuthContext, agentId: string, query: unknown): Promise<CallStats> {
+    const agent = await this.access.resolve(auth, agentId, 'calls:read');
+    const { from, to, interval, tz, group_by, ...filters } = parseCallsQuery(CallStatsQuery, agent, query);
+    const group = groupOf(group_by, agent.analysis_fields ?? [], false);
+    const scope = { organizationId: agent.organization_id, agentIds: [agent.id] };
+    const zone = tz ?? agent.schedule?.timezone ?? 'UTC';
+    return this.compute(scope, filters, { from, to, interval, tz: zone, group_by, group });
+  }
+
+  /** Every agent of the organization the caller may read; `tz` defaults to UTC, `group_by=agent` too. */
+  async forOrganization(auth: AuthContext, organizationId: string, query: unknown): Promise<CallStats> {
+    assertPermission(auth, 'calls:read');
+    const id = organizationId.toLowerCase();
+    if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+    assertPermission(auth, 'calls:read', id);
+    const raw = (query ?? {}) as Record<string, unknown>;
+    // Analysis fields belong to each agent: outcome filters are per agent (GET /v1/agents/{agentId}/calls/stats).
+    const details = Object.keys(raw)
+      .filter((key) => key.startsWith('extracted.'))
+      .map((field) => ({ field, message: 'Outcome filters apply to one agent: use /v1/agents/{agentId}/calls/stats' }));
+    const parsed = CallStatsQuery.safeParse(raw);
+    if (details.length > 0 || !parsed.success) {
+      throw new ValidationError('Invalid query parameters', [
+        ...(parsed.success ? [] : zodIssuesToDetails(parsed.error.issues)),
+        ...details,
+      ]);
+    }
+    const { from, to, interval, tz, group_by, ...filters } = parsed.data;
+    const group = groupOf(group_by, null, true);
+    const scope = { organizationId: id, agentIds: auth.allowedAgentIds };
+    return this.compute(scope, filters, { from, to, interval, tz: tz ?? 'UTC', group_by, group });
+  }
+
+  /**
+   * The counted rows: from the hourly counters for the whole hours of the range when the filters and
+   * the grouping are ones they keep and every offset of the zone in the range is whole hours, plus the
+   * partial hours at the edges from the calls; otherwise from the calls alone.
+   */
+  private async rows(
+    scope: StatsScope,
+    filters: ListCallsFilters,
+    range: { from: Date; before: Date },
+    q: { interval: StatsInterval; tz: string; group: StatsGroup },
+  ): Promise<StatsRow[]> {
+    const countersServe =
+      !filters.phone_number &&
+      !filters.search &&
+      (filters.extracted?.length ?? 0) === 0 &&
+      (q.group.kind === 'none' || q.group.kind === 'done' || q.group.kind === 'agent') &&
+      wholeHourOffsets(q.tz, range.from, range.before);
+    const hours = {
+      from: new Date(Math.ceil(range.from.getTime() / HOUR) * HOUR),
+      before: new Date(Math.floor(range.before.getTime() / HOUR) * HOUR),
+    };
+    if (!countersServe || hours.from.getTime() >= hours.before.getTime())
+      return this.stats.counts(scope, filters, range, q.interval, q.tz, q.group);
+    const parts = [this.stats.countsFromHours(scope, filters, hours, q.interval, q.tz, q.group)];
+    if (range.from.getTime() < hours.from.getTime())
+      parts.push(
+        this.stats.counts(scope, filters, { from: range.from, before: hours.from }, q.interval, q.tz, q.group),
+      );
+    if (hours.before.getTime() < range.before.getTime())
+      parts.push(
+        this.stats.counts(scope, filters, { from: hours.before, before: range.before }, q.interval, q.tz, q.group),
+      );
+    return (await Promise.all(parts)).flat();
+  }
+
+  private async compute(
+    scope: StatsScope,
+    filters: ListCallsFilters,
+    q: { from: string; to: string; interval: StatsInterval; tz: string; group_by?: string; group: StatsGroup },
+  ): Promise<CallStats> {
+    const { from, before } = timeRange(q.from, q.to);
+    const range = { from: from!, before: before! };
+    const [starts, rows] = await Promise.all([
+      this.stats.bucketStarts(q.interval, q.tz, range),
+      this.rows(scope, filters, range, q),
+    ]);
+    const buckets = assemble(starts, rows, q.group.kind !== 'none');
+    const total = buckets.reduce(
+      (t, b) => ({ count: t.count + b.count, done: t.done + b.done, duration: t.duration + b.duration_total }),
+      { count: 0, done: 0, duration: 0 },
+    );
+    return {
+      interval: q.interval,
+      tz: q.tz,
+      from: range.from.toISOString(),
+      to: range.before.toISOString(),
+      group_by: q.group_by ?? null,
+      totals: figures(total.count, total.done, total.duration),
+      buckets,
+    };
+  }
+}

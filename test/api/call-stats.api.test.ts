@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../support/builders.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { expectSchema } from '../support/expect-schema.js';
+import { CallStatsSchema } from '../../src/modules/calls/call-stats.schemas.js';
+
+let ctx: TestContext;
+let w: World;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  w = await ctx.build.world();
+});
+afterAll(() => ctx.close());
+
+const FIELDS = [
+  { name: 'urgency', type: 'enum', values: ['emergency', 'routine'] },
+  { name: 'heating_issue', type: 'boolean' },
+  { name: 'units', type: 'number' },
+];
+let sequence = 0;
+
+async function agentWithFields(world: World): Promise<string> {
+  const agentId = await ctx.build.freshAgent(world.orgId);
+  await ctx.http
+    .patch(`/v1/agents/${agentId}`)
+    .set('X-API-Key', world.key)
+    .send({ analysis_fields: FIELDS })
+    .expect(200);
+  return agentId;
+}
+
+/** Reports a call as if it ended at `at`. */
+async function callAt(agentId: string, at: string, fields: Record<string, unknown> = {}, key = w.key) {
+  ctx.clock.set(at);
+  sequence += 1;
+  const res = await ctx.http
+    .post(`/v1/agents/${agentId}/calls`)
+    .set('X-API-Key', key)
+    .send({ call_id: `stats-${sequence}`, duration: 60, ...fields })
+    .expect(201);
+  return res.body.id as string;
+}
+
+async function stats(path: string, query: string, key = w.key) {
+  const res = await ctx.http.get(`${path}?${query}`).set('X-API-Key', key).expect(200);
+  expectSchema(res, CallStatsSchema);
+  return res.body;
+}
+
+async function listTotal(agentId: string, query: string): Promise<number> {
+  const res = await ctx.http.get(`/v1/agents/${agentId}/calls?${query}`).set('X-API-Key', w.key).expect(200);
+  return res.body.pagination.total;
+}
+
+const counts = (body: { buckets: { count: number }[] }) => body.buckets.map((b) => b.count);
+
+describe('GET /v1/agents/{agentId}/calls/stats', () => {
+  let agentId: string;
+  beforeAll(async () => {
+    agentId = await agentWithFields(w);
+    // Berlin is UTC+1 in March before the 29th.
+    await callAt(agentId, '2026-03-01T22:30:00Z', { extracted_data: { urgency: 'emergency' }, duration: 30 }); // Mar 1, 23:30
+    await callAt(agentId, '2026-03-01T23:30:00Z', { extracted_data: { urgency: 'routine' }, duration: 90, done: true }); // Mar 2
+    await callAt(agentId, '2026-03-02T10:00:00Z', { extracted_data: { urgency: 'emergency', heating_issue: true } });
+    await callAt(agentId, '2026-03-04T10:00:00Z', { extracted_data: { heating_issue: false } }); // Mar 4
+    await callAt(agentId, '2026-03-20T10:00:00Z', { duration: 120 }); // outside most ranges
+  });
+  const path = () => `/v1/agents/${agentId}/calls/stats`;
+  const range = 'from=2026-03-01T00:00:00%2B01:00&to=2026-03-04T23:59:59.999%2B01:00';
+
+  it('counts per local day in the time zone, empty days included, totals equal to the sum and to the list', async () => {
+    const body = await stats(path(), `${range}&interval=day&tz=Europe/Berlin`);
+    expect(body).toMatchObject({
+      interval: 'day',
+      tz: 'Europe/Berlin',
+      from: '2026-02-28T23:00:00.000Z',
+      to: '2026-03-04T23:00:00.000Z',
+      group_by: null,
+    });
+    expect(body.buckets.map((b: { start: string }) => b.start)).toEqual([
+      '2026-02-28T23:00:00.000Z',
+      '2026-03-01T23:00:00.000Z',
+      '2026-03-02T23:00:00.000Z',
+      '2026-03-03T23:00:00.000Z',
+    ]);
+    expect(counts(body)).toEqual([1, 2, 0, 1]);
+    expect(body.buckets[1]).toMatchObject({ count: 2, done: 1, duration_total: 150, duration_avg: 75 });
+    expect(body.buckets[2]).toMatchObject({ count: 0, done: 0, duration_total: 0, duration_avg: null });
+    expect(body.totals).toEqual({ count: 4, done: 1, duration_total: 240, duration_avg: 60 });
+    expect(await listTotal(agentId, range)).toBe(4);
+  });
+
+  it('puts the same calls into UTC days differently', async () => {
+    const body = await stats(path(), 'from=2026-03-01&to=2026-03-04&interval=day&tz=UTC');
+    expect(counts(body)).toEqual([2, 1, 0, 1]);
+    expect(body.totals.count).toBe(await listTotal(agentId, 'from=2026-03-01&to=2026-03-04'));
+  });
+
+  it("defaults tz to the agent's schedule time zone", async () => {
+    await ctx.http
+      .patch(`/v1/agents/${agentId}`)
+      .set('X-API-Key', w.key)
+      .send({ schedule: { timezone: 'Europe/Berlin', rules: [] } })
+      .expect(200);
+    const body = await stats(path(), `${range}&interval=day`);
+    expect(body.tz).toBe('Europe/Berlin');
+    expect(counts(body)).toEqual([1, 2, 0, 1]);
+  });
+
+  it('takes the list filters, extracted ones included, and the totals still match the list', async () => {
+    for (const filter of ['done=false', 'extracted.urgency=emergency', 'extracted.heating_issue=true&done=false']) {
+      const body = await stats(path(), `${range}&tz=Europe/Berlin&${filter}`);
+      const sum = counts(body).reduce((a, b) => a + b, 0);
+      expect(sum).toBe(body.totals.count);
+      expect(body.totals.count).toBe(await listTotal(agentId, `${range}&${filter}`));
+    }
+  });
+
+  it('groups by done, by an enum field and by a boolean field', async () => {
+    const byUrgency = await stats(path(), `${range}&tz=Europe/Berlin&group_by=extracted.urgency`);
+    expect(byUrgency.buckets.map((b: { groups: unknown }) => b.groups)).toEqual([
+      { emergency: 1 },
+      { routine: 1, emergency: 1 },
+      {},
+      { none: 1 },
+    ]);
+    const byDone = await stats(path(), `${range}&tz=Europe/Berlin&group_by=done`);
+    expect(byDone.buckets[1].groups).toEqual({ true: 1, false: 1 });
+    const byHeating = await stats(path(), `${range}&tz=Europe/Berlin&group_by=extracted.heating_issue`);
+    expect(byHeating.buckets[3].groups).toEqual({ false: 1 });
+  });
+
+  it('has 23 hour buckets on the day summer time starts, and weeks and months in local time', async () => {
+    const hours = await stats(
+      path(),
+      'from=2026-03-28T23:00:00Z&to=2026-03-29T21:59:59Z&interval=hour&tz=Europe/Berlin',
+    );
+    expect(hours.buckets).toHaveLength(23);
+    const weeks = await stats(path(), 'from=2026-03-01&to=2026-03-31&interval=week&tz=UTC');
+    expect(weeks.buckets[0].start).toBe('2026-02-23T00:00:00.000Z');
+    expect(counts(weeks)).toEqual([2, 2, 0, 1, 0, 0]);
+    const months = await stats(
+      path(),
+      'from=2026-01-01T00:00:00%2B01:00&to=2026-04-30T23:59:59%2B02:00&interval=month&tz=Europe/Berlin',
+    );
+    expect(months.buckets.map((b: { start: string }) => b.start)).toEqual([
+      '2025-12-31T23:00:00.000Z',
+      '2026-01-31T23:00:00.000Z',
+      '2026-02-28T23:00:00.000Z',
+      '2026-03-31T22:00:00.000Z',
+    ]);
+    expect(months.totals.count).toBe(5);
+  });
+
+  it('refuses a missing range, a bad zone, interval or group_by, and too many buckets', async () => {
+    const res = await ctx.http
+      .get(`${path()}?tz=Mars/Olympus&interval=minute&group_by=extracted.units`)
+      .set('X-API-Key', w.key)
+      .expect(400);
+    const fields = (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual(['from', 'interval', 'to', 'tz']);
+    const group = await ctx.http.get(`${path()}?${range}&group_by=extracted.units`).set('X-API-Key', w.key).expect(400);
+    expect(group.body.error.details[0].field).toBe('group_by');
+    const agentGroup = await ctx.http.get(`${path()}?${range}&group_by=agent`).set('X-API-Key', w.key).expect(400);
+    expect(agentGroup.body.error.details[0].field).toBe('group_by');
+    const many = await ctx.http
+      .get(`${path()}?from=2020-01-01&to=2026-01-01&interval=hour`)
+      .set('X-API-Key', w.key)
+      .expect(400);
+    expect(many.body.error.details[0].field).toBe('interval');
+    const unknown = await ctx.http.get(`${path()}?${range}&extracted.colour=red`).set('X-API-Key', w.key).expect(400);
+    expect(unknown.body.error.details[0].field).toBe('extracted.colour');
+  });
+
+  it('is 403 without calls:read, 403 out of scope and 404 for an agent of another organization', async () => {
+    const noRead = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['calls:write'] });
+    await ctx.http.get(`${path()}?${range}`).set('X-API-Key', noRead.key).expect(403);
+    const scoped = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [] });
+    const out = await ctx.http.get(`${path()}?${range}`).set('X-API-Key', scoped.key).expect(403);
+    expect(out.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
+    const other = await ctx.build.world();
+    await ctx.http.get(`${path()}?${range}`).set('X-API-Key', other.key).expect(404);
+  });
+});
+
+describe('GET /v1/organization/{orgId}/calls/stats', () => {
+  it('counts every readable agent of the organization, groups by agent, and honours the key scope', async () => {
+    const world = await ctx.build.world();
+    const second = await ctx.build.freshAgent(world.orgId);
+    await callAt(world.agentId, '2026-05-01T10:00:00Z', {}, world.key);
+    await callAt(world.agentId, '2026-05-02T10:00:00Z', { done: true }, world.key);
+    await callAt(second, '2026-05-02T11:00:00Z', {}, world.key);
+    const path = `/v1/organization/${world.orgId}/calls/stats`;
+    const query = 'from=2026-05-01&to=2026-05-03&group_by=agent';
+    const all = await stats(path, query, world.key);
+    expect(all.tz).toBe('UTC');
+    expect(counts(all)).toEqual([1, 2, 0]);
+    expect(all.buckets[1].groups).toEqual({ [world.agentId]: 1, [second]: 1 });
+    expect(all.totals).toMatchObject({ count: 3, done: 1 });
+
+    const scoped = await ctx.build.apiKey(world.orgId, world.userId, { allowedAgentIds: [second] });
+    const some = await stats(path, query, scoped.key);
+    expect(some.totals.count).toBe(1);
+
+    const byDone = await stats(path, 'from=2026-05-01&to=2026-05-03&done=true', world.key);
+    expect(byDone.totals.count).toBe(1);
+  });
+
+  it('is 404 for another organization, 403 without calls:read, 400 for outcome filters', async () => {
+    const world = await ctx.build.world();
+    const path = `/v1/organization/${world.orgId}/calls/stats`;
+    await ctx.http.get(`${path}?from=2026-05-01&to=2026-05-03`).set('X-API-Key', w.key).expect(404);
+    const noRead = await ctx.build.apiKey(world.orgId, world.userId, { permissions: ['agents:read'] });
+    await ctx.http.get(`${path}?from=2026-05-01&to=2026-05-03`).set('X-API-Key', noRead.key).expect(403);
+    const res = await ctx.http
+      .get(`${path}?from=2026-05-01&to=2026-05-03&extracted.urgency=emergency&group_by=extracted.urgency`)
+      .set('X-API-Key', world.key)
+      .expect(400);
+    const fields = (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual(['extracted.urgency']);
+  });
+});
+
+describe('statistics from the hourly counters', () => {
+  const hourStats = (agentId: string) =>
+    ctx
+      .db('call_hour_stats')
+      .where({ agent_id: agentId })
+      .select(ctx.db.raw('sum(calls)::int AS calls'), ctx.db.raw('sum(duration_total)::float AS duration'))
+      .first();
+  const callStats = (agentId: string) =>
+    ctx
+      .db('calls')
+      .where({ agent_id: agentId })
+      .select(ctx.db.raw('count(*)::int AS calls'), ctx.db.raw('sum(duration)::float AS duration'))
+      .first();
+
+  it('keep step with intake, done, trash and deletion, and answer as the calls do', async () => {
+    const world = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/organization/${world.orgId}`)
+      .set('X-API-Key', world.key)
+      .send({ auto_delete_done_calls: true })
+      .expect(200);
+    const agentId = world.agentId;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push(await callAt(agentId, `2026-04-0${1 + i}T0${i}:15:00Z`, { duration: 10 * (i + 1) }, world.key));
+    await ctx.http
+      .patch(`/v1/agents/${agentId}/calls/${ids[0]}`)
+      .set('X-API-Key', world.key)
+      .send({ done: true })
+      .expect(200);
+    await ctx.db('calls').where({ id: ids[1] }).delete();
+    expect(await hourStats(agentId)).toEqual(await callStats(agentId));
+
+    const path = `/v1/agents/${agentId}/calls/stats`;
+    // Whole hours in Berlin: counters; the partial hour at the start from the calls themselves.
+    for (const [query, total] of [
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin', 4],
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin&include_deleted=true', 5],
+      ['from=2026-04-01T00:30:00Z&to=2026-04-06&tz=Europe/Berlin&include_deleted=true', 4],
+      ['from=2026-04-01&to=2026-04-06&tz=Asia/Kolkata&include_deleted=true', 5],
+      ['from=2026-04-01&to=2026-04-06&tz=Europe/Berlin&done=true&include_deleted=true', 1],
+    ] as const) {
+      const body = await stats(path, query, world.key);
+      expect(body.totals.count).toBe(total);
+      expect(counts(body).reduce((a, b) => a + b, 0)).toBe(total);
+      const list = await ctx.http
+        .get(`/v1/agents/${agentId}/calls?${query.replace(/&tz=[^&]+/, '')}`)
+        .set('X-API-Key', world.key)
+        .expect(200);
+      expect(list.body.pagination.total).toBe(total);
+    }
+    const kolkata = await stats(path, 'from=2026-04-01&to=2026-04-06&tz=Asia/Kolkata&include_deleted=true', world.key);
+    expect(kolkata.buckets[0].start).toBe('2026-03-31T18:30:00.000Z');
+    const byDone = await stats(path, 'from=2026-04-01&to=2026-04-06&group_by=done&include_deleted=true', world.key);
+    expect(byDone.totals).toMatchObject({ count: 5, done: 1, duration_total: 10 + 30 + 40 + 50 + 60 });
+    expect(byDone.buckets[0].groups).toEqual({ true: 1 });
+  });
+});
