@@ -258,6 +258,34 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(exported.body).toMatchObject({ contacts: [], calls: [] });
   });
 
+  it("drops the person's free-text outcomes from calls and stored webhook bodies, keeping the typed ones", async () => {
+    const w = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/agents/${w.agentId}`)
+      .set('X-API-Key', w.key)
+      .send({
+        analysis_fields: [
+          { name: 'anliegen', type: 'string' },
+          { name: 'kategorie', type: 'enum', values: ['heizung', 'wasser'] },
+          { name: 'notfall', type: 'boolean' },
+        ],
+      })
+      .expect(200);
+    const outcome = { anliegen: 'Anna Schmidt, Heizung defekt', kategorie: 'heizung', notfall: true };
+    const mine = await call(w, '+49 171 2223334', { extracted_data: outcome });
+    const theirs = await call(w, '+49 171 9998887', { extracted_data: outcome });
+    await ctx.internals.webhookWorker.drain();
+
+    await erase(w, { phone_number: '0171 2223334' }).expect(200);
+    const kept = { kategorie: 'heizung', notfall: true };
+    expect((await ctx.db('calls').where({ id: mine.id }).first()).extracted_data).toEqual(kept);
+    expect((await ctx.db('calls').where({ id: theirs.id }).first()).extracted_data).toEqual(outcome);
+    const bodies = await ctx.db('events').where({ organization_id: w.orgId, type: 'call.completed' });
+    const byCall = (id: string) => bodies.find((e) => e.payload.call.id === id)?.payload.call.extracted_data;
+    expect(byCall(mine.id)).toEqual(kept);
+    expect(byCall(theirs.id)).toEqual(outcome);
+  });
+
   it('announces data_subject.erased once to each agent URL of the organization that chose it, and to no other', async () => {
     const w = await ctx.build.world();
     const chose = receiver.url('ok');

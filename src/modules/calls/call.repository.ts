@@ -197,6 +197,15 @@ function whereContains(query: Knex.QueryBuilder, text: string): void {
 }
 
 /**
+ * `calls c`'s extracted_data without its free-text outcomes (fields of type string), which may name
+ * people; the typed ones (enum, boolean, number, date) stay for statistics. Used where a call's
+ * personal data goes: the retention purge and a data subject's erasure.
+ */
+export const WITHOUT_FREE_TEXT_OUTCOMES = `c.extracted_data - ARRAY(
+    SELECT f->>'name' FROM agents fa, jsonb_array_elements(fa.analysis_fields) f
+     WHERE fa.id = c.agent_id AND f->>'type' = 'string')`;
+
+/**
  * One `extracted.<name>` condition. Equality is containment (`@>`), which the GIN index on
  * extracted_data serves; a bound compares only values of the field's type (a value stored before the
  * field changed type never matches, and never fails a cast).
@@ -444,10 +453,7 @@ export class CallRepository {
        )
        UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
               call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now,
-              -- Free-text outcomes may name people; typed ones (enum, boolean, number, date) stay for statistics.
-              extracted_data = c.extracted_data - ARRAY(
-                SELECT f->>'name' FROM agents a, jsonb_array_elements(a.analysis_fields) f
-                 WHERE a.id = c.agent_id AND f->>'type' = 'string')
+              extracted_data = ${WITHOUT_FREE_TEXT_OUTCOMES}
          FROM expired WHERE c.id = expired.id`,
       { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
     );

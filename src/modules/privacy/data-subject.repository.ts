@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
-import { toCall, type Call, type CallRow } from '../calls/call.repository.js';
+import { toCall, WITHOUT_FREE_TEXT_OUTCOMES, type Call, type CallRow } from '../calls/call.repository.js';
 import { toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
 import { literalLike, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
 import type { DataSubjectIdentifier } from './data-subject.schemas.js';
@@ -57,7 +57,8 @@ const ERASURE_COLUMNS = [
 
 /** What an erased call keeps: id, agent, duration, done, timestamps and statistics. */
 const ERASED_CALL_FIELDS = `customer_name = NULL, customer_request = NULL, phone_number = NULL, call_summary = NULL,
-  transcript = NULL, audio_file_url = NULL, note = NULL, is_purged = true, purged_at = :now, updated_at = :now`;
+  transcript = NULL, audio_file_url = NULL, note = NULL, extracted_data = ${WITHOUT_FREE_TEXT_OUTCOMES},
+  is_purged = true, purged_at = :now, updated_at = :now`;
 
 /** The personal fields of a stored call.completed body, emptied. */
 const ERASED_EVENT_CALL = JSON.stringify({
@@ -167,7 +168,13 @@ export class DataSubjectRepository {
             AND (payload->'call'->>'phone_number') = ANY(:phones::text[])
           LIMIT :limit FOR UPDATE
        )
-       UPDATE events e SET payload = jsonb_set(e.payload, '{call}', (e.payload->'call') || :erased::jsonb)
+       UPDATE events e SET payload = jsonb_set(e.payload, '{call}', (e.payload->'call') || :erased::jsonb
+              -- the free-text outcomes, as on the call (the typed ones stay)
+              || CASE WHEN e.payload->'call'->'extracted_data' IS NOT NULL THEN jsonb_build_object('extracted_data',
+                   (e.payload->'call'->'extracted_data') - ARRAY(
+                     SELECT f->>'name' FROM agents fa, jsonb_array_elements(fa.analysis_fields) f
+                      WHERE fa.id = (e.payload->'call'->>'agent_id')::uuid AND f->>'type' = 'string'))
+                 ELSE '{}'::jsonb END)
          FROM batch WHERE e.id = batch.id`,
       { org: subject.organizationId, phones: subject.phoneForms, limit, erased: ERASED_EVENT_CALL },
     );
