@@ -30,7 +30,8 @@ export type ContactFilters = { phone_number?: string; tag?: string; search?: str
 
 export const CONTACT_PHONE_UNIQUE = 'contacts_agent_phone_unique';
 
-const COLUMNS = [
+/** The columns a contact's representation shows (the data-subject export reads the same). */
+export const CONTACT_COLUMNS = [
   'id',
   'agent_id',
   'customer_name',
@@ -108,7 +109,7 @@ export class ContactRepository {
       });
     }
     return paginate<ContactRow, Contact>(
-      query.select(COLUMNS),
+      query.select(CONTACT_COLUMNS),
       page,
       [
         { column: 'created_at', order: 'desc' },
@@ -119,13 +120,13 @@ export class ContactRepository {
   }
 
   async find(agentId: string, id: string): Promise<Contact | undefined> {
-    const row = await this.db('contacts').where({ agent_id: agentId, id }).first(COLUMNS);
+    const row = await this.db('contacts').where({ agent_id: agentId, id }).first(CONTACT_COLUMNS);
     return row ? toContact(row) : undefined;
   }
 
   /** Inside a transaction: the row locked for a write. */
   async findForUpdate(agentId: string, id: string): Promise<Contact | undefined> {
-    const row = await this.db('contacts').where({ agent_id: agentId, id }).forNoKeyUpdate().first(COLUMNS);
+    const row = await this.db('contacts').where({ agent_id: agentId, id }).forNoKeyUpdate().first(CONTACT_COLUMNS);
     return row ? toContact(row) : undefined;
   }
 
@@ -138,7 +139,7 @@ export class ContactRepository {
   async insert(agent: { id: string; organization_id: string }, fields: ContactFields, at: Date): Promise<Contact> {
     const [row] = await this.db('contacts')
       .insert({ ...fields, agent_id: agent.id, organization_id: agent.organization_id, created_at: at, updated_at: at })
-      .returning(COLUMNS);
+      .returning(CONTACT_COLUMNS);
     return toContact(row);
   }
 
@@ -146,7 +147,7 @@ export class ContactRepository {
     const [row] = await this.db('contacts')
       .where({ agent_id: agentId, id })
       .update({ ...changes, updated_at: at })
-      .returning(COLUMNS);
+      .returning(CONTACT_COLUMNS);
     return row ? toContact(row) : undefined;
   }
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { toCall, WITHOUT_FREE_TEXT_OUTCOMES, type Call, type CallRow } from '../calls/call.repository.js';
-import { toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
+import { CONTACT_COLUMNS, toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
 import { literalLike, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
 import type { DataSubjectIdentifier } from './data-subject.schemas.js';
 
@@ -21,29 +21,6 @@ export type ErasureRow = ErasureCounts & {
   organization_id: string;
   completed_at: Date | null;
 };
-
-const CONTACT_COLUMNS = [
-  'id',
-  'agent_id',
-  'customer_name',
-  'salutation',
-  'first_name',
-  'last_name',
-  'phone_number',
-  'mobile_number',
-  'landline_number',
-  'email',
-  'address',
-  'company',
-  'tags',
-  'note',
-  'customer_number',
-  'last_contact_date',
-  'name_parsed',
-  'name_source',
-  'created_at',
-  'updated_at',
-];
 
 const ERASURE_COLUMNS = [
   'id',
