@@ -1,5 +1,6 @@
 /**
- * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure, analytics (all when none is named).
+ * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure, analytics (all when none is named);
+ * compare (BENCH_COMPARE=<checkout>,<checkout>: the chain of built checkouts side by side) only when named.
  * Each scenario prints its figures and the ratio to a baseline measured in the same run, and the
  * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
@@ -16,6 +17,7 @@ import { JobQueue } from '../src/jobs/queue.js';
 import { analytics } from './bench/analytics.js';
 import { calls } from './bench/calls.js';
 import { chain } from './bench/chain.js';
+import { compare } from './bench/compare.js';
 import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { memory } from './bench/memory.js';
@@ -23,7 +25,17 @@ import { simulate } from './bench/simulate.js';
 import { freePort, machine } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
-const SCENARIOS = ['chain', 'calls', 'webhooks', 'kb', 'memory', 'simulate', 'erasure', 'analytics'] as const;
+const SCENARIOS = [
+  'chain',
+  'calls',
+  'webhooks',
+  'kb',
+  'memory',
+  'simulate',
+  'erasure',
+  'analytics',
+  'compare',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
 
@@ -31,7 +43,8 @@ async function main(): Promise<void> {
   const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const unknown = asked.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length) throw new Error(`Unknown scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
-  const run: Scenario[] = asked.length ? (asked as Scenario[]) : [...SCENARIOS];
+  // compare needs BENCH_COMPARE and runs only when named.
+  const run: Scenario[] = asked.length ? (asked as Scenario[]) : SCENARIOS.filter((s) => s !== 'compare');
 
   const logger = pino({ level: 'warn' });
   const config = parseConfig({
@@ -67,6 +80,7 @@ async function main(): Promise<void> {
       else if (scenario === 'simulate') result = await simulate(database.db, database.url);
       else if (scenario === 'erasure') result = await erasure(database.db, database.url);
       else if (scenario === 'analytics') result = await analytics(database.db, database.url);
+      else if (scenario === 'compare') result = await compare(database.db, database.url);
       else result = await memory(database.db, database.url, rss);
       results[scenario] = { at, machine: machine(), result };
       writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);

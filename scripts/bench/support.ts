@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { OpsRepository } from '../../src/ops/ops.repository.js';
@@ -28,11 +29,13 @@ export function freePort(): Promise<number> {
  * when `npm run build` produced dist/, else TypeScript through tsx as `npm start` does.
  * `BENCH_PRODUCT_ARGS` replaces it (Node's arguments, say `dist/main.js` without the heap cap).
  */
-export function productEntry(): { args: string[]; runtime: string } {
+export function productEntry(dir = '.'): { args: string[]; runtime: string } {
   const given = process.env.BENCH_PRODUCT_ARGS?.trim();
-  if (given) return { args: given.split(/\s+/), runtime: `node ${given} (BENCH_PRODUCT_ARGS)` };
-  if (existsSync('dist/main.js')) {
-    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+  if (given && dir === '.') return { args: given.split(/\s+/), runtime: `node ${given} (BENCH_PRODUCT_ARGS)` };
+  if (existsSync(path.join(dir, 'dist/main.js'))) {
+    const scripts = (
+      JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     // `exec node <flags> dist/main.js`: Node's arguments are what follows `node`.
     const words = scripts['start:prod']!.split(/\s+/);
     const args = words.slice(words.indexOf('node') + 1);
@@ -44,9 +47,15 @@ export function productEntry(): { args: string[]; runtime: string } {
 export type Server = { url: string; pid: number; child: ChildProcess; stop(): Promise<void> };
 
 /** Starts a node process serving on a free port and waits until /v1/health (or /) answers. */
-export async function startServer(args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Server> {
+export async function startServer(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+  cwd?: string,
+): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeFlags, ...args], {
+    cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -137,6 +146,15 @@ export function rssMb(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc, clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  // After the command: state is field 3, utime and stime fields 14 and 15 of the whole line.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Samples a process's RSS until stopped; returns the samples. */
