@@ -1,14 +1,26 @@
 /**
  * compare: the chain (authenticated GET /v1/agents/{agentId}, read cache on and off) served by two or
- * more compiled checkouts of the product, in alternating rounds within one run, so a change's cost is
- * measured against the code before it on the same machine at the same moment (two separate runs of
- * the chain scenario differ by more than the few per cent such a change is allowed).
+ * more compiled checkouts of the product side by side, so a change's cost is measured against the
+ * code before it on the same machine at the same moment (two separate runs of the chain scenario
+ * differ by more than the few per cent such a change is allowed).
  * BENCH_COMPARE=<dir>,<dir>[,...]: checkouts with node_modules and dist/ (`npm run build`); the first
  * is the reference. Each runs as `npm run start:prod` there would, migrating a database of its own
  * (DATABASE_URL's database name + `_compare_<n>`, created afresh), so checkouts with different
- * migrations compare. Ratios above 1 mean faster than the reference.
+ * migrations compare. Ratios above 1 mean more requests per second (or more work per request).
+ *
+ * Two measures:
+ * - req/s in alternating rounds (the order reversed every other round), with each server's own CPU
+ *   time per request read from /proc;
+ * - BENCH_INSTRUCTIONS=<n>: machine instructions per request, counted by valgrind's callgrind over
+ *   n requests after as many uninstrumented ones of warm-up, one server at a time. A count does not
+ *   depend on what else the machine is doing, so it shows differences of one or two per cent that
+ *   req/s on a shared machine cannot (the same code twice: within about 1 %).
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { createDb } from '../../src/db/knex.js';
@@ -25,10 +37,19 @@ import {
   summarize,
   tenant,
   type Server,
-  type Summary,
 } from './support.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const INSTRUCTIONS = Number(process.env.BENCH_INSTRUCTIONS ?? 0);
+
+type Target = {
+  name: string;
+  dir: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  path: string;
+  headers: Record<string, string>;
+};
 
 export async function compare(db: Knex, databaseUrl: string) {
   const dirs = (process.env.BENCH_COMPARE ?? '')
@@ -37,123 +58,165 @@ export async function compare(db: Knex, databaseUrl: string) {
     .filter(Boolean)
     .map((d) => path.resolve(d));
   if (dirs.length < 2) throw new Error('BENCH_COMPARE names at least two built checkouts, separated by commas');
-  const servers: Server[] = [];
-  const targets: {
-    name: string;
-    url: string;
-    pid: number;
-    headers: Record<string, string>;
-    runs: autocannon.Result[];
-    cpuMs: number;
-  }[] = [];
-  try {
-    for (const [i, dir] of dirs.entries()) {
-      const url = new URL(databaseUrl);
-      const name = `${url.pathname.slice(1)}_compare_${i}`;
-      await db.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
-      await db.raw('CREATE DATABASE ??', [name]);
-      url.pathname = `/${name}`;
-      const env = {
-        DATABASE_URL: url.toString(),
-        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-        WORKERS_ENABLED: 'false',
-        JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
-      };
-      const entry = productEntry(dir);
-      if (!entry.args.includes('dist/main.js')) throw new Error(`${dir} has no dist/main.js: run npm run build there`);
-      // The first start migrates the database; the tenant is written with this checkout's repository.
-      const cached = await startServer(entry.args, env, [], dir);
-      servers.push(cached);
-      const uncached = await startServer(entry.args, { ...env, READ_CACHE_ENABLED: 'false' }, [], dir);
-      servers.push(uncached);
-      const own = createDb(url.toString(), 2);
-      try {
-        const t = await tenant(own, `Bench compare ${i}`);
-        const headers = { 'X-API-Key': t.key };
-        const label = `${path.basename(dir)}${i === 0 ? ' (reference)' : ''}`;
-        targets.push(
-          {
-            name: `${label}, cache on`,
-            url: `${cached.url}/v1/agents/${t.agentId}`,
-            pid: cached.pid,
-            headers,
-            runs: [],
-            cpuMs: 0,
-          },
-          {
-            name: `${label}, cache off`,
-            url: `${uncached.url}/v1/agents/${t.agentId}`,
-            pid: uncached.pid,
-            headers,
-            runs: [],
-            cpuMs: 0,
-          },
-        );
-      } finally {
-        await own.destroy();
-      }
-    }
-    for (const target of targets) {
-      const check = await fetch(target.url, { headers: target.headers });
-      if (check.status !== 200) throw new Error(`${target.url} answered ${check.status}`);
-      await load(target.url, { headers: target.headers, connections: CONNECTIONS, duration: 2 }); // warm up
-    }
-    for (let round = 0; round < ROUNDS; round++)
-      for (const target of round % 2 ? [...targets].reverse() : targets) {
-        const cpuBefore = cpuMs(target.pid);
-        target.runs.push(
-          await load(target.url, { headers: target.headers, connections: CONNECTIONS, duration: SECONDS }),
-        );
-        target.cpuMs += cpuMs(target.pid) - cpuBefore;
-      }
-    const failed = failures(targets.flatMap((t) => t.runs));
-    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
-    const summaries = targets.map((t) => summarize(t.runs));
-    // The server's own CPU time per request: steadier than req/s on a machine whose CPU is shared.
-    const cpuUs = targets.map((t, i) => (1000 * t.cpuMs) / summaries[i]!.requests);
-    // Per round, so a slow moment of the machine counts against both sides of a pair alike.
-    const roundRatios = (a: number, b: number) =>
-      targets[a]!.runs.map(
-        (run, r) =>
-          run.requests.total / run.duration / (targets[b]!.runs[r]!.requests.total / targets[b]!.runs[r]!.duration),
+  const targets: Target[] = [];
+  for (const [i, dir] of dirs.entries()) {
+    const url = new URL(databaseUrl);
+    const name = `${url.pathname.slice(1)}_compare_${i}`;
+    await db.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    await db.raw('CREATE DATABASE ??', [name]);
+    url.pathname = `/${name}`;
+    const env = {
+      DATABASE_URL: url.toString(),
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      WORKERS_ENABLED: 'false',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+    };
+    const { args } = productEntry(dir);
+    if (!args.includes('dist/main.js')) throw new Error(`${dir} has no dist/main.js: run npm run build there`);
+    // A first start migrates the database with the checkout's own migrations.
+    await (await startServer(args, env, [], dir)).stop();
+    const own = createDb(url.toString(), 2);
+    try {
+      const t = await tenant(own, `Bench compare ${i}`);
+      const label = `${i}: ${path.basename(dir)}`;
+      const common = { dir, args, path: `/v1/agents/${t.agentId}`, headers: { 'X-API-Key': t.key } };
+      targets.push(
+        { name: `${label}, cache on`, env, ...common },
+        { name: `${label}, cache off`, env: { ...env, READ_CACHE_ENABLED: 'false' }, ...common },
       );
+    } finally {
+      await own.destroy();
+    }
+  }
+  return INSTRUCTIONS > 0 ? instructions(targets) : requestsPerSecond(targets);
+}
+
+/** Cache on against the reference's cache on, off against off. */
+const referenceOf = (i: number) => i % 2;
+
+async function requestsPerSecond(targets: Target[]) {
+  const servers: Server[] = [];
+  try {
+    for (const t of targets) servers.push(await startServer(t.args, t.env, [], t.dir));
+    const runs = targets.map(() => [] as autocannon.Result[]);
+    const cpu = targets.map(() => 0);
+    const at = (i: number) => ({ url: `${servers[i]!.url}${targets[i]!.path}`, headers: targets[i]!.headers });
+    for (const i of targets.keys()) {
+      const check = await fetch(at(i).url, { headers: at(i).headers });
+      if (check.status !== 200) throw new Error(`${at(i).url} answered ${check.status}`);
+      await load(at(i).url, { headers: at(i).headers, connections: CONNECTIONS, duration: 2 }); // warm up
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = [...targets.keys()];
+      for (const i of round % 2 ? order.reverse() : order) {
+        const before = cpuMs(servers[i]!.pid);
+        runs[i]!.push(await load(at(i).url, { ...at(i), connections: CONNECTIONS, duration: SECONDS }));
+        cpu[i]! += cpuMs(servers[i]!.pid) - before;
+      }
+    }
+    const failed = failures(runs.flat());
+    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+    const summaries = runs.map((r) => summarize(r));
+    // The server's own CPU time per request: steadier than req/s on a machine whose CPU is shared.
+    const cpuUs = cpu.map((ms, i) => (1000 * ms) / summaries[i]!.requests);
+    const rate = (r: autocannon.Result) => r.requests.total / r.duration;
     const ratios = Object.fromEntries(
       targets.slice(2).map((t, j) => {
-        const reference = j % 2; // cache on against cache on, off against off
-        const perRound = roundRatios(j + 2, reference);
+        const i = j + 2;
+        const ref = referenceOf(i);
         return [
           t.name,
           {
-            rps: summaries[j + 2]!.rps / summaries[reference]!.rps,
-            per_round: perRound.map((x) => Number(f(x, 3))),
-            cpu_per_request: cpuUs[j + 2]! / cpuUs[reference]!,
+            rps: summaries[i]!.rps / summaries[ref]!.rps,
+            // Per round, so a slow moment of the machine counts against both sides of a pair alike.
+            per_round: runs[i]!.map((run, r) => Number(f(rate(run) / rate(runs[ref]![r]!), 3))),
+            cpu_per_request: cpuUs[i]! / cpuUs[ref]!,
           },
         ];
       }),
     );
-    const row = (name: string, r: Summary, cpu: number) =>
-      `${name.padEnd(40)} ${pad(r.rps, 8)} ${pad(r.p50, 7)} ${pad(r.p99, 7)} ${pad(f(cpu, 1), 9)}`;
     process.stdout.write(
       [
         `compare: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s`,
-        `${'server'.padEnd(40)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('CPU us/req', 9)}`,
-        ...targets.map((t, i) => row(t.name, summaries[i]!, cpuUs[i]!)),
+        `${'server'.padEnd(34)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('CPU us/req', 11)}`,
+        ...targets.map(
+          (t, i) =>
+            `${t.name.padEnd(34)} ${pad(summaries[i]!.rps, 8)} ${pad(summaries[i]!.p50, 7)} ${pad(summaries[i]!.p99, 7)} ${pad(f(cpuUs[i]!, 1), 11)}`,
+        ),
         ...Object.entries(ratios).map(
           ([name, r]) =>
-            `${name} / reference: req/s ${f(r.rps, 3)} (rounds: ${r.per_round.join(', ')}), CPU per request ${f(r.cpu_per_request, 3)}`,
+            `${name} / reference: req/s ${f(r.rps, 3)} (rounds ${r.per_round.join(', ')}), CPU per request ${f(r.cpu_per_request, 3)}`,
         ),
         '',
       ].join('\n'),
     );
     return {
+      measure: 'req/s',
       connections: CONNECTIONS,
       rounds: ROUNDS,
       seconds: SECONDS,
-      checkouts: dirs,
       servers: Object.fromEntries(targets.map((t, i) => [t.name, { ...summaries[i], cpu_us_per_request: cpuUs[i] }])),
       ratios,
     };
   } finally {
     for (const s of servers) await s.stop();
   }
+}
+
+const run = promisify(execFile);
+
+async function instructions(targets: Target[]) {
+  const perRequest: number[] = [];
+  for (const t of targets) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-callgrind-'));
+    // vgdb names its pipes after HOST and the user; callgrind_control must see the same values.
+    const names = { HOST: '127.0.0.1', USER: os.userInfo().username };
+    const prefix = path.join(dir, 'vgdb');
+    const server = await startServer(t.args, { ...t.env, ...names }, [], t.dir, [
+      'valgrind',
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--vgdb-prefix=${prefix}`,
+      `--callgrind-out-file=${path.join(dir, 'callgrind.out')}`,
+    ]);
+    try {
+      const url = `${server.url}${t.path}`;
+      const control = (...args: string[]) =>
+        run('callgrind_control', [`--vgdb-prefix=${prefix}`, ...args, String(server.pid)], {
+          env: { ...process.env, ...names },
+        });
+      // Warm-up uninstrumented: V8 compiles and optimises the chain before anything is counted.
+      await load(url, { headers: t.headers, connections: 4, duration: 0, amount: INSTRUCTIONS });
+      await control('--instr=on');
+      const measured = await load(url, { headers: t.headers, connections: 4, duration: 0, amount: INSTRUCTIONS });
+      await control('--instr=off');
+      await control('--dump');
+      if (failures([measured]) > 0) throw new Error(`${t.name}: failed or non-2xx answers`);
+      const total = readdirSync(dir)
+        .filter((file) => file.startsWith('callgrind.out'))
+        .map((file) => Number(/^totals: (\d+)/m.exec(readFileSync(path.join(dir, file), 'utf8'))?.[1] ?? 0))
+        .reduce((a, b) => a + b, 0);
+      perRequest.push(total / measured.requests.total);
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const ratios = Object.fromEntries(
+    targets.slice(2).map((t, j) => [t.name, perRequest[j + 2]! / perRequest[referenceOf(j + 2)]!]),
+  );
+  process.stdout.write(
+    [
+      `compare: machine instructions per request (callgrind), ${INSTRUCTIONS} requests after ${INSTRUCTIONS} of warm-up, 4 connections`,
+      ...targets.map((t, i) => `${t.name.padEnd(34)} ${pad(Math.round(perRequest[i]!), 10)}`),
+      ...Object.entries(ratios).map(([name, r]) => `${name} / reference: ${f(r, 3)}`),
+      '',
+    ].join('\n'),
+  );
+  return {
+    measure: 'instructions per request',
+    requests: INSTRUCTIONS,
+    servers: Object.fromEntries(targets.map((t, i) => [t.name, { instructions_per_request: perRequest[i] }])),
+    ratios,
+  };
 }

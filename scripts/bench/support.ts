@@ -52,9 +52,12 @@ export async function startServer(
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
   cwd?: string,
+  /** A program that runs Node, such as `valgrind --tool=callgrind`. */
+  wrapper: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeFlags, ...args], {
+  const [command, ...wrapperArgs] = [...wrapper, process.execPath];
+  const child = spawn(command!, [...wrapperArgs, ...nodeFlags, ...args], {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -64,7 +67,7 @@ export async function startServer(
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`))),
   );
   const ready = (async () => {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + (wrapper.length ? 600_000 : 60_000);
     while (Date.now() < deadline) {
       const res = await fetch(`${url}/v1/health`).catch(() => undefined);
       if (res?.ok) return; // a 503 comes from a server still starting (src/http/port-reservation.ts)
@@ -96,6 +99,8 @@ export function load(
     duration: number;
     method?: 'GET' | 'POST';
     body?: string;
+    /** A number of requests instead of a duration. */
+    amount?: number;
   },
 ): Promise<autocannon.Result> {
   return autocannon({
@@ -105,6 +110,7 @@ export function load(
     body: options.body,
     connections: options.connections,
     duration: options.duration,
+    ...(options.amount && { amount: options.amount }),
     pipelining: 1,
   });
 }
