@@ -105,13 +105,6 @@ function registerComponents(registry: OpenAPIRegistry): void {
   );
   registry.registerComponent(
     'responses',
-    'IpNotAllowed',
-    error(
-      'IP_NOT_ALLOWED: the API key is used from an address outside its allowed_ips (checked before the rate limit)',
-    ),
-  );
-  registry.registerComponent(
-    'responses',
     'IdempotencyKeyReused',
     error('VALIDATION_ERROR: this Idempotency-Key was already used with a different request'),
   );
@@ -174,8 +167,6 @@ function addCrossCuttingParts(document: OpenApiDocument): void {
         responses['413'] ??= ref('responses', 'PayloadTooLarge');
         responses['415'] ??= ref('responses', 'UnsupportedMediaType');
       }
-      // Any key with an allow-list can be refused by address, on every route that takes keys.
-      if (rateLimited) responses['403'] ??= ref('responses', 'IpNotAllowed');
       // A serialization failure or deadlock that outlived the transaction's retries.
       if (method !== 'get') responses['409'] ??= ref('responses', 'Conflict');
     } else if (op.requestBody) responses['413'] ??= ref('responses', 'PayloadTooLarge');
