@@ -31,6 +31,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   );
   const authentication = createAuthentication({
     credentials: container.credentials,
+    lastUsed: container.lastUsed,
     verifyToken: deps.verifyToken,
     clock,
     logger,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalIpEntry } from './auth/ip-allow-list.js';
 import { DEFAULT_SHARED_DIR } from './db/embedded-root.js';
 
 /**
@@ -13,6 +14,39 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
 } as const;
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** Express's names for whole ranges: 127.0.0.0/8 and ::1; link-local; private and unique-local. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: `false` (default: the socket's address is the client's), `true` (every hop is
+ * trusted: the left-most X-Forwarded-For entry, which a client can forge unless the proxy replaces
+ * the header), or the proxies as a comma-separated list of addresses, CIDR ranges and range names:
+ * the client is then the right-most X-Forwarded-For entry that is not one of them.
+ */
+const trustProxy = z.string().transform((text, ctx): boolean | string[] => {
+  const value = text.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  const entries: string[] = [];
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    if (entry === '') continue;
+    if (PROXY_RANGE_NAMES.includes(entry)) {
+      entries.push(entry);
+      continue;
+    }
+    const parsed = canonicalIpEntry(entry);
+    if ('error' in parsed) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${entry}: ${parsed.error}; or one of true, false, ${PROXY_RANGE_NAMES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    entries.push(parsed.entry);
+  }
+  return entries.length > 0 ? entries : false;
+});
 
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -89,7 +123,8 @@ const configSchema = z.object({
   /** Shared rate-limit counters for several instances. */
   REDIS_URL: z.string().url().optional(),
   BODY_LIMIT: z.string().default('1mb'),
-  TRUST_PROXY: bool.default(false),
+  /** Which peers may name the client in X-Forwarded-For (see `trustProxy`); key allow-lists depend on it. */
+  TRUST_PROXY: trustProxy.default(false),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** Whole-request limit of an outgoing request (webhooks, http_request tools): connect, send, answer. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),

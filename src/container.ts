@@ -4,6 +4,7 @@ import { AuditRecorder } from './audit/audit-recorder.js';
 import { withTransactionHook } from './audit/audited-db.js';
 import { poolNotify, ReadCache } from './cache/read-cache.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
+import { LastUsedRecorder } from './auth/last-used-recorder.js';
 import { EventRecorder } from './events/event-recorder.js';
 import type { TokenVerifier } from './auth/token.js';
 import type { Clock } from './clock.js';
@@ -126,6 +127,8 @@ export function buildContainer(deps: AppDeps) {
     config.READ_CACHE_ENABLED,
     { maxDelayMs: config.READ_CACHE_RECONNECT_MAX_MS, leaseMs: config.CACHE_LEASE_MS },
   );
+  // Keys' last_used_at, batched: one statement every few seconds, not one per key (main.ts flushes it on shutdown).
+  const lastUsed = new LastUsedRecorder((uses) => credentials.touchApiKeys(uses), deps.logger);
   const agentAccess = new AgentAccess(cache);
   const events = new EventRecorder(deps.queue);
   const webhookDeliveries = new WebhookDeliveryRepository(db);
@@ -272,6 +275,7 @@ export function buildContainer(deps: AppDeps) {
     cache,
     /** What authentication reads: the cache, or (cache off) the database, key and agent in one query. */
     credentials: config.READ_CACHE_ENABLED ? cache : credentials,
+    lastUsed,
     metrics,
     modules,
     auditRecorder,

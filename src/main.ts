@@ -134,6 +134,8 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     const { forced } = await graceful.drain(Math.max(0, config.SHUTDOWN_TIMEOUT_MS - reserve));
     if (forced) logger.warn('shutdown: connections still open at the deadline were closed');
     await workers.stop();
+    // The keys used since the last batch: their last_used_at is written before the pool closes.
+    await container.lastUsed.close();
     await container.cache.stop();
     await queue.stop(remaining() - 500);
     await rateLimitStore.close();

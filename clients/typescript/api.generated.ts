@@ -70,8 +70,28 @@ export interface paths {
     delete: operations['deleteApiKey'];
     options?: never;
     head?: never;
-    /** Change name, permissions, agent scope, limits, active status or expiry; acts on the next request */
+    /** Change name, permissions, agent scope, allowed IPs, limits, active status or expiry; acts on the next request */
     patch: operations['updateApiKey'];
+    trace?: never;
+  };
+  '/v1/api-keys/{keyId}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace a key without downtime: a new key with the same settings; the old one expires after the overlap
+     * @description The new key has the old one's name, permissions, agent scope, limits and allowed IPs, and its raw value is returned once. The old key keeps working for `overlap_seconds` (0: refused at once); both share one rate-limit budget. 409 when the key is inactive, expired or already rotated.
+     */
+    post: operations['rotateApiKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/v1/agents': {
@@ -1160,6 +1180,8 @@ export interface components {
         | 'privacy:write'
       )[];
       allowed_agent_ids: string[] | null;
+      /** @description Addresses and CIDR ranges requests must come from; null = any */
+      allowed_ips: string[] | null;
       rate_limit_per_minute: number;
       rate_limit_per_hour: number;
       is_active: boolean;
@@ -1171,6 +1193,16 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /**
+       * Format: uuid
+       * @description The key this one replaced by rotation
+       */
+      rotated_from: string | null;
+      /**
+       * Format: uuid
+       * @description The key that replaced this one by rotation (null when none, or deleted)
+       */
+      rotated_to: string | null;
     };
     Error: {
       error: {
@@ -1180,6 +1212,7 @@ export interface components {
           | 'UNAUTHORIZED'
           | 'FORBIDDEN'
           | 'AGENT_NOT_ACCESSIBLE'
+          | 'IP_NOT_ALLOWED'
           | 'NOT_FOUND'
           | 'METHOD_NOT_ALLOWED'
           | 'CONFLICT'
@@ -1238,6 +1271,15 @@ export interface components {
        * @default null
        */
       allowed_agent_ids?: string[] | null;
+      /**
+       * @description Addresses and CIDR ranges (IPv4 or IPv6, 1..50) a request with this key must come from; null = any. Stored in canonical form. A request from elsewhere is 403 IP_NOT_ALLOWED.
+       * @default null
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowed_ips?: string[] | null;
       /** @default 60 */
       rate_limit_per_minute?: number;
       /** @default 1000 */
@@ -1279,6 +1321,14 @@ export interface components {
       )[];
       /** @description Agents the key can access; null = all agents, [] = none */
       allowed_agent_ids?: string[] | null;
+      /**
+       * @description Addresses and CIDR ranges (IPv4 or IPv6, 1..50) a request with this key must come from; null = any. Stored in canonical form. A request from elsewhere is 403 IP_NOT_ALLOWED.
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowed_ips?: string[] | null;
       rate_limit_per_minute?: number;
       rate_limit_per_hour?: number;
       is_active?: boolean;
@@ -1287,6 +1337,13 @@ export interface components {
        * @description null = never expires
        */
       expires_at?: string | null;
+    };
+    RotateApiKey: {
+      /**
+       * @description How long the old key keeps working (0..604800, default 3600); 0 refuses it at once. Never extends an earlier expiry.
+       * @default 3600
+       */
+      overlap_seconds?: number;
     };
     Agent: {
       /** Format: uuid */
@@ -3645,7 +3702,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3703,7 +3760,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3777,7 +3834,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3844,7 +3901,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3921,7 +3978,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3943,6 +4000,94 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      428: components['responses']['PreconditionRequired'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  rotateApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
+      path: {
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateApiKey'];
+      };
+    };
+    responses: {
+      /** @description The new key with its raw value (ETag: the new key's) */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedApiKey'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT: the key is inactive, expired or already rotated */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
@@ -4001,7 +4146,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4080,7 +4225,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4190,7 +4335,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4274,7 +4419,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4384,7 +4529,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4482,7 +4627,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4572,7 +4717,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4664,7 +4809,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4762,7 +4907,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4851,7 +4996,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4932,7 +5077,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5035,7 +5180,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5128,7 +5273,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5235,7 +5380,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5322,7 +5467,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5406,7 +5551,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5475,7 +5620,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5659,7 +5804,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5770,7 +5915,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5863,7 +6008,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -5948,7 +6093,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6059,7 +6204,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6164,7 +6309,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6266,7 +6411,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6363,7 +6508,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6465,7 +6610,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6550,7 +6695,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6647,7 +6792,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6747,7 +6892,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6858,7 +7003,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6960,7 +7105,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7045,7 +7190,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7156,7 +7301,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7268,7 +7413,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7379,7 +7524,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7481,7 +7626,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7566,7 +7711,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7668,7 +7813,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7776,7 +7921,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7867,7 +8012,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7961,7 +8106,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8054,7 +8199,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8139,7 +8284,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8236,7 +8381,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8334,7 +8479,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8425,7 +8570,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8520,7 +8665,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8611,7 +8756,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8685,7 +8830,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8761,7 +8906,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8829,7 +8974,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8909,7 +9054,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8993,7 +9138,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9087,7 +9232,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9190,7 +9335,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9295,7 +9440,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9394,7 +9539,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9495,7 +9640,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9579,7 +9724,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9670,7 +9815,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9765,7 +9910,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9850,7 +9995,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -9937,7 +10082,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10025,7 +10170,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10128,7 +10273,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10226,7 +10371,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10316,7 +10461,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10420,7 +10565,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10518,7 +10663,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10617,7 +10762,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10722,7 +10867,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10809,7 +10954,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -10911,7 +11056,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope) */
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

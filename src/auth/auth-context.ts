@@ -12,7 +12,8 @@ export type AuthContext = {
   roles: ReadonlyMap<string, Role>;
   /** null = every agent; [] = none. Always null for tokens. */
   allowedAgentIds: readonly string[] | null;
-  rateLimit: { perMinute: number; perHour: number } | null;
+  /** API keys only: the key's limits and the counters it spends from (shared along a rotation chain). */
+  rateLimit: { perMinute: number; perHour: number; budgetId: string } | null;
   /**
    * The agent of this request's path, read in the same query as the key when nothing is cached
    * (row undefined = no such agent). Only on a context built for this one request. The row is the

@@ -1,6 +1,7 @@
 import type { Db } from '../db/knex.js';
 import { preparedSql, runPrepared, type PreparedSql } from '../db/prepared.js';
 import type { AgentRef } from './auth-context.js';
+import { compileAllowList, type IpAllowList } from './ip-allow-list.js';
 import type { Role } from './permissions.js';
 
 export type ApiKeyCredential = {
@@ -8,14 +9,21 @@ export type ApiKeyCredential = {
   created_by: string;
   permissions: string[];
   allowed_agent_ids: string[] | null;
+  /** `allowed_ips` parsed once when the key is loaded (null = any address). */
+  allowed_ips: IpAllowList | null;
   rate_limit_per_minute: number;
   rate_limit_per_hour: number;
+  /** The counters the key spends from: the first key of its rotation chain (its own id if none). */
+  rate_limit_budget_id: string;
   is_active: boolean;
   expires_at: Date | null;
   last_used_at: Date | null;
   /** Organizations the key's creator is a member of right now. */
   organization_ids: string[];
 };
+
+/** A use of a key to record as `last_used_at`. */
+export type KeyUse = { id: string; at: Date };
 
 /** A key and the agent its request is about, read in one round trip. */
 export type ApiKeyWithAgent<A extends AgentRef = AgentRef> = { key: ApiKeyCredential; agent: A | undefined };
@@ -35,6 +43,7 @@ const KEY_COLUMNS = [
   'created_by',
   'permissions',
   'allowed_agent_ids',
+  'allowed_ips',
   'rate_limit_per_minute',
   'rate_limit_per_hour',
   'is_active',
@@ -44,7 +53,10 @@ const KEY_COLUMNS = [
 /** The creator's organizations, beside the key's own columns. */
 const ORGANIZATION_IDS = `coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}')`;
 
-const KEY_SELECT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c}`).join(', ')}, ${ORGANIZATION_IDS} AS organization_ids`;
+/** A key of a rotation chain spends from its first key's counters. */
+const BUDGET_ID = 'coalesce(k.rate_limit_budget_id, k.id)';
+
+const KEY_SELECT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c}`).join(', ')}, ${BUDGET_ID} AS rate_limit_budget_id, ${ORGANIZATION_IDS} AS organization_ids`;
 
 /** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
 const KEY_SQL = preparedSql('api_key', `${KEY_SELECT} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`);
@@ -57,7 +69,10 @@ function keyWithAgentSql(agentJsonSql: (id: string) => string): PreparedSql {
   );
 }
 
-type KeyRow = ApiKeyCredential & { agent?: Record<string, unknown> | null };
+type KeyRow = Omit<ApiKeyCredential, 'allowed_ips'> & {
+  allowed_ips: string[] | null;
+  agent?: Record<string, unknown> | null;
+};
 
 /** Field by field, so every credential has one shape (a row from the driver is a dictionary). */
 function toCredential(row: KeyRow): ApiKeyCredential {
@@ -66,8 +81,10 @@ function toCredential(row: KeyRow): ApiKeyCredential {
     created_by: row.created_by,
     permissions: row.permissions,
     allowed_agent_ids: row.allowed_agent_ids,
+    allowed_ips: compileAllowList(row.allowed_ips),
     rate_limit_per_minute: row.rate_limit_per_minute,
     rate_limit_per_hour: row.rate_limit_per_hour,
+    rate_limit_budget_id: row.rate_limit_budget_id,
     is_active: row.is_active,
     expires_at: row.expires_at,
     last_used_at: row.last_used_at,
@@ -123,11 +140,17 @@ export class CredentialsRepository<A extends AgentRef = AgentRef> {
     };
   }
 
-  /** Conditional so that concurrent requests write at most once a minute per key. */
-  async touchApiKey(id: string, at: Date): Promise<void> {
-    await this.db('api_keys')
-      .where({ id })
-      .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(at.getTime() - 60_000)))
-      .update({ last_used_at: at });
+  /**
+   * `last_used_at` of a batch of keys in one statement. Conditional, so that several instances
+   * together still write a key at most about once a minute.
+   */
+  async touchApiKeys(uses: readonly KeyUse[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.db.raw(
+      `UPDATE api_keys k SET last_used_at = u.at
+         FROM jsonb_to_recordset(?::jsonb) AS u(id uuid, at timestamptz)
+        WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at - interval '60 seconds')`,
+      [JSON.stringify(uses)],
+    );
   }
 }

@@ -185,10 +185,6 @@ export class ReadCache<A extends AgentRef> {
     });
   }
 
-  touchApiKey(id: string, at: Date): Promise<void> {
-    return this.credentials.touchApiKey(id, at);
-  }
-
   clear(): void {
     this.generation += 1;
     this.keys.clear();

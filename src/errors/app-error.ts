@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'UNAUTHORIZED',
   'FORBIDDEN',
   'AGENT_NOT_ACCESSIBLE',
+  'IP_NOT_ALLOWED',
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'CONFLICT',
@@ -68,6 +69,17 @@ export class ForbiddenError extends AppError {
 export class AgentNotAccessibleError extends AppError {
   constructor() {
     super('AGENT_NOT_ACCESSIBLE', 403, 'This API key is not allowed to access this agent');
+  }
+}
+
+/** The key has an allow-list (`allowed_ips`) and the request's address is outside it. */
+export class IpNotAllowedError extends AppError {
+  constructor(address: string | undefined) {
+    super(
+      'IP_NOT_ALLOWED',
+      403,
+      `This API key may not be used from ${address ?? 'an unknown address'}: it is outside the key's allowed_ips`,
+    );
   }
 }
 

@@ -3,15 +3,16 @@ import type { Logger } from 'pino';
 import { API_KEY_PATTERN, hashApiKey } from '../auth/api-key-format.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { ApiKeyCredential, ApiKeyWithAgent, UserCredential } from '../auth/credentials.repository.js';
+import { isAddressAllowed, normaliseAddress } from '../auth/ip-allow-list.js';
 import { isPermission, permissionsForRole, type Permission, type Role } from '../auth/permissions.js';
 import type { TokenVerifier } from '../auth/token.js';
 import type { Clock } from '../clock.js';
-import { UnauthorizedError } from '../errors/index.js';
+import { IpNotAllowedError, UnauthorizedError } from '../errors/index.js';
+import { clientAddress } from './client-address.js';
 
 export type Credentials = {
   findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined>;
   findUser(userId: string): Promise<UserCredential | undefined>;
-  touchApiKey(id: string, at: Date): Promise<void>;
   /** When offered (nothing cached): the key and the path's agent in one round trip. */
   findApiKeyWithAgent?(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined>;
 };
@@ -19,7 +20,10 @@ export type Credentials = {
 /** `/agents/{agentId}` and everything below it, relative to the `/v1` mount. */
 const AGENT_PATH = /^\/agents\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
 
-type Deps = { credentials: Credentials; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
+/** Where due `last_used_at` writes go: batched, off the request path (src/auth/last-used-recorder.ts). */
+export type LastUsed = { record(id: string, at: Date): void };
+
+type Deps = { credentials: Credentials; lastUsed: LastUsed; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -44,7 +48,11 @@ function apiKeyContext(key: ApiKeyCredential, prefetchedAgent?: AuthContext['pre
     organizations: new Map(key.organization_ids.map((id) => [id, permissions])),
     roles: new Map(),
     allowedAgentIds: key.allowed_agent_ids,
-    rateLimit: { perMinute: key.rate_limit_per_minute, perHour: key.rate_limit_per_hour },
+    rateLimit: {
+      perMinute: key.rate_limit_per_minute,
+      perHour: key.rate_limit_per_hour,
+      budgetId: key.rate_limit_budget_id,
+    },
     prefetchedAgent,
   };
 }
@@ -87,7 +95,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     return key && { key, agent: undefined };
   }
 
-  async function apiKey(raw: string, agentId: string | undefined): Promise<AuthContext> {
+  async function apiKey(raw: string, agentId: string | undefined, req: Request): Promise<AuthContext> {
     if (!API_KEY_PATTERN.test(raw)) throw new UnauthorizedError();
     const found = await lookUp(hashApiKey(raw), agentId);
     if (!found) throw new UnauthorizedError();
@@ -97,12 +105,15 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     if (key.expires_at && now >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
     if (key.organization_ids.length === 0)
       throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
-    if (touchDue(key, now)) {
-      // Off the request path: the response never waits for this bookkeeping write.
-      deps.credentials
-        .touchApiKey(key.id, new Date(now))
-        .catch((error) => deps.logger.warn({ err: error }, 'last_used_at update failed'));
+    // Before the rate limit (next middleware) is charged: a refused address spends nothing.
+    if (key.allowed_ips) {
+      const address = clientAddress(req);
+      if (!isAddressAllowed(key.allowed_ips, address)) {
+        throw new IpNotAllowedError(normaliseAddress(address)?.toString());
+      }
     }
+    // Batched, off the request path: the response never waits for this bookkeeping write.
+    if (touchDue(key, now)) deps.lastUsed.record(key.id, new Date(now));
     if (agentId && deps.credentials.findApiKeyWithAgent) {
       // Read for this request only: a context of its own, never shared.
       const row = found.agent && Object.freeze(found.agent);
@@ -125,7 +136,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     any: async (req: Request, _res: Response, next: NextFunction) => {
       const key = req.headers['x-api-key'];
       if (typeof key === 'string' && key !== '') {
-        req.auth = await apiKey(key, AGENT_PATH.exec(req.path)?.[1]);
+        req.auth = await apiKey(key, AGENT_PATH.exec(req.path)?.[1], req);
         return next();
       }
       const bearer = bearerToken(req);

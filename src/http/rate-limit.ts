@@ -6,13 +6,14 @@ import { RateLimitedError } from '../errors/index.js';
 import { minuteResetAt, type RateLimitStore } from './rate-limit-store.js';
 
 /*
- * express-rate-limit drives the request; our store decides. The key carries the key id and its
- * current limits (read from the key row on this very request), so a PATCH of the limits applies at
+ * express-rate-limit drives the request; our store decides. The key carries the key's budget id (its
+ * own id, or the first key of its rotation chain, so old and new key share the counters during the
+ * overlap) and its current limits (read from the key row on this very request), so a PATCH of the limits applies at
  * once and the store needs no other lookup. express-rate-limit only knows one window, so a refusal
  * reports `limit + 1` hits for the minute window and `limit + 2` for the hour window.
  */
-function encodeKey(keyId: string, perMinute: number, perHour: number): string {
-  return `${keyId}|${perMinute}|${perHour}`;
+function encodeKey(budgetId: string, perMinute: number, perHour: number): string {
+  return `${budgetId}|${perMinute}|${perHour}`;
 }
 
 class TwoWindowStore implements Store {
@@ -51,7 +52,7 @@ export function apiKeyRateLimit(
     windowMs: 60_000,
     limit: (req: Request) => req.auth!.rateLimit!.perMinute,
     keyGenerator: (req: Request) =>
-      encodeKey(req.auth!.apiKeyId!, req.auth!.rateLimit!.perMinute, req.auth!.rateLimit!.perHour),
+      encodeKey(req.auth!.rateLimit!.budgetId, req.auth!.rateLimit!.perMinute, req.auth!.rateLimit!.perHour),
     skip: (req: Request) => req.auth?.kind !== 'api_key',
     standardHeaders: false,
     legacyHeaders: false,

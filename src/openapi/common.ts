@@ -48,7 +48,9 @@ export function paginated<T extends z.ZodType>(item: T) {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'VALIDATION_ERROR: invalid parameters or body; `details` lists every problem',
   401: 'UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials',
-  403: 'FORBIDDEN (missing permission) or AGENT_NOT_ACCESSIBLE (agent outside the key scope)',
+  403:
+    'FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED ' +
+    '(an API key used from outside its allowed_ips)',
   404: 'NOT_FOUND',
   409: 'CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail)',
   413: 'VALIDATION_ERROR: request body larger than the limit',

@@ -39,6 +39,7 @@ const CONDITIONAL_WRITES = [
   'updateOrganization',
   'updateOwnOrganization',
   'updateApiKey',
+  'rotateApiKey',
   'deleteApiKey',
   'updateMe',
 ];

@@ -107,6 +107,7 @@ export async function createTestContext(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await container.lastUsed.close();
       await container.cache.stop();
       await queue.stop();
       await db.destroy();

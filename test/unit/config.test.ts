@@ -25,4 +25,15 @@ describe('parseConfig', () => {
     );
     expect(() => parseConfig({ DATABASE_CONNECT_TIMEOUT_MS: '0' })).toThrow('DATABASE_CONNECT_TIMEOUT_MS');
   });
+
+  it('takes TRUST_PROXY as true, false or a list of proxies, and refuses an entry it cannot read', () => {
+    expect(parseConfig({}).TRUST_PROXY).toBe(false);
+    expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseConfig({ TRUST_PROXY: '0' }).TRUST_PROXY).toBe(false);
+    expect(
+      parseConfig({ TRUST_PROXY: ' 10.0.0.0/8, loopback,2001:DB8::1 , ::ffff:192.0.2.0/120' }).TRUST_PROXY,
+    ).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1', '192.0.2.0/24']);
+    expect(() => parseConfig({ TRUST_PROXY: '10.0.0.0/8, proxy.internal' })).toThrow('TRUST_PROXY: proxy.internal');
+    expect(() => parseConfig({ TRUST_PROXY: '10.1.2.3/8' })).toThrow('Host bits are set');
+  });
 });

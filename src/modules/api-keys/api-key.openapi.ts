@@ -7,6 +7,7 @@ import {
   CreateApiKeySchema,
   CreatedApiKeySchema,
   ListApiKeysQuery,
+  RotateApiKeySchema,
   UpdateApiKeySchema,
 } from './api-key.schemas.js';
 
@@ -55,10 +56,29 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     path: '/v1/api-keys/{keyId}',
     operationId: 'updateApiKey',
     tags,
-    summary: 'Change name, permissions, agent scope, limits, active status or expiry; acts on the next request',
+    summary:
+      'Change name, permissions, agent scope, allowed IPs, limits, active status or expiry; acts on the next request',
     security: tokenOnly,
     request: { params: KeyIdParams, body: jsonBody(UpdateApiKeySchema) },
     responses: { 200: json(ApiKeySchema, 'The updated key'), ...errorResponses(400, 401, 403, 404) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/api-keys/{keyId}/rotate',
+    operationId: 'rotateApiKey',
+    tags,
+    summary: 'Replace a key without downtime: a new key with the same settings; the old one expires after the overlap',
+    description:
+      "The new key has the old one's name, permissions, agent scope, limits and allowed IPs, and its raw value is " +
+      'returned once. The old key keeps working for `overlap_seconds` (0: refused at once); both share one ' +
+      'rate-limit budget. 409 when the key is inactive, expired or already rotated.',
+    security: tokenOnly,
+    request: { params: KeyIdParams, body: { ...jsonBody(RotateApiKeySchema), required: false } },
+    responses: {
+      201: json(CreatedApiKeySchema, "The new key with its raw value (ETag: the new key's)"),
+      ...errorResponses(400, 401, 403, 404),
+      409: { ...errorResponses(409)[409]!, description: 'CONFLICT: the key is inactive, expired or already rotated' },
+    },
   });
   registry.registerPath({
     method: 'delete',

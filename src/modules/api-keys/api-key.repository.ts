@@ -9,6 +9,7 @@ export type ApiKeyRecord = {
   key_prefix: string;
   permissions: string[];
   allowed_agent_ids: string[] | null;
+  allowed_ips: string[] | null;
   rate_limit_per_minute: number;
   rate_limit_per_hour: number;
   is_active: boolean;
@@ -16,12 +17,27 @@ export type ApiKeyRecord = {
   expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  rotated_from: string | null;
+  rotated_to: string | null;
 };
 
 /** A key as the list shows it: with the names TalkPilot's dashboard clients display. */
 export type ApiKeyListRecord = ApiKeyRecord & { organization_name: string; created_by_email: string | null };
 
-export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'last_used_at' | 'created_at' | 'updated_at'> & { key_hash: string };
+export type NewApiKey = Omit<
+  ApiKeyRecord,
+  'id' | 'last_used_at' | 'created_at' | 'updated_at' | 'rotated_from' | 'rotated_to'
+> & {
+  key_hash: string;
+  /** Rotation: the key this one replaces, and the rate-limit budget both spend from. */
+  rotated_from?: string;
+  rate_limit_budget_id?: string;
+};
+
+/** What a write may change on an existing key (rotation sets `rotated_to` on the old one). */
+export type ApiKeyChanges = Partial<Omit<NewApiKey, 'rotated_from' | 'rate_limit_budget_id'>> & {
+  rotated_to?: string;
+};
 
 // The hash never leaves this file: every read names the columns a response may show.
 const COLUMNS = [
@@ -32,6 +48,7 @@ const COLUMNS = [
   'key_prefix',
   'permissions',
   'allowed_agent_ids',
+  'allowed_ips',
   'rate_limit_per_minute',
   'rate_limit_per_hour',
   'is_active',
@@ -39,6 +56,8 @@ const COLUMNS = [
   'expires_at',
   'created_at',
   'updated_at',
+  'rotated_from',
+  'rotated_to',
 ];
 
 export class ApiKeyRepository {
@@ -82,7 +101,7 @@ export class ApiKeyRepository {
   async update(
     id: string,
     organizationIds: string[],
-    changes: Partial<NewApiKey>,
+    changes: ApiKeyChanges,
     at: Date,
   ): Promise<ApiKeyRecord | undefined> {
     const [row] = await this.db('api_keys')
@@ -91,6 +110,14 @@ export class ApiKeyRepository {
       .update({ ...changes, updated_at: at })
       .returning(COLUMNS);
     return row;
+  }
+
+  /** The rate-limit budget the key spends from: the first key of its rotation chain. */
+  async rateLimitBudget(id: string): Promise<string> {
+    const row: { budget: string } = await this.db('api_keys')
+      .where({ id })
+      .first(this.db.raw('coalesce(rate_limit_budget_id, id) AS budget'));
+    return row.budget;
   }
 
   async delete(id: string, organizationIds: string[]): Promise<boolean> {

@@ -27,6 +27,14 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
     sendResource(req, res, await keys.update(authOf(req), keyId, req.body, writeConditions(req)));
   });
 
+  router.post('/:keyId/rotate', async (req, res) => {
+    const { keyId } = parse(keyParams, req.params);
+    const created = await keys.rotate(authOf(req), keyId, req.body, writeConditions(req));
+    // The ETag is the new key's, as its GET shows it (without the raw value).
+    const { key: _raw, ...representation } = created;
+    sendResource(req, res, created, { status: 201, representation });
+  });
+
   router.delete('/:keyId', async (req, res) => {
     const { keyId } = parse(keyParams, req.params);
     await keys.delete(authOf(req), keyId, writeConditions(req));

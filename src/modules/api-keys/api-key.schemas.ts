@@ -1,3 +1,4 @@
+import { canonicalIpEntry, MAX_ALLOWED_IPS } from '../../auth/ip-allow-list.js';
 import { PERMISSIONS } from '../../auth/permissions.js';
 import { z } from '../../openapi/zod.js';
 import { uuidField } from '../../http/validate.js';
@@ -14,10 +15,42 @@ const allowedAgentIds = z
   .nullable()
   .openapi({ description: 'Agents the key can access; null = all agents, [] = none' });
 
+/** Each entry is checked and stored in its canonical form; a repeat (after that) is refused. */
+const allowedIpEntry = z
+  .string()
+  .max(64)
+  .superRefine((value, ctx) => {
+    const result = canonicalIpEntry(value);
+    if ('error' in result) ctx.addIssue({ code: 'custom', message: result.error });
+  })
+  .overwrite((value) => {
+    const result = canonicalIpEntry(value);
+    return 'entry' in result ? result.entry : value;
+  });
+
+const allowedIps = z
+  .array(allowedIpEntry)
+  .min(1, 'At least one entry; null allows every address')
+  .max(MAX_ALLOWED_IPS, `At most ${MAX_ALLOWED_IPS} entries`)
+  .superRefine((list, ctx) => {
+    list.forEach((entry, i) => {
+      const first = list.indexOf(entry);
+      if (first < i) ctx.addIssue({ code: 'custom', path: [i], message: `Repeats allowed_ips[${first}]` });
+    });
+  })
+  .nullable()
+  .openapi({
+    description:
+      'Addresses and CIDR ranges (IPv4 or IPv6, 1..50) a request with this key must come from; null = any. ' +
+      'Stored in canonical form. A request from elsewhere is 403 IP_NOT_ALLOWED.',
+    example: ['203.0.113.0/24', '2001:db8::/32'],
+  });
+
 const fields = {
   name: text({ min: 1, max: 100, trim: true }),
   permissions,
   allowed_agent_ids: allowedAgentIds,
+  allowed_ips: allowedIps,
   rate_limit_per_minute: z.number().int().min(1).max(600),
   rate_limit_per_hour: z.number().int().min(1).max(10000),
   is_active: z.boolean(),
@@ -29,6 +62,7 @@ export const CreateApiKeySchema = z
     name: fields.name,
     permissions: fields.permissions,
     allowed_agent_ids: fields.allowed_agent_ids.default(null),
+    allowed_ips: fields.allowed_ips.default(null),
     rate_limit_per_minute: fields.rate_limit_per_minute.default(60),
     rate_limit_per_hour: fields.rate_limit_per_hour.default(1000),
     is_active: fields.is_active.default(true),
@@ -46,6 +80,7 @@ export const UpdateApiKeySchema = z
     name: fields.name.optional(),
     permissions: fields.permissions.optional(),
     allowed_agent_ids: fields.allowed_agent_ids.optional(),
+    allowed_ips: fields.allowed_ips.optional(),
     rate_limit_per_minute: fields.rate_limit_per_minute.optional(),
     rate_limit_per_hour: fields.rate_limit_per_hour.optional(),
     is_active: fields.is_active.optional(),
@@ -64,6 +99,10 @@ export const ApiKeySchema = z
     key_prefix: z.string().openapi({ example: 'svc_live_3f2a' }),
     permissions: z.array(z.enum(PERMISSIONS)),
     allowed_agent_ids: z.array(z.uuid()).nullable(),
+    allowed_ips: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'Addresses and CIDR ranges requests must come from; null = any' }),
     rate_limit_per_minute: z.number().int(),
     rate_limit_per_hour: z.number().int(),
     is_active: z.boolean(),
@@ -71,6 +110,11 @@ export const ApiKeySchema = z
     expires_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
+    rotated_from: z.uuid().nullable().openapi({ description: 'The key this one replaced by rotation' }),
+    rotated_to: z
+      .uuid()
+      .nullable()
+      .openapi({ description: 'The key that replaced this one by rotation (null when none, or deleted)' }),
   })
   .openapi('ApiKey');
 
@@ -86,3 +130,12 @@ export const CreatedApiKeySchema = ApiKeySchema.extend({
     example: 'svc_live_0123456789abcdef0123456789abcdef',
   }),
 }).openapi('CreatedApiKey');
+
+export const RotateApiKeySchema = z
+  .strictObject({
+    overlap_seconds: z.number().int().min(0).max(604_800).default(3600).openapi({
+      description:
+        'How long the old key keeps working (0..604800, default 3600); 0 refuses it at once. Never extends an earlier expiry.',
+    }),
+  })
+  .openapi('RotateApiKey');

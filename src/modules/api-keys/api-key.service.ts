@@ -1,14 +1,15 @@
 import { reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
 import { generateApiKey } from '../../auth/api-key-format.js';
+import { noteAuditResource } from '../../audit/request-context.js';
 import type { Clock } from '../../clock.js';
-import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parse, parseBody } from '../../http/validate.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { ApiKeyListRecord, ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
-import { CreateApiKeySchema, ListApiKeysQuery, UpdateApiKeySchema } from './api-key.schemas.js';
+import { CreateApiKeySchema, ListApiKeysQuery, RotateApiKeySchema, UpdateApiKeySchema } from './api-key.schemas.js';
 
 /** API key management: dashboard token, developer_admin role, in the organizations where it is held. */
 export class ApiKeyService {
@@ -103,6 +104,55 @@ export class ApiKeyService {
     await this.credentialsChanged();
   }
 
+  /**
+   * A new key with the old one's name, creator, home organization, permissions, agent scope, limits
+   * and allowed IPs; the old key expires `overlap_seconds` from now (never later than it already
+   * would). Both spend from one rate-limit budget. An inactive, expired or already rotated key is
+   * 409: there is nothing in use to hand over, or its replacement exists (rotate that one).
+   */
+  async rotate(
+    auth: AuthContext,
+    keyId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<ApiKeyRecord & { key: string }> {
+    const orgs = this.adminOrganizations(auth);
+    if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
+    const { overlap_seconds } = parseBody(RotateApiKeySchema, body);
+    const { raw, hash, prefix } = generateApiKey();
+    const created = await inTransaction(this.db, async (trx) => {
+      const old = await this.lockForWrite(trx, keyId, orgs, conditions);
+      const now = this.clock.now();
+      assertRotatable(old, now);
+      // The audit entry belongs to the key's organization, even for an admin of several.
+      noteAuditResource({ organizationId: old.organization_id });
+      const keys = this.keys.with(trx);
+      const record = await keys.insert({
+        organization_id: old.organization_id,
+        created_by: old.created_by,
+        name: old.name,
+        key_prefix: prefix,
+        key_hash: hash,
+        permissions: old.permissions,
+        allowed_agent_ids: old.allowed_agent_ids,
+        allowed_ips: old.allowed_ips,
+        rate_limit_per_minute: old.rate_limit_per_minute,
+        rate_limit_per_hour: old.rate_limit_per_hour,
+        is_active: true,
+        expires_at: null,
+        rotated_from: old.id,
+        rate_limit_budget_id: await keys.rateLimitBudget(old.id),
+      });
+      const overlapEnd = new Date(now.getTime() + overlap_seconds * 1000);
+      const expiresAt = old.expires_at && old.expires_at < overlapEnd ? old.expires_at : overlapEnd;
+      await keys.update(old.id, orgs, { rotated_to: record.id, expires_at: expiresAt }, now);
+      return record;
+    });
+    // The old key's new expiry reaches every instance's cache before the answer (as a PATCH does).
+    await this.credentialsChanged();
+    return { key: raw, ...created };
+  }
+
   /** The key's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
   private async lockForWrite(
     trx: Knex.Transaction,
@@ -146,5 +196,15 @@ export class ApiKeyService {
       if (!found.has(id)) details.push({ field: `allowed_agent_ids[${i}]`, message: 'Agent not found' });
     });
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
+  }
+}
+
+function assertRotatable(key: ApiKeyRecord, now: Date): void {
+  if (key.rotated_to) {
+    throw new ConflictError(`API key was already rotated; rotate its replacement ${key.rotated_to}`);
+  }
+  if (!key.is_active) throw new ConflictError('API key is inactive; activate it or create a new key');
+  if (key.expires_at && key.expires_at.getTime() <= now.getTime()) {
+    throw new ConflictError('API key has expired; create a new key');
   }
 }

@@ -10,6 +10,7 @@
  */
 export const EXCLUDED_OPERATIONS: readonly string[] = [
   'createApiKey',
+  'rotateApiKey',
   'getWebhookSecret',
   'rotateWebhookSecret',
   'exportCalls',

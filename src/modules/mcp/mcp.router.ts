@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { Router, type Request, type RequestHandler } from 'express';
 import type { AuthContext } from '../../auth/auth-context.js';
 import { MethodNotAllowedError } from '../../errors/index.js';
+import { internalClientHeaders } from '../../http/client-address.js';
 import { createMcpServer, fetchDispatch } from './mcp-server.js';
 import { toolsFromDocument, visibleTools, type ToolCaller } from './mcp-tools.js';
 
@@ -23,11 +24,14 @@ function callerOf(auth: AuthContext): ToolCaller {
   return { kind: auth.kind, permissions };
 }
 
-/** The caller's credentials, passed on unchanged to the REST request each tool call makes. */
+/**
+ * The caller's credentials, passed on unchanged to the REST request each tool call makes, and the
+ * caller's address, so that a key's allow-list judges the caller rather than this server.
+ */
 function credentialsOf(req: Request): Record<string, string> {
   const key = req.headers['x-api-key'];
-  if (typeof key === 'string' && key !== '') return { 'x-api-key': key };
-  return { authorization: req.headers.authorization ?? '' };
+  if (typeof key === 'string' && key !== '') return { 'x-api-key': key, ...internalClientHeaders(req) };
+  return { authorization: req.headers.authorization ?? '', ...internalClientHeaders(req) };
 }
 
 /**
