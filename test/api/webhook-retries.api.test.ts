@@ -103,7 +103,8 @@ function recordCall(agentId: string, internals: Internals = ctx.internals): Prom
 }
 
 async function jobsOf(deliveryId: string): Promise<{ state: string; data: { trigger: string; retry?: number } }[]> {
-  return ctx.db('pgboss.job')
+  return ctx
+    .db('pgboss.job')
     .where({ name: WEBHOOK_SEND_QUEUE })
     .whereRaw(`data->>'deliveryId' = ?`, [deliveryId])
     .orderBy('created_on')
@@ -141,9 +142,9 @@ describe('configuration', () => {
   it('defaults to the Standard Webhooks schedule and refuses a bad one', () => {
     expect(parseConfig(configEnv()).WEBHOOK_RETRY_SCHEDULE_SECONDS).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
     expect(DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS).toHaveLength(7);
-    expect(parseConfig({ ...configEnv(), WEBHOOK_RETRY_SCHEDULE_SECONDS: '1, 2.5,60' }).WEBHOOK_RETRY_SCHEDULE_SECONDS).toEqual([
-      1, 2.5, 60,
-    ]);
+    expect(
+      parseConfig({ ...configEnv(), WEBHOOK_RETRY_SCHEDULE_SECONDS: '1, 2.5,60' }).WEBHOOK_RETRY_SCHEDULE_SECONDS,
+    ).toEqual([1, 2.5, 60]);
     for (const bad of ['0', '5,x', '-1', '5,,6', '100000'])
       expect(() => parseConfig({ ...configEnv(), WEBHOOK_RETRY_SCHEDULE_SECONDS: bad })).toThrow(
         /WEBHOOK_RETRY_SCHEDULE_SECONDS/,
@@ -203,7 +204,10 @@ describe('automatic retries', () => {
     const url = receiver.url([500, 503, 200]);
     const agentId = await agentWith(url, true);
     const eventId = await recordCall(agentId);
-    await runWorkerUntil(async () => (await deliveriesOf(agentId))[0]?.status === 'succeeded', 'the delivery to succeed');
+    await runWorkerUntil(
+      async () => (await deliveriesOf(agentId))[0]?.status === 'succeeded',
+      'the delivery to succeed',
+    );
 
     const requests = receiver.requestsTo(url);
     expect(requests).toHaveLength(3);
@@ -325,7 +329,8 @@ describe('retries and redelivery', () => {
       expect(delivery!.attempts.map((a) => a.trigger)).toEqual(['event', 'redelivery', 'redelivery']);
 
       // The retry job falls due: it finds the delivery no longer waiting for it and sends nothing.
-      await ctx.db('pgboss.job')
+      await ctx
+        .db('pgboss.job')
         .where({ name: WEBHOOK_SEND_QUEUE, state: 'created' })
         .whereRaw(`data->>'deliveryId' = ?`, [delivery!.id])
         .update({ start_after: ctx.db.raw('now()') });

@@ -50,13 +50,10 @@ export function updateMeSchema(allowPrivate: boolean) {
           description: 'Event types sent to webhook_url; an empty list stops them without removing the URL',
           example: ['employee.forwarding_created', 'kb.document.failed'],
         }),
-      webhook_retries: z
-        .boolean()
-        .optional()
-        .openapi({
-          description:
-            'Retry a failed delivery to webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h with the same webhook-id (default false: one attempt)',
-        }),
+      webhook_retries: z.boolean().optional().openapi({
+        description:
+          'Retry a failed delivery to webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h with the same webhook-id (default false: one attempt)',
+      }),
     })
     .openapi('UpdateMe');
 }

@@ -149,7 +149,7 @@ export class WebhookDeliveryRepository {
    * URL retries when one of the members who set it turned `webhook_retries` on.
    */
   async memberWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
-    return this.db('memberships as m')
+    const rows: WebhookTarget[] = await this.db('memberships as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.organization_id', organizationId)
       .whereNotNull('u.webhook_url')
@@ -157,6 +157,7 @@ export class WebhookDeliveryRepository {
       .groupBy('u.webhook_url')
       .orderBy('u.webhook_url')
       .select('u.webhook_url as url', this.db.raw('bool_or(u.webhook_retries) AS retries'));
+    return rows;
   }
 
   /**
@@ -164,13 +165,14 @@ export class WebhookDeliveryRepository {
    * order; a URL retries when one of the agents that set it turned `post_call_webhook_retries` on.
    */
   async agentWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
-    return this.db('agents')
+    const rows: WebhookTarget[] = await this.db('agents')
       .where({ organization_id: organizationId })
       .whereNotNull('post_call_webhook_url')
       .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
       .groupBy('post_call_webhook_url')
       .orderBy('post_call_webhook_url')
       .select('post_call_webhook_url as url', this.db.raw('bool_or(post_call_webhook_retries) AS retries'));
+    return rows;
   }
 
   /** The signed-in user's own webhook URL (/v1/me), for a test ping. */
@@ -222,8 +224,9 @@ export class WebhookDeliveryRepository {
          JOIN webhook_deliveries d ON d.id = j.delivery_id
          JOIN events e ON e.id = d.event_id
         WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.job_id = j.job_id)
-          AND (j.retry IS NULL OR d.next_retry = j.retry)`,
-      [jobs.map((j) => j.jobId), jobs.map((j) => j.deliveryId), jobs.map((j) => j.retry ?? null)],
+          AND (j.retry = 0 OR d.next_retry = j.retry)`,
+      // 0: not an automatic retry (retries are numbered from 1).
+      [jobs.map((j) => j.jobId), jobs.map((j) => j.deliveryId), jobs.map((j) => j.retry ?? 0)],
     );
     return new Map(rows.map(({ job_id, ...delivery }) => [job_id, delivery]));
   }
@@ -245,15 +248,20 @@ export class WebhookDeliveryRepository {
     retry: { schedule: readonly number[]; at: Date },
   ): Promise<ScheduledRetry[]> {
     if (attempts.length === 0) return [];
-    const locked: { id: string; attempt_count: number; retries: boolean; next_retry: number | null; next_retry_at: Date | null }[] =
-      await this.db('webhook_deliveries')
-        .whereIn(
-          ['id', 'organization_id'],
-          attempts.map(({ delivery }) => [delivery.id, delivery.organization_id]),
-        )
-        .orderBy('id')
-        .forUpdate()
-        .select('id', 'attempt_count', 'retries', 'next_retry', 'next_retry_at');
+    const locked: {
+      id: string;
+      attempt_count: number;
+      retries: boolean;
+      next_retry: number | null;
+      next_retry_at: Date | null;
+    }[] = await this.db('webhook_deliveries')
+      .whereIn(
+        ['id', 'organization_id'],
+        attempts.map(({ delivery }) => [delivery.id, delivery.organization_id]),
+      )
+      .orderBy('id')
+      .forUpdate()
+      .select('id', 'attempt_count', 'retries', 'next_retry', 'next_retry_at');
     const recorded: { job_id: string }[] = await this.db('webhook_delivery_attempts')
       .whereIn(
         'job_id',
@@ -262,8 +270,11 @@ export class WebhookDeliveryRepository {
       .select('job_id');
     const states = new Map(locked.map((r) => [r.id, { ...r }]));
     const skip = new Set(recorded.map((r) => r.job_id));
-    const rows: (Omit<AttemptRow, 'attempt_number'> & { job_id: string; organization_id: string; attempt_number: number })[] =
-      [];
+    const rows: (Omit<AttemptRow, 'attempt_number'> & {
+      job_id: string;
+      organization_id: string;
+      attempt_number: number;
+    })[] = [];
     const latest = new Map<string, { organization_id: string; status: DeliveryStatus; attempted_at: Date }>();
     const scheduled = new Map<string, ScheduledRetry>();
     const inOrder = [...attempts].sort((x, y) => x.attempt.attempted_at.getTime() - y.attempt.attempted_at.getTime());

@@ -159,7 +159,7 @@ export class WebhookDispatcher {
     const attemptedAt = this.clock.now();
     const secret =
       send.secret ?? (await this.secrets.getOrCreate(delivery.organization_id, generateWebhookSecret, attemptedAt));
-    const { failure: _failure, ...outcome } = await this.signedPost(
+    const outcome = await this.signedPost(
       secret,
       delivery.target_url,
       delivery.event_id,
@@ -169,7 +169,11 @@ export class WebhookDispatcher {
     return {
       send,
       attempt: {
-        ...outcome,
+        status: outcome.status,
+        http_status: outcome.http_status,
+        duration_ms: outcome.duration_ms,
+        error: outcome.error,
+        retryable: outcome.retryable,
         job_id: send.jobId,
         trigger: send.job.trigger,
         ...(send.job.retry === undefined ? {} : { retry: send.job.retry }),

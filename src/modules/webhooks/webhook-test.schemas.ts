@@ -23,12 +23,10 @@ export const WebhookTestResultSchema = z
 /** `POST /v1/me/webhook/test`: which organization's secret signs the ping (needed for a user of several). */
 export const meWebhookTestBody = z
   .object({
-    organization_id: uuidField()
-      .optional()
-      .openapi({
-        description:
-          'The organization whose signing secret signs the ping; may be left out when you belong to exactly one',
-      }),
+    organization_id: uuidField().optional().openapi({
+      description:
+        'The organization whose signing secret signs the ping; may be left out when you belong to exactly one',
+    }),
   })
   .openapi('MeWebhookTest');
 

@@ -56,7 +56,5 @@ export class WebhookTestService {
 
 /** 409 CONFLICT naming the field to set: there is nothing to test yet. */
 function notConfigured(field: string, owner: string): ConflictError {
-  return new ConflictError(`No webhook URL is set for ${owner}: set ${field} first`, [
-    { field, message: 'Not set' },
-  ]);
+  return new ConflictError(`No webhook URL is set for ${owner}: set ${field} first`, [{ field, message: 'Not set' }]);
 }

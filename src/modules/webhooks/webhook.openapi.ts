@@ -89,8 +89,7 @@ function registerTestPaths(registry: OpenAPIRegistry): void {
     WebhookTestResultSchema,
     "Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log",
   );
-  const conflict =
-    'CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent';
+  const conflict = 'CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent';
   registry.registerPath({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook/test',
