@@ -13,6 +13,9 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
   silenceMs: 2000,
 } as const;
 
+/** The Standard Webhooks retry schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Express's names for whole ranges: 127.0.0.0/8 and ::1; link-local; private and unique-local. */
@@ -128,6 +131,22 @@ const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** Whole-request limit of an outgoing request (webhooks, http_request tools): connect, send, answer. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(5000),
+  /**
+   * Delays before the automatic retries of a delivery whose target turned retries on (comma-separated
+   * seconds, one per retry). The default is the Standard Webhooks schedule: 7 retries, 8 attempts.
+   */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .transform((value) => value.split(',').map((part) => Number(part.trim())))
+    .pipe(
+      z
+        .array(
+          z.number().positive('each delay must be a positive number of seconds').max(86_400, 'at most 86400 seconds'),
+        )
+        .min(1)
+        .max(20, 'at most 20 retries'),
+    )
+    .default(() => [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS]),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
   /** Days an audit-log entry is kept; a daily job deletes older ones. */

@@ -34,6 +34,7 @@ import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.serv
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
 import { WebhookSecretService } from './modules/webhooks/webhook-secret.service.js';
+import { WebhookTestService } from './modules/webhooks/webhook-test.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook.worker.js';
 import { WebhookSweepRepository } from './modules/webhooks/webhook-sweep.repository.js';
 import { WebhookSweeper, WebhookSweepWorker } from './modules/webhooks/webhook-sweeper.js';
@@ -143,6 +144,7 @@ export function buildContainer(deps: AppDeps) {
     guardOptionsFromConfig(config),
     deps.logger,
     metrics,
+    config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
   );
   const webhookWorker = new WebhookWorker(db, deps.queue, webhookDispatcher, deps.logger);
   const webhookSweeper = new WebhookSweeper(new WebhookSweepRepository(db), deps.queue, clock, deps.logger);
@@ -188,6 +190,7 @@ export function buildContainer(deps: AppDeps) {
     apiKeys: new ApiKeyService(db, new ApiKeyRepository(db), clock, () => cache.sync()),
     webhookDeliveries: new WebhookDeliveryService(db, webhookDeliveries, agentAccess, webhookDispatcher, clock),
     webhookSecrets: new WebhookSecretService(webhookSecrets, clock),
+    webhookTests: new WebhookTestService(agentAccess, webhookDeliveries, webhookDispatcher),
     me: new MeService(db, new MeRepository(db), clock, { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
     employees: new EmployeeService(
       db,
@@ -247,7 +250,7 @@ export function buildContainer(deps: AppDeps) {
     mountModule(agentModule, services.agents, services.agentStatus, services.greetingPreview),
     mountModule(workflowModule, services.workflows),
     mountModule(organizationModule, services.organizations),
-    mountModule(webhookModule, services.webhookDeliveries, services.webhookSecrets),
+    mountModule(webhookModule, services.webhookDeliveries, services.webhookSecrets, services.webhookTests),
     mountModule(meModule, services.me),
     mountModule(employeeModule, services.employees),
     mountModule(forwardingSlotModule, services.forwardingSlots),

@@ -293,6 +293,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/webhook/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome */
+    post: operations['testAgentWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/webhook/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a signed webhook.test event to your /v1/me webhook_url now (dashboard token only) and answer with the outcome */
+    post: operations['testMyWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/me': {
     parameters: {
       query?: never;
@@ -1013,6 +1047,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A test ping, only when asked for (POST /v1/agents/{agentId}/webhook/test, POST /v1/me/webhook/test): signed like every event, with a webhook-id of its own; never stored or retried */
+    post: operations['webhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1129,6 +1180,24 @@ export interface components {
       /** @enum {string} */
       event: 'kb.document.failed';
       document: components['schemas']['WebhookKbDocument'];
+    };
+    /** @description A test ping (POST /v1/agents/{agentId}/webhook/test or POST /v1/me/webhook/test); never stored */
+    WebhookTestWebhook: {
+      /** @enum {string} */
+      event: 'webhook.test';
+      /** @enum {boolean} */
+      test: true;
+      /** @description Says that this is a test ping and nothing happened */
+      note: string;
+      /** Format: uuid */
+      organization_id: string;
+      /**
+       * Format: uuid
+       * @description The agent whose URL was tested; null for a /v1/me URL
+       */
+      agent_id: string | null;
+      /** Format: date-time */
+      sent_at: string;
     };
     Health: {
       /** @enum {string} */
@@ -1384,6 +1453,8 @@ export interface components {
       post_call_webhook_url: string | null;
       /** @description Event types sent to post_call_webhook_url */
       post_call_webhook_events: string[];
+      /** @description Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule) */
+      post_call_webhook_retries: boolean;
       schedule: components['schemas']['AgentSchedule'];
       /** Format: uuid */
       backup_agent_id: string | null;
@@ -1536,6 +1607,8 @@ export interface components {
       post_call_webhook_events?: (
         'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
       )[];
+      /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
+      post_call_webhook_retries?: boolean;
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1690,6 +1763,8 @@ export interface components {
       post_call_webhook_events?: (
         'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
       )[];
+      /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
+      post_call_webhook_retries?: boolean;
       schedule?: components['schemas']['AgentScheduleInput'];
       /** Format: uuid */
       backup_agent_id?: string | null;
@@ -1978,7 +2053,7 @@ export interface components {
       target_kind: 'agent' | 'member';
       target_url: string;
       /**
-       * @description Outcome of the latest attempt; pending until an attempt is recorded
+       * @description Outcome of the latest attempt; pending until an attempt is recorded, and while an automatic retry is scheduled (then failed once the last one failed)
        * @enum {string}
        */
       status: 'pending' | 'succeeded' | 'failed';
@@ -1994,6 +2069,13 @@ export interface components {
        */
       attempted_at: string | null;
       attempt_count: number;
+      /** @description Whether failed attempts are retried automatically: the target's post_call_webhook_retries / webhook_retries when the event was dispatched */
+      retries: boolean;
+      /**
+       * Format: date-time
+       * @description When the next automatic retry is due; null when none is scheduled
+       */
+      next_retry_at: string | null;
       attempts: components['schemas']['WebhookDeliveryAttempt'][];
       /** Format: date-time */
       created_at: string;
@@ -2001,10 +2083,13 @@ export interface components {
       updated_at: string;
     };
     WebhookDeliveryAttempt: {
-      /** @description 1 for the first attempt, then one more per redelivery */
+      /** @description 1 for the first attempt, then one more per automatic retry or redelivery */
       attempt: number;
-      /** @enum {string} */
-      trigger: 'event' | 'redelivery';
+      /**
+       * @description event: the first attempt; retry: an automatic retry (when the target turned retries on); redelivery: asked for through the API
+       * @enum {string}
+       */
+      trigger: 'event' | 'retry' | 'redelivery';
       /** @enum {string} */
       status: 'succeeded' | 'failed';
       /** @description null when no HTTP answer came (refused, timeout, network) */
@@ -2032,6 +2117,27 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    WebhookTestResult: {
+      /** @description true when the receiver answered with a 2xx status */
+      delivered: boolean;
+      /** @description The receiver's HTTP status; null when no answer came (refused, timeout, network) */
+      status_code: number | null;
+      /** @description How long the request took */
+      duration_ms: number;
+      /** @description Why it was not delivered: `HTTP 500`, `Redirect not followed (…)`, `Timed out after 5000 ms`, `Refused: …` (the outgoing-request guard) or a network error; null when delivered */
+      error: string | null;
+      /** @description The `webhook-id` header of the ping (new for every ping) */
+      webhook_id: string;
+      /** @description The URL that was tested */
+      target_url: string;
+    };
+    MeWebhookTest: {
+      /**
+       * Format: uuid
+       * @description The organization whose signing secret signs the ping; may be left out when you belong to exactly one
+       */
+      organization_id?: string;
+    };
     Me: {
       /** Format: uuid */
       id: string;
@@ -2047,6 +2153,8 @@ export interface components {
         | 'kb.document.failed'
         | 'data_subject.erased'
       )[];
+      /** @description Failed deliveries to webhook_url are retried (Standard Webhooks schedule); default false */
+      webhook_retries: boolean;
       organizations: {
         /** Format: uuid */
         organization_id: string;
@@ -2079,6 +2187,8 @@ export interface components {
         | 'kb.document.failed'
         | 'data_subject.erased'
       )[];
+      /** @description Retry a failed delivery to webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h with the same webhook-id (default false: one attempt) */
+      webhook_retries?: boolean;
     };
     Employee: {
       /** Format: uuid */
@@ -5642,6 +5752,179 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  testAgentWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestResult'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  testMyWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['MeWebhookTest'];
+      };
+    };
+    responses: {
+      /** @description Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestResult'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
@@ -11128,7 +11411,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11157,7 +11440,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11186,7 +11469,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11215,7 +11498,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11244,7 +11527,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11273,7 +11556,36 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried */
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookTest: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['WebhookTestWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered */
       200: {
         headers: {
           [name: string]: unknown;

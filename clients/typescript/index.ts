@@ -61,7 +61,14 @@ export async function updateWithRetry<T, W extends { response: Response }>(
 }
 
 /** What a webhook request carries, by its `event` field. */
-export type WebhookEvent = Schemas['CallCompletedWebhook'] | Schemas['EmployeeForwardingCreatedWebhook'];
+export type WebhookEvent =
+  | Schemas['CallCompletedWebhook']
+  | Schemas['EmployeeForwardingCreatedWebhook']
+  | Schemas['AgentUpdatedWebhook']
+  | Schemas['KbDocumentReadyWebhook']
+  | Schemas['KbDocumentFailedWebhook']
+  | Schemas['DataSubjectErasedWebhook']
+  | Schemas['WebhookTestWebhook'];
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 

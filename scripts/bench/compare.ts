@@ -186,12 +186,21 @@ async function instructions(targets: Target[]) {
           env: { ...process.env, ...names },
         });
       // Warm-up uninstrumented: V8 compiles and optimises the chain before anything is counted.
-      await load(url, { headers: t.headers, connections: 4, duration: 0, amount: INSTRUCTIONS });
+      await load(url, { headers: t.headers, connections: 4, duration: 0, amount: INSTRUCTIONS, timeout: 120 });
       await control('--instr=on');
-      const measured = await load(url, { headers: t.headers, connections: 4, duration: 0, amount: INSTRUCTIONS });
+      const measured = await load(url, {
+        headers: t.headers,
+        connections: 4,
+        duration: 0,
+        amount: INSTRUCTIONS,
+        timeout: 120,
+      });
       await control('--instr=off');
       await control('--dump');
-      if (failures([measured]) > 0) throw new Error(`${t.name}: failed or non-2xx answers`);
+      if (failures([measured]) > 0)
+        throw new Error(
+          `${t.name}: ${measured.non2xx} non-2xx answers, ${measured.errors} errors, ${measured.timeouts} timeouts`,
+        );
       const total = readdirSync(dir)
         .filter((file) => file.startsWith('callgrind.out'))
         .map((file) => Number(/^totals: (\d+)/m.exec(readFileSync(path.join(dir, file), 'utf8'))?.[1] ?? 0))

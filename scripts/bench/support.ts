@@ -101,6 +101,8 @@ export function load(
     body?: string;
     /** A number of requests instead of a duration. */
     amount?: number;
+    /** Seconds before a request counts as timed out (autocannon's default: 10). */
+    timeout?: number;
   },
 ): Promise<autocannon.Result> {
   return autocannon({
@@ -111,6 +113,7 @@ export function load(
     connections: options.connections,
     duration: options.duration,
     ...(options.amount && { amount: options.amount }),
+    ...(options.timeout && { timeout: options.timeout }),
     pipelining: 1,
   });
 }

@@ -38,6 +38,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly webhookTestPings = new Counter({
+    name: 'webhook_test_pings_total',
+    help: 'Webhook test pings (POST .../webhook/test) by outcome: succeeded, http_error, timeout, network or refused',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(
     db: Db,
     queue: JobQueue | undefined,
@@ -124,5 +131,9 @@ export class Metrics {
 
   webhookAttempt(eventType: string, outcome: string): void {
     this.webhookDeliveries.inc({ event_type: eventType, outcome });
+  }
+
+  webhookTestPing(outcome: string): void {
+    this.webhookTestPings.inc({ outcome });
   }
 }

@@ -147,6 +147,7 @@ describe('event-type selection per receiving URL', () => {
       'employee.forwarding_created',
       'kb.document.failed',
       'kb.document.ready',
+      'webhook.test',
     ]);
   });
 });

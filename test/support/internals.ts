@@ -47,6 +47,7 @@ export function buildInternals(deps: {
     guardOptionsFromConfig(config),
     logger,
     deps.metrics,
+    config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
   );
   const kbJobs = new KnowledgeBaseJobs(queue);
   const callRepository = new CallRepository(db);

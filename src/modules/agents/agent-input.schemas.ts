@@ -202,6 +202,10 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
       description: 'Event types sent to post_call_webhook_url (default: call.completed)',
       example: ['call.completed', 'agent.updated'],
     }),
+    post_call_webhook_retries: z.boolean().openapi({
+      description:
+        'Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry',
+    }),
     schedule: AgentScheduleInputSchema.nullable(),
     backup_agent_id: uuidField().nullable(),
     bundesland: z.enum(BUNDESLAENDER),

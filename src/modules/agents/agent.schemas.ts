@@ -98,6 +98,9 @@ export const AgentSchema = z
     greeting_variants: z.array(GreetingVariantSchema).nullable(),
     post_call_webhook_url: z.string().nullable(),
     post_call_webhook_events: z.array(z.string()).openapi({ description: 'Event types sent to post_call_webhook_url' }),
+    post_call_webhook_retries: z
+      .boolean()
+      .openapi({ description: 'Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule)' }),
     schedule: AgentScheduleSchema.nullable(),
     backup_agent_id: z.uuid().nullable(),
     allow_greeting_interruption: z.boolean().nullable(),

@@ -8,11 +8,12 @@ export type MeRow = {
   name: string;
   webhook_url: string | null;
   webhook_events: string[];
+  webhook_retries: boolean;
   created_at: Date;
   updated_at: Date;
 };
 
-const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'webhook_events', 'created_at', 'updated_at'];
+const COLUMNS = ['id', 'email', 'name', 'webhook_url', 'webhook_events', 'webhook_retries', 'created_at', 'updated_at'];
 
 /** The signed-in user's own profile; every query is scoped to that user's id. */
 export class MeRepository {
@@ -41,7 +42,7 @@ export class MeRepository {
 
   async update(
     userId: string,
-    changes: { name?: string; webhook_url?: string | null; webhook_events?: string[] },
+    changes: { name?: string; webhook_url?: string | null; webhook_events?: string[]; webhook_retries?: boolean },
     at: Date,
   ): Promise<MeRow | undefined> {
     const [row] = await this.db('users')

@@ -16,6 +16,9 @@ export const MeSchema = z
     webhook_events: z.array(z.enum(MEMBER_URL_EVENT_TYPES)).openapi({
       description: 'Event types sent to webhook_url (default: employee.forwarding_created)',
     }),
+    webhook_retries: z.boolean().openapi({
+      description: 'Failed deliveries to webhook_url are retried (Standard Webhooks schedule); default false',
+    }),
     organizations: z.array(z.object({ organization_id: z.uuid(), role: z.enum(ROLES) })),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -47,6 +50,10 @@ export function updateMeSchema(allowPrivate: boolean) {
           description: 'Event types sent to webhook_url; an empty list stops them without removing the URL',
           example: ['employee.forwarding_created', 'kb.document.failed'],
         }),
+      webhook_retries: z.boolean().optional().openapi({
+        description:
+          'Retry a failed delivery to webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h with the same webhook-id (default false: one attempt)',
+      }),
     })
     .openapi('UpdateMe');
 }

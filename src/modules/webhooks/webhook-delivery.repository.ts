@@ -4,7 +4,8 @@ import { paginate, type Page, type PageParams } from '../../http/pagination.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export type TargetKind = 'agent' | 'member';
-export type AttemptTrigger = 'event' | 'redelivery';
+/** `event`: the first attempt; `retry`: an automatic retry (opt-in); `redelivery`: asked for through the API. */
+export type AttemptTrigger = 'event' | 'redelivery' | 'retry';
 
 export type EventRow = {
   id: string;
@@ -15,8 +16,14 @@ export type EventRow = {
   dispatched_at: Date | null;
 };
 
-/** An event to dispatch, with its agent's webhook URL when the agent chose the event's type. */
-export type EventToDispatch = EventRow & { agent_webhook_url: string | null };
+/** An event to dispatch, with its agent's webhook URL (and retry setting) when the agent chose the event's type. */
+export type EventToDispatch = EventRow & { agent_webhook_url: string | null; agent_webhook_retries: boolean | null };
+
+/** A URL an event goes to, and whether its owner turned automatic retries on. */
+export type WebhookTarget = { url: string; retries: boolean };
+
+/** A retry to queue after an attempt was recorded: retry `retry` (1-based) of the delivery, after `delaySeconds`. */
+export type ScheduledRetry = { deliveryId: string; retry: number; delaySeconds: number };
 
 export type DeliveryRow = {
   id: string;
@@ -29,6 +36,11 @@ export type DeliveryRow = {
   status: DeliveryStatus;
   attempt_count: number;
   last_attempt_at: Date | null;
+  /** Whether failed automatic attempts are retried (the target's setting when the event was dispatched). */
+  retries: boolean;
+  /** The automatic retry the delivery waits for (1..schedule length), null when none is due. */
+  next_retry: number | null;
+  next_retry_at: Date | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -45,6 +57,9 @@ const DELIVERY_COLUMNS = [
   'status',
   'attempt_count',
   'last_attempt_at',
+  'retries',
+  'next_retry',
+  'next_retry_at',
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof DeliveryRow)[];
@@ -60,7 +75,13 @@ export type AttemptRow = {
   attempted_at: Date;
 };
 
-export type NewAttempt = Omit<AttemptRow, 'delivery_id' | 'attempt_number'> & { job_id: string };
+export type NewAttempt = Omit<AttemptRow, 'delivery_id' | 'attempt_number'> & {
+  job_id: string;
+  /** For a `retry` attempt: which automatic retry it is (1-based). Not stored. */
+  retry?: number;
+  /** false when a failure is not worth retrying (the guard refused the address). Not stored. */
+  retryable: boolean;
+};
 
 const ATTEMPT_COLUMNS = [
   'delivery_id',
@@ -114,6 +135,7 @@ export class WebhookDeliveryRepository {
         'e.payload',
         'e.dispatched_at',
         'a.post_call_webhook_url as agent_webhook_url',
+        'a.post_call_webhook_retries as agent_webhook_retries',
       );
   }
 
@@ -122,39 +144,59 @@ export class WebhookDeliveryRepository {
     await this.db('events').whereIn('id', eventIds).update({ dispatched_at: at });
   }
 
-  /** Distinct webhook URLs of the organization's members who chose `eventType`, in a stable order. */
-  async memberWebhookUrls(organizationId: string, eventType: string): Promise<string[]> {
-    const rows: { webhook_url: string }[] = await this.db('memberships as m')
+  /**
+   * Distinct webhook URLs of the organization's members who chose `eventType`, in a stable order; a
+   * URL retries when one of the members who set it turned `webhook_retries` on.
+   */
+  async memberWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
+    const rows: WebhookTarget[] = await this.db('memberships as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.organization_id', organizationId)
       .whereNotNull('u.webhook_url')
       .whereRaw('? = ANY(u.webhook_events)', [eventType])
-      .distinct('u.webhook_url')
-      .orderBy('u.webhook_url');
-    return rows.map((r) => r.webhook_url);
+      .groupBy('u.webhook_url')
+      .orderBy('u.webhook_url')
+      .select('u.webhook_url as url', this.db.raw('bool_or(u.webhook_retries) AS retries'));
+    return rows;
   }
 
-  /** Distinct post_call_webhook_url of the organization's agents that chose `eventType`, in a stable order. */
-  async agentWebhookUrls(organizationId: string, eventType: string): Promise<string[]> {
-    const rows: { post_call_webhook_url: string }[] = await this.db('agents')
+  /**
+   * Distinct post_call_webhook_url of the organization's agents that chose `eventType`, in a stable
+   * order; a URL retries when one of the agents that set it turned `post_call_webhook_retries` on.
+   */
+  async agentWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
+    const rows: WebhookTarget[] = await this.db('agents')
       .where({ organization_id: organizationId })
       .whereNotNull('post_call_webhook_url')
       .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
-      .distinct('post_call_webhook_url')
-      .orderBy('post_call_webhook_url');
-    return rows.map((r) => r.post_call_webhook_url);
+      .groupBy('post_call_webhook_url')
+      .orderBy('post_call_webhook_url')
+      .select('post_call_webhook_url as url', this.db.raw('bool_or(post_call_webhook_retries) AS retries'));
+    return rows;
+  }
+
+  /** The signed-in user's own webhook URL (/v1/me), for a test ping. */
+  async userWebhookUrl(userId: string): Promise<string | null> {
+    const row: { webhook_url: string | null } | undefined = await this.db('users')
+      .where({ id: userId })
+      .first('webhook_url');
+    return row?.webhook_url ?? null;
   }
 
   /** Inserts the deliveries that do not exist yet (one statement for all); returns the ids of the new ones. */
-  async insertDeliveries(targets: { event: EventRow; kind: TargetKind; url: string }[], at: Date): Promise<string[]> {
+  async insertDeliveries(
+    targets: { event: EventRow; kind: TargetKind; url: string; retries: boolean }[],
+    at: Date,
+  ): Promise<string[]> {
     if (targets.length === 0) return [];
-    const rows = targets.map(({ event, kind, url }) => ({
+    const rows = targets.map(({ event, kind, url, retries }) => ({
       organization_id: event.organization_id,
       agent_id: event.agent_id,
       event_id: event.id,
       event_type: event.type,
       target_kind: kind,
       target_url: url,
+      retries,
       created_at: at,
       updated_at: at,
     }));
@@ -168,18 +210,23 @@ export class WebhookDeliveryRepository {
 
   /**
    * What the sends of a batch of jobs need, in one query: each job's delivery with its event's
-   * payload. A job whose delivery is gone, or whose attempt is recorded already (a re-run after its
-   * worker died), is absent from the answer.
+   * payload. A job whose delivery is gone, whose attempt is recorded already (a re-run after its
+   * worker died), or that is an automatic retry the delivery no longer waits for (it succeeded, or
+   * the retry was recorded), is absent from the answer.
    */
-  async findForSends(jobs: { jobId: string; deliveryId: string }[]): Promise<Map<string, DeliveryForSend>> {
+  async findForSends(
+    jobs: { jobId: string; deliveryId: string; retry?: number }[],
+  ): Promise<Map<string, DeliveryForSend>> {
     if (jobs.length === 0) return new Map();
     const { rows }: { rows: (DeliveryForSend & { job_id: string })[] } = await this.db.raw(
       `SELECT j.job_id, ${DELIVERY_COLUMNS.map((column) => `d.${column}`).join(', ')}, e.payload
-         FROM unnest(?::uuid[], ?::uuid[]) AS j(job_id, delivery_id)
+         FROM unnest(?::uuid[], ?::uuid[], ?::int[]) AS j(job_id, delivery_id, retry)
          JOIN webhook_deliveries d ON d.id = j.delivery_id
          JOIN events e ON e.id = d.event_id
-        WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.job_id = j.job_id)`,
-      [jobs.map((j) => j.jobId), jobs.map((j) => j.deliveryId)],
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_attempts a WHERE a.job_id = j.job_id)
+          AND (j.retry = 0 OR d.next_retry = j.retry)`,
+      // 0: not an automatic retry (retries are numbered from 1).
+      [jobs.map((j) => j.jobId), jobs.map((j) => j.deliveryId), jobs.map((j) => j.retry ?? 0)],
     );
     return new Map(rows.map(({ job_id, ...delivery }) => [job_id, delivery]));
   }
@@ -189,59 +236,110 @@ export class WebhookDeliveryRepository {
    * deliveries are locked (in id order), so numbering is gapless; an attempt already recorded for its
    * job (a re-run after a crash) is not recorded again. Several attempts of one delivery are numbered
    * in the order they were made.
+   *
+   * Retries are decided here, under the lock: a failed automatic attempt (the first one, or the
+   * retry the delivery waits for) of a delivery that retries schedules the next retry after
+   * `schedule[n]` seconds, until the schedule is used up (then the delivery is `failed`). A success,
+   * whatever its trigger, ends the retries. A failed redelivery leaves a scheduled retry in place.
+   * Returns the retries to queue (in the same transaction).
    */
-  async recordAttempts(attempts: { delivery: DeliveryRow; attempt: NewAttempt }[]): Promise<void> {
-    if (attempts.length === 0) return;
-    const locked: { id: string; attempt_count: number }[] = await this.db('webhook_deliveries')
+  async recordAttempts(
+    attempts: { delivery: DeliveryRow; attempt: NewAttempt }[],
+    retry: { schedule: readonly number[]; at: Date },
+  ): Promise<ScheduledRetry[]> {
+    if (attempts.length === 0) return [];
+    const locked: {
+      id: string;
+      attempt_count: number;
+      retries: boolean;
+      next_retry: number | null;
+      next_retry_at: Date | null;
+    }[] = await this.db('webhook_deliveries')
       .whereIn(
         ['id', 'organization_id'],
         attempts.map(({ delivery }) => [delivery.id, delivery.organization_id]),
       )
       .orderBy('id')
       .forUpdate()
-      .select('id', 'attempt_count');
+      .select('id', 'attempt_count', 'retries', 'next_retry', 'next_retry_at');
     const recorded: { job_id: string }[] = await this.db('webhook_delivery_attempts')
       .whereIn(
         'job_id',
         attempts.map(({ attempt }) => attempt.job_id),
       )
       .select('job_id');
-    const counts = new Map(locked.map((r) => [r.id, r.attempt_count]));
+    const states = new Map(locked.map((r) => [r.id, { ...r }]));
     const skip = new Set(recorded.map((r) => r.job_id));
-    const rows: (NewAttempt & { delivery_id: string; organization_id: string; attempt_number: number })[] = [];
-    const latest = new Map<string, { organization_id: string; attempt_count: number; attempt: NewAttempt }>();
+    const rows: (Omit<AttemptRow, 'attempt_number'> & {
+      job_id: string;
+      organization_id: string;
+      attempt_number: number;
+    })[] = [];
+    const latest = new Map<string, { organization_id: string; status: DeliveryStatus; attempted_at: Date }>();
+    const scheduled = new Map<string, ScheduledRetry>();
     const inOrder = [...attempts].sort((x, y) => x.attempt.attempted_at.getTime() - y.attempt.attempted_at.getTime());
     for (const { delivery, attempt } of inOrder) {
-      const count = counts.get(delivery.id);
-      if (count === undefined || skip.has(attempt.job_id)) continue;
+      const state = states.get(delivery.id);
+      if (state === undefined || skip.has(attempt.job_id)) continue;
       skip.add(attempt.job_id);
-      counts.set(delivery.id, count + 1);
+      state.attempt_count += 1;
       rows.push({
-        ...attempt,
+        job_id: attempt.job_id,
+        trigger: attempt.trigger,
+        status: attempt.status,
+        http_status: attempt.http_status,
+        duration_ms: attempt.duration_ms,
+        error: attempt.error,
+        attempted_at: attempt.attempted_at,
         delivery_id: delivery.id,
         organization_id: delivery.organization_id,
-        attempt_number: count + 1,
+        attempt_number: state.attempt_count,
       });
-      latest.set(delivery.id, { organization_id: delivery.organization_id, attempt_count: count + 1, attempt });
+      const next = afterAttempt(state, attempt, retry.schedule);
+      if (next.next_retry !== state.next_retry) {
+        state.next_retry = next.next_retry;
+        state.next_retry_at =
+          next.delaySeconds === undefined ? null : new Date(retry.at.getTime() + next.delaySeconds * 1000);
+        if (next.delaySeconds === undefined) scheduled.delete(delivery.id);
+        else
+          scheduled.set(delivery.id, {
+            deliveryId: delivery.id,
+            retry: next.next_retry!,
+            delaySeconds: next.delaySeconds,
+          });
+      }
+      latest.set(delivery.id, {
+        organization_id: delivery.organization_id,
+        status: next.status,
+        attempted_at: attempt.attempted_at,
+      });
     }
-    if (rows.length === 0) return;
+    if (rows.length === 0) return [];
     await this.db('webhook_delivery_attempts').insert(rows);
-    const updates = [...latest].map(([id, { organization_id, attempt_count, attempt }]) => ({
-      id,
-      organization_id,
-      attempt_count,
-      status: attempt.status,
-      attempted_at: attempt.attempted_at,
-    }));
+    const updates = [...latest].map(([id, { organization_id, status, attempted_at }]) => {
+      const state = states.get(id)!;
+      return {
+        id,
+        organization_id,
+        attempt_count: state.attempt_count,
+        status,
+        attempted_at,
+        next_retry: state.next_retry,
+        next_retry_at: state.next_retry_at,
+      };
+    });
     await this.db.raw(
       `UPDATE webhook_deliveries AS d
           SET attempt_count = v.attempt_count, status = v.status,
-              last_attempt_at = v.attempted_at, updated_at = v.attempted_at
+              last_attempt_at = v.attempted_at, updated_at = v.attempted_at,
+              next_retry = v.next_retry, next_retry_at = v.next_retry_at
          FROM jsonb_to_recordset(?::jsonb)
-           AS v(id uuid, organization_id uuid, attempt_count int, status text, attempted_at timestamptz)
+           AS v(id uuid, organization_id uuid, attempt_count int, status text, attempted_at timestamptz,
+                next_retry smallint, next_retry_at timestamptz)
         WHERE d.id = v.id AND d.organization_id = v.organization_id`,
       [JSON.stringify(updates)],
     );
+    return [...scheduled.values()];
   }
 
   /** The agent's deliveries, newest first, each with its attempts. */
@@ -290,4 +388,28 @@ export class WebhookDeliveryRepository {
     for (const row of rows) byDelivery.set(row.delivery_id, [...(byDelivery.get(row.delivery_id) ?? []), row]);
     return byDelivery;
   }
+}
+
+/**
+ * A delivery's status and next retry after one more attempt. `automatic` is the attempt's place in
+ * the schedule (0: the first attempt, n: retry n), or undefined for a redelivery or for a retry the
+ * delivery no longer waits for.
+ */
+function afterAttempt(
+  state: { retries: boolean; next_retry: number | null },
+  attempt: NewAttempt,
+  schedule: readonly number[],
+): { status: DeliveryStatus; next_retry: number | null; delaySeconds?: number } {
+  const automatic =
+    attempt.trigger === 'event'
+      ? 0
+      : attempt.trigger === 'retry' && attempt.retry === state.next_retry
+        ? attempt.retry
+        : undefined;
+  if (attempt.status === 'succeeded') return { status: 'succeeded', next_retry: null };
+  if (automatic === undefined)
+    return { status: state.next_retry === null ? 'failed' : 'pending', next_retry: state.next_retry };
+  if (state.retries && attempt.retryable && automatic < schedule.length)
+    return { status: 'pending', next_retry: automatic + 1, delaySeconds: schedule[automatic]! };
+  return { status: 'failed', next_retry: null };
 }

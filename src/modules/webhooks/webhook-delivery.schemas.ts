@@ -12,8 +12,14 @@ export const listDeliveriesQuery = z.object({
 
 export const WebhookDeliveryAttemptSchema = z
   .object({
-    attempt: z.number().int().openapi({ description: '1 for the first attempt, then one more per redelivery' }),
-    trigger: z.enum(['event', 'redelivery']),
+    attempt: z
+      .number()
+      .int()
+      .openapi({ description: '1 for the first attempt, then one more per automatic retry or redelivery' }),
+    trigger: z.enum(['event', 'retry', 'redelivery']).openapi({
+      description:
+        'event: the first attempt; retry: an automatic retry (when the target turned retries on); redelivery: asked for through the API',
+    }),
     status: z.enum(['succeeded', 'failed']),
     http_status: z
       .number()
@@ -40,14 +46,23 @@ export const WebhookDeliverySchema = z
         "agent: the agent's post_call_webhook_url; member: the webhook_url an organization member set on /v1/me",
     }),
     target_url: z.string(),
-    status: z
-      .enum(DELIVERY_STATUSES)
-      .openapi({ description: 'Outcome of the latest attempt; pending until an attempt is recorded' }),
+    status: z.enum(DELIVERY_STATUSES).openapi({
+      description:
+        'Outcome of the latest attempt; pending until an attempt is recorded, and while an automatic retry is scheduled (then failed once the last one failed)',
+    }),
     http_status: z.number().int().nullable().openapi({ description: 'Of the latest attempt' }),
     duration_ms: z.number().int().nullable().openapi({ description: 'Of the latest attempt' }),
     error: z.string().nullable().openapi({ description: 'Of the latest attempt' }),
     attempted_at: z.iso.datetime().nullable().openapi({ description: 'When the latest attempt started' }),
     attempt_count: z.number().int(),
+    retries: z.boolean().openapi({
+      description:
+        "Whether failed attempts are retried automatically: the target's post_call_webhook_retries / webhook_retries when the event was dispatched",
+    }),
+    next_retry_at: z.iso
+      .datetime()
+      .nullable()
+      .openapi({ description: 'When the next automatic retry is due; null when none is scheduled' }),
     attempts: z.array(WebhookDeliveryAttemptSchema),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -83,6 +98,8 @@ export function toDelivery(row: DeliveryWithAttempts) {
     error: latest?.error ?? null,
     attempted_at: latest?.attempted_at ?? null,
     attempt_count: row.attempt_count,
+    retries: row.retries,
+    next_retry_at: row.next_retry_at,
     attempts: row.attempts.map(toAttempt),
     created_at: row.created_at,
     updated_at: row.updated_at,

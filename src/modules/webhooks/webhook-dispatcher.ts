@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../clock.js';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS } from '../../config.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import {
   AGENT_URL_EVENT_TYPES,
@@ -14,6 +16,7 @@ import {
   guardedRequest,
   OutgoingRequestError,
   type GuardOptions,
+  type OutgoingFailure,
   type OutgoingResponse,
 } from '../../outgoing/guarded-request.js';
 import type {
@@ -24,13 +27,30 @@ import type {
   NewAttempt,
   TargetKind,
   WebhookDeliveryRepository,
+  WebhookTarget,
 } from './webhook-delivery.repository.js';
 import { serializePayload } from './webhook-payload.js';
 import { signingSecrets, type WebhookSecretRepository, type WebhookSecretRow } from './webhook-secret.repository.js';
 import { generateWebhookSecret, signatureHeaders } from './webhook-signature.js';
 
 export type DispatchJob = { eventId: string };
-export type SendJob = { deliveryId: string; trigger: AttemptTrigger };
+/** One attempt of a delivery; `retry` (1-based) for an automatic retry. */
+export type SendJob = { deliveryId: string; trigger: AttemptTrigger; retry?: number };
+
+/** What a test ping answers (never stored). */
+export type PingResult = {
+  delivered: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  webhook_id: string;
+  target_url: string;
+};
+
+/** The `/metrics` label of a test ping's outcome. */
+export type PingOutcome = 'succeeded' | 'http_error' | OutgoingFailure;
+
+type PostOutcome = Omit<NewAttempt, 'job_id' | 'trigger' | 'attempted_at' | 'retry'> & { failure?: OutgoingFailure };
 
 /** A send job with what its attempt needs, read for a whole batch of jobs at once. */
 export type PreparedSend = {
@@ -50,8 +70,10 @@ const USER_AGENT = 'VoiceAgentAPI-Webhooks/1.0';
  * The steps behind outgoing webhooks. `dispatchMany` turns events into one delivery per target and
  * queues a send for each, in one transaction for the batch. A send is `prepare` (one read for a batch
  * of jobs), `attempt` (one signed request through the outgoing-request guard) and `record` (the
- * outcome, whatever it is, for a batch of attempts in one transaction); nothing here retries an
- * attempt.
+ * outcome, whatever it is, for a batch of attempts in one transaction). An attempt is never repeated
+ * by itself: only a delivery whose target turned retries on gets a new job for its next retry,
+ * queued (after `retrySchedule[n]` seconds) in the transaction that records the failed attempt.
+ * `ping` is a test ping: one signed request, answered and counted, never stored.
  */
 export class WebhookDispatcher {
   constructor(
@@ -62,7 +84,9 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly guard: GuardOptions,
     private readonly logger: Logger,
-    private readonly metrics?: Pick<Metrics, 'webhookAttempt'>,
+    private readonly metrics?: Pick<Metrics, 'webhookAttempt' | 'webhookTestPing'>,
+    /** WEBHOOK_RETRY_SCHEDULE_SECONDS: the delay before each automatic retry. */
+    private readonly retrySchedule: readonly number[] = DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS,
   ) {}
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
@@ -78,8 +102,8 @@ export class WebhookDispatcher {
     await inTransaction(this.db, async (trx) => {
       const deliveries = this.deliveries.with(trx);
       const events = await deliveries.lockUndispatchedEvents(eventIds);
-      const memberUrls = new Map<string, Promise<string[]>>();
-      const targets: { event: EventRow; kind: TargetKind; url: string }[] = [];
+      const memberUrls = new Map<string, Promise<WebhookTarget[]>>();
+      const targets: { event: EventRow; kind: TargetKind; url: string; retries: boolean }[] = [];
       for (const event of events) {
         for (const target of await this.targetsOf(deliveries, event, memberUrls)) targets.push({ event, ...target });
       }
@@ -115,7 +139,9 @@ export class WebhookDispatcher {
    * secrets. Jobs whose delivery is gone or whose attempt was recorded already are left out.
    */
   async prepare(jobs: { id: string; data: SendJob }[]): Promise<PreparedSend[]> {
-    const found = await this.deliveries.findForSends(jobs.map((j) => ({ jobId: j.id, deliveryId: j.data.deliveryId })));
+    const found = await this.deliveries.findForSends(
+      jobs.map((j) => ({ jobId: j.id, deliveryId: j.data.deliveryId, retry: j.data.retry })),
+    );
     const secrets = await this.secrets.getOrCreateMany(
       [...found.values()].map((d) => d.organization_id),
       generateWebhookSecret,
@@ -133,14 +159,76 @@ export class WebhookDispatcher {
     const attemptedAt = this.clock.now();
     const secret =
       send.secret ?? (await this.secrets.getOrCreate(delivery.organization_id, generateWebhookSecret, attemptedAt));
-    const body = serializePayload(delivery.event_type, delivery.payload);
+    const outcome = await this.signedPost(
+      secret,
+      delivery.target_url,
+      delivery.event_id,
+      serializePayload(delivery.event_type, delivery.payload),
+      attemptedAt,
+    );
+    return {
+      send,
+      attempt: {
+        status: outcome.status,
+        http_status: outcome.http_status,
+        duration_ms: outcome.duration_ms,
+        error: outcome.error,
+        retryable: outcome.retryable,
+        job_id: send.jobId,
+        trigger: send.job.trigger,
+        ...(send.job.retry === undefined ? {} : { retry: send.job.retry }),
+        attempted_at: attemptedAt,
+      },
+    };
+  }
+
+  /**
+   * A test ping: a signed `webhook.test` event to `url`, through the same guard and signer as a
+   * delivery, with a `webhook-id` of its own. Answered within the webhook timeout, counted in
+   * /metrics, never stored and never retried.
+   */
+  async ping(target: { organizationId: string; agentId: string | null; url: string }): Promise<PingResult> {
+    const at = this.clock.now();
+    const webhookId = randomUUID();
+    const secret = await this.secrets.getOrCreate(target.organizationId, generateWebhookSecret, at);
+    const body = serializePayload('webhook.test', {
+      test: true,
+      note: 'A test ping asked for through the API: no call or change caused it, and it is not stored or retried',
+      organization_id: target.organizationId,
+      agent_id: target.agentId,
+      sent_at: at.toISOString(),
+    });
+    const outcome = await this.signedPost(secret, target.url, webhookId, body, at);
+    const label: PingOutcome = outcome.failure ?? (outcome.status === 'succeeded' ? 'succeeded' : 'http_error');
+    this.metrics?.webhookTestPing(label);
+    this.logger.info(
+      {
+        webhook_id: webhookId,
+        organization_id: target.organizationId,
+        agent_id: target.agentId,
+        outcome: label,
+        http_status: outcome.http_status,
+      },
+      'webhook test ping sent',
+    );
+    return {
+      delivered: outcome.status === 'succeeded',
+      status_code: outcome.http_status,
+      duration_ms: outcome.duration_ms,
+      error: outcome.error,
+      webhook_id: webhookId,
+      target_url: target.url,
+    };
+  }
+
+  /** One signed POST of `body` as message `id`, signed at `at` with the secrets that sign then. */
+  private signedPost(secret: WebhookSecretRow, url: string, id: string, body: string, at: Date): Promise<PostOutcome> {
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
-      ...signatureHeaders(signingSecrets(secret, attemptedAt), delivery.event_id, attemptedAt, body),
+      ...signatureHeaders(signingSecrets(secret, at), id, at, body),
     };
-    const outcome = await this.post(delivery.target_url, headers, body);
-    return { send, attempt: { ...outcome, job_id: send.jobId, trigger: send.job.trigger, attempted_at: attemptedAt } };
+    return this.post(url, headers, body);
   }
 
   /**
@@ -149,9 +237,15 @@ export class WebhookDispatcher {
    */
   async record(results: AttemptResult[], alsoInTransaction?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
     await inTransaction(this.db, async (trx) => {
-      await this.deliveries
-        .with(trx)
-        .recordAttempts(results.map(({ send, attempt }) => ({ delivery: send.delivery, attempt })));
+      const retries = await this.deliveries.with(trx).recordAttempts(
+        results.map(({ send, attempt }) => ({ delivery: send.delivery, attempt })),
+        { schedule: this.retrySchedule, at: this.clock.now() },
+      );
+      for (const { deliveryId, retry, delaySeconds } of retries)
+        await this.queue.send(WEBHOOK_SEND_QUEUE, { deliveryId, trigger: 'retry', retry } satisfies SendJob, {
+          trx,
+          startAfter: delaySeconds,
+        });
       await alsoInTransaction?.(trx);
     });
     for (const { send, attempt } of results) {
@@ -176,39 +270,47 @@ export class WebhookDispatcher {
   private async targetsOf(
     deliveries: WebhookDeliveryRepository,
     event: EventToDispatch,
-    memberUrls: Map<string, Promise<string[]>>,
-  ): Promise<{ kind: TargetKind; url: string }[]> {
-    const targets: { kind: TargetKind; url: string }[] = [];
+    memberUrls: Map<string, Promise<WebhookTarget[]>>,
+  ): Promise<{ kind: TargetKind; url: string; retries: boolean }[]> {
+    const targets: { kind: TargetKind; url: string; retries: boolean }[] = [];
+    // One URL named twice is one delivery; it retries when one of its owners asked for retries.
+    const add = (kind: TargetKind, { url, retries }: WebhookTarget) => {
+      const existing = targets.find((t) => t.url === url);
+      if (existing) existing.retries ||= retries;
+      else targets.push({ kind, url, retries });
+    };
     if (event.agent_id && event.agent_webhook_url && (AGENT_URL_EVENT_TYPES as readonly string[]).includes(event.type))
-      targets.push({ kind: 'agent', url: event.agent_webhook_url });
+      add('agent', { url: event.agent_webhook_url, retries: event.agent_webhook_retries === true });
     if (!event.agent_id && (ORGANIZATION_EVENT_TYPES as readonly string[]).includes(event.type)) {
-      for (const url of await deliveries.agentWebhookUrls(event.organization_id, event.type)) {
-        if (!targets.some((t) => t.url === url)) targets.push({ kind: 'agent', url });
-      }
+      for (const target of await deliveries.agentWebhookUrls(event.organization_id, event.type)) add('agent', target);
     }
     if ((MEMBER_URL_EVENT_TYPES as readonly string[]).includes(event.type)) {
       const key = `${event.organization_id} ${event.type}`;
       if (!memberUrls.has(key)) memberUrls.set(key, deliveries.memberWebhookUrls(event.organization_id, event.type));
-      for (const url of await memberUrls.get(key)!) {
-        if (!targets.some((t) => t.url === url)) targets.push({ kind: 'member', url });
-      }
+      for (const target of await memberUrls.get(key)!) add('member', target);
     }
     return targets;
   }
 
-  /** One POST through the guard; any 2xx is a success, everything else (3xx included) a failure. */
-  private async post(
-    url: string,
-    headers: Record<string, string>,
-    body: string,
-  ): Promise<Omit<NewAttempt, 'job_id' | 'trigger' | 'attempted_at'>> {
+  /**
+   * One POST through the guard; any 2xx is a success, everything else (3xx included) a failure. A
+   * refusal by the guard is not worth retrying (the address is forbidden); any other failure is.
+   */
+  private async post(url: string, headers: Record<string, string>, body: string): Promise<PostOutcome> {
     let response: OutgoingResponse;
     try {
       response = await guardedRequest({ url, method: 'POST', headers, body }, this.guard);
     } catch (error) {
       const failure =
         error instanceof OutgoingRequestError ? error : new OutgoingRequestError('network', String(error));
-      return { status: 'failed', http_status: null, duration_ms: failure.durationMs, error: failure.message };
+      return {
+        status: 'failed',
+        http_status: null,
+        duration_ms: failure.durationMs,
+        error: failure.message,
+        retryable: failure.reason !== 'refused',
+        failure: failure.reason,
+      };
     }
     const ok = response.status >= 200 && response.status < 300;
     return {
@@ -216,6 +318,7 @@ export class WebhookDispatcher {
       http_status: response.status,
       duration_ms: response.durationMs,
       error: ok ? null : httpError(response),
+      retryable: !ok,
     };
   }
 }

@@ -99,6 +99,19 @@ export const DataSubjectErasedPayloadSchema = z
     description: 'Counts only: no identifier and no personal data of the erased person',
   });
 
+export const WebhookTestPayloadSchema = z
+  .object({
+    event: z.literal('webhook.test'),
+    test: z.literal(true),
+    note: z.string().openapi({ description: 'Says that this is a test ping and nothing happened' }),
+    organization_id: z.uuid(),
+    agent_id: z.uuid().nullable().openapi({ description: 'The agent whose URL was tested; null for a /v1/me URL' }),
+    sent_at: z.iso.datetime(),
+  })
+  .openapi('WebhookTestWebhook', {
+    description: 'A test ping (POST /v1/agents/{agentId}/webhook/test or POST /v1/me/webhook/test); never stored',
+  });
+
 const FIELD_ORDER: Record<string, string[]> = {
   'call.completed': Object.keys(CallCompletedPayloadSchema.shape),
   'employee.forwarding_created': Object.keys(EmployeeForwardingCreatedPayloadSchema.shape),
@@ -106,6 +119,7 @@ const FIELD_ORDER: Record<string, string[]> = {
   'kb.document.ready': Object.keys(KbDocumentReadyPayloadSchema.shape),
   'kb.document.failed': Object.keys(KbDocumentFailedPayloadSchema.shape),
   'data_subject.erased': Object.keys(DataSubjectErasedPayloadSchema.shape),
+  'webhook.test': Object.keys(WebhookTestPayloadSchema.shape),
 };
 const NESTED_ORDER: Record<string, string[]> = {
   call: Object.keys(WebhookCallSchema.shape),

@@ -4,6 +4,7 @@ import {
   anyAuth,
   errorResponses,
   json,
+  jsonBody,
   paginated,
   PaginationQuerySchema,
   tokenOnly,
@@ -17,7 +18,9 @@ import {
   EmployeeForwardingCreatedPayloadSchema,
   KbDocumentFailedPayloadSchema,
   KbDocumentReadyPayloadSchema,
+  WebhookTestPayloadSchema,
 } from './webhook-payload.js';
+import { meWebhookTestBody, WebhookTestResultSchema } from './webhook-test.schemas.js';
 
 export const WebhookSecretSchema = z
   .object({
@@ -80,6 +83,45 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
   });
 }
 
+function registerTestPaths(registry: OpenAPIRegistry): void {
+  const tags = ['Webhook test pings'];
+  const answer = json(
+    WebhookTestResultSchema,
+    "Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log",
+  );
+  const conflict = 'CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent';
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/agents/{agentId}/webhook/test',
+    operationId: 'testAgentWebhook',
+    tags,
+    summary:
+      "Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome",
+    security: anyAuth,
+    request: { params: z.object({ agentId: z.uuid() }) },
+    responses: {
+      200: answer,
+      ...errorResponses(...AGENT_ROUTE_ERRORS),
+      409: { ...errorResponses(409)[409]!, description: conflict },
+    },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/v1/me/webhook/test',
+    operationId: 'testMyWebhook',
+    tags,
+    summary:
+      'Send a signed webhook.test event to your /v1/me webhook_url now (dashboard token only) and answer with the outcome',
+    security: tokenOnly,
+    request: { body: { ...jsonBody(meWebhookTestBody), required: false } },
+    responses: {
+      200: answer,
+      ...errorResponses(400, 401, 404),
+      409: { ...errorResponses(409)[409]!, description: conflict },
+    },
+  });
+}
+
 function registerSecretPaths(registry: OpenAPIRegistry): void {
   const tags = ['Webhook secret'];
   const params = z.object({ orgId: z.uuid() });
@@ -105,12 +147,16 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
   });
 }
 
+/** What a receiver answers, for every event. */
+const RECEIVER_RESPONSES = {
+  200: {
+    description:
+      "Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries)",
+  },
+};
+
 function registerWebhookPayloads(registry: OpenAPIRegistry): void {
-  const responses = {
-    200: {
-      description: 'Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried',
-    },
-  };
+  const responses = RECEIVER_RESPONSES;
   registry.registerWebhook({
     method: 'post',
     path: 'call.completed',
@@ -192,10 +238,20 @@ function registerConfigurationWebhooks(
 export function registerWebhookPaths(registry: OpenAPIRegistry): void {
   registerDeliveryPaths(registry);
   registerSecretPaths(registry);
+  registerTestPaths(registry);
   registerWebhookPayloads(registry);
-  registerConfigurationWebhooks(registry, {
-    200: {
-      description: 'Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, not retried',
+  registerConfigurationWebhooks(registry, RECEIVER_RESPONSES);
+  registry.registerWebhook({
+    method: 'post',
+    path: 'webhook.test',
+    operationId: 'webhookTest',
+    tags: ['Webhooks'],
+    summary:
+      'A test ping, only when asked for (POST /v1/agents/{agentId}/webhook/test, POST /v1/me/webhook/test): signed like every event, with a webhook-id of its own; never stored or retried',
+    request: {
+      headers: SignatureHeaders,
+      body: { content: { 'application/json': { schema: WebhookTestPayloadSchema } } },
     },
+    responses: { 200: { description: 'Any 2xx counts as delivered' } },
   });
 }
