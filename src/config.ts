@@ -22,14 +22,15 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /**
- * TRUST_PROXY: `false` (default: the socket's address is the client's), `true` (every hop is
- * trusted: the left-most X-Forwarded-For entry, which a client can forge unless the proxy replaces
- * the header), or the proxies as a comma-separated list of addresses, CIDR ranges and range names:
- * the client is then the right-most X-Forwarded-For entry that is not one of them.
+ * TRUST_PROXY: `false` (default: the socket's address is the client's), `true` (one proxy in front,
+ * whatever its address: the right-most X-Forwarded-For entry, the address that proxy saw; express's
+ * `1`), or the proxies as a comma-separated list of addresses, CIDR ranges and range names: the
+ * client is then the right-most X-Forwarded-For entry that is not one of them. Neither form ever
+ * takes an entry a client wrote itself further left.
  */
-const trustProxy = z.string().transform((text, ctx): boolean | string[] => {
+const trustProxy = z.string().transform((text, ctx): false | 1 | string[] => {
   const value = text.trim().toLowerCase();
-  if (value === 'true' || value === '1') return true;
+  if (value === 'true' || value === '1') return 1;
   if (value === 'false' || value === '0') return false;
   const entries: string[] = [];
   for (const entry of value.split(',').map((e) => e.trim())) {

@@ -185,10 +185,10 @@ describe('allowed_ips on API keys', () => {
   });
 });
 
-describe('the client address without TRUST_PROXY', () => {
-  it("judges the socket's address and ignores X-Forwarded-For", async () => {
-    const { app } = createApp({
-      config: { ...ctx.config, TRUST_PROXY: false },
+describe('the client address without a list of proxies', () => {
+  const appTrusting = (TRUST_PROXY: false | 1) =>
+    createApp({
+      config: { ...ctx.config, TRUST_PROXY },
       db: ctx.db,
       databaseUrl: ctx.config.DATABASE_URL!,
       logger: ctx.logger,
@@ -196,15 +196,27 @@ describe('the client address without TRUST_PROXY', () => {
       rateLimitStore: new MemoryRateLimitStore(),
       verifyToken: createTokenVerifier(ctx.config),
       queue: ctx.queue,
-    });
+    }).app;
+
+  it("judges the socket's address and ignores X-Forwarded-For (TRUST_PROXY=false)", async () => {
     // supertest listens on every interface: the socket may be IPv4-mapped (::ffff:127.0.0.1).
-    const direct = checkedHttp(app, ctx.contract);
+    const direct = checkedHttp(appTrusting(false), ctx.contract);
     const local = await createKey({ allowed_ips: ['127.0.0.1'] });
     const remote = await createKey({ allowed_ips: ['203.0.113.0/24'] });
     const call = (key: string) =>
       direct.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key).set('X-Forwarded-For', '203.0.113.9');
     await call(local.key).expect(200);
     expect((await call(remote.key).expect(403)).body.error.code).toBe('IP_NOT_ALLOWED');
+  });
+
+  it('takes the right-most X-Forwarded-For entry, never one the client wrote further left (TRUST_PROXY=true)', async () => {
+    const behindOneProxy = checkedHttp(appTrusting(1), ctx.contract);
+    const remote = await createKey({ allowed_ips: ['203.0.113.0/24'] });
+    const call = (forwarded: string) =>
+      behindOneProxy.get(`/v1/agents/${w.agentId}`).set('X-API-Key', remote.key).set('X-Forwarded-For', forwarded);
+    await call('203.0.113.9').expect(200);
+    // The client wrote an allowed address; the proxy appended the one it saw.
+    expect((await call('203.0.113.9, 198.51.100.7').expect(403)).body.error.code).toBe('IP_NOT_ALLOWED');
   });
 });
 

@@ -28,7 +28,7 @@ describe('parseConfig', () => {
 
   it('takes TRUST_PROXY as true, false or a list of proxies, and refuses an entry it cannot read', () => {
     expect(parseConfig({}).TRUST_PROXY).toBe(false);
-    expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(1); // one hop: the right-most entry
     expect(parseConfig({ TRUST_PROXY: '0' }).TRUST_PROXY).toBe(false);
     expect(
       parseConfig({ TRUST_PROXY: ' 10.0.0.0/8, loopback,2001:DB8::1 , ::ffff:192.0.2.0/120' }).TRUST_PROXY,
