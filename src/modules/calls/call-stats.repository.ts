@@ -14,6 +14,16 @@ export type StatsGroup =
 
 export type StatsRow = { start: Date; value: string | null; count: number; done: number; duration_total: number };
 
+/** Outcome counters summed per bucket and stored value: all calls and the done ones. */
+export type OutcomeRow = {
+  start: Date;
+  value: string;
+  calls: number;
+  done_calls: number;
+  duration: number;
+  done_duration: number;
+};
+
 function groupSql(group: StatsGroup): [string, string[]] {
   switch (group.kind) {
     case 'none':
@@ -91,6 +101,47 @@ export class CallStatsRepository {
       count: Number(r.count),
       done: Number(r.done),
       duration_total: Number(r.duration_total),
+    }));
+  }
+
+  /**
+   * One agent's outcome counters of field `name` for whole UTC hours [from, before): per bucket and
+   * stored value (as text, as `->>` gives it), calls and done calls with their durations; only
+   * `value` when given (a JSON value), trash only with `include_deleted`. The done filter and the
+   * grouping are applied by the caller on these four figures.
+   */
+  async outcomeCounts(
+    scope: { organizationId: string; agentId: string },
+    field: { name: string; value?: string | number | boolean },
+    includeDeleted: boolean,
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    tz: string,
+  ): Promise<OutcomeRow[]> {
+    const query = this.db('call_outcome_hour_stats as o')
+      .where({ 'o.organization_id': scope.organizationId, 'o.agent_id': scope.agentId, 'o.name': field.name })
+      .where('o.hour', '>=', hours.from)
+      .where('o.hour', '<', hours.before);
+    if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
+    if (!includeDeleted) query.where('o.deleted', false);
+    const rows: { start: Date; value: string; calls: string; done_calls: string; duration: number; done_duration: number }[] =
+      await query
+        .select(
+          this.db.raw('date_trunc(?, o.hour, ?) AS start', [interval, tz]),
+          this.db.raw(`o.value #>> '{}' AS value`),
+          this.db.raw('sum(o.calls) AS calls'),
+          this.db.raw('sum(o.done_calls) AS done_calls'),
+          this.db.raw('sum(o.duration_total) AS duration'),
+          this.db.raw('sum(o.done_duration_total) AS done_duration'),
+        )
+        .groupByRaw('1, 2');
+    return rows.map((r) => ({
+      start: r.start,
+      value: r.value,
+      calls: Number(r.calls),
+      done_calls: Number(r.done_calls),
+      duration: Number(r.duration),
+      done_duration: Number(r.done_duration),
     }));
   }
 
