@@ -31,7 +31,7 @@ const ROW = (sign: string, table: string) => `
          ${sign}1 AS n, ${sign}(CASE WHEN r.done THEN 1 ELSE 0 END) AS done_n, ${sign}r.duration AS duration,
          ${sign}(CASE WHEN r.done THEN r.duration ELSE 0 END) AS done_duration
     FROM ${table} r JOIN counted k ON k.agent_id = r.agent_id
-   WHERE r.extracted_data ? k.name`;
+   WHERE r.extracted_data \\? k.name`;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -97,7 +97,7 @@ export async function up(knex: Knex): Promise<void> {
              c.deleted_at IS NOT NULL, count(*), count(*) FILTER (WHERE c.done), sum(c.duration),
              coalesce(sum(c.duration) FILTER (WHERE c.done), 0)
         FROM calls c CROSS JOIN unnest(added) AS k(name)
-       WHERE c.agent_id = NEW.id AND c.extracted_data ? k.name
+       WHERE c.agent_id = NEW.id AND c.extracted_data \\? k.name
        GROUP BY 1, 2, 3, 4, 5, 6;
       RETURN NULL;
     END $$;
@@ -149,7 +149,7 @@ export async function up(knex: Knex): Promise<void> {
            c.deleted_at IS NOT NULL, count(*), count(*) FILTER (WHERE c.done), sum(c.duration),
            coalesce(sum(c.duration) FILTER (WHERE c.done), 0)
       FROM (SELECT a.id AS agent_id, unnest(counted_outcome_names(a.analysis_fields)) AS name FROM agents a) k
-      JOIN calls c ON c.agent_id = k.agent_id AND c.extracted_data ? k.name
+      JOIN calls c ON c.agent_id = k.agent_id AND c.extracted_data \\? k.name
      GROUP BY 1, 2, 3, 4, 5, 6
   `);
 }

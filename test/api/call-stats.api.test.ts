@@ -36,8 +36,8 @@ async function callAt(agentId: string, at: string, fields: Record<string, unknow
   const res = await ctx.http
     .post(`/v1/agents/${agentId}/calls`)
     .set('X-API-Key', key)
-    .send({ call_id: `stats-${sequence}`, duration: 60, ...fields })
-    .expect(201);
+    .send({ call_id: `stats-${sequence}`, duration: 60, ...fields });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id as string;
 }
 
@@ -309,7 +309,7 @@ describe('statistics and totals from the outcome counters', () => {
                 sum(c.duration)::float AS duration, coalesce(sum(c.duration) FILTER (WHERE c.done), 0)::float AS done_duration
            FROM calls c JOIN agents a ON a.id = c.agent_id,
                 jsonb_array_elements(a.analysis_fields) f, LATERAL (SELECT f->>'name' AS name) k
-          WHERE c.agent_id = ? AND f->>'type' IN ('enum', 'boolean') AND c.extracted_data ? k.name
+          WHERE c.agent_id = ? AND f->>'type' IN ('enum', 'boolean') AND c.extracted_data \\? k.name
           GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
         [agentId],
       )
@@ -341,7 +341,7 @@ describe('statistics and totals from the outcome counters', () => {
       ids.push(
         await callAt(
           agentId,
-          `2026-06-0${1 + (i % 3)}T${10 + i}:${i * 7}:00Z`,
+          `2026-06-0${1 + (i % 3)}T${10 + i}:${String(i * 7).padStart(2, '0')}:00Z`,
           { extracted_data: extracted, duration: 10 * (i + 1) + 0.5, phone_number: `+49301234${i}`, done: i === 5 },
           world.key,
         ),
@@ -404,7 +404,7 @@ describe('statistics and totals from the outcome counters', () => {
       const urgency = values[i % 4];
       await callAt(
         agentId,
-        `2026-07-${String(1 + (i % 5)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${i % 2 ? 45 : 5}:00Z`,
+        `2026-07-${String(1 + (i % 5)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${i % 2 ? 45 : '05'}:00Z`,
         { extracted_data: { ...(urgency ? { urgency } : {}), heating: i % 3 === 0 }, done: i % 5 === 0, duration: i + 1 },
         world.key,
       );
