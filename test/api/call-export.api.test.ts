@@ -256,11 +256,14 @@ describe('GET /v1/agents/{agentId}/calls/export', () => {
 
     // Two slots left behind by an instance that died: held while their leases run, free after.
     const slots = [0, 1].map((slot) => ({ caller: world.keyId, slot, holder: randomUUID() }));
-    await ctx.db('call_export_slots').insert(
-      slots.map((s) => ({ ...s, lease_until: ctx.db.raw("now() + interval '1 hour'") })),
-    );
+    await ctx
+      .db('call_export_slots')
+      .insert(slots.map((s) => ({ ...s, lease_until: ctx.db.raw("now() + interval '1 hour'") })));
     await ctx.http.get(exportPath(agentId)).set('X-API-Key', world.key).expect(429);
-    await ctx.db('call_export_slots').where({ caller: world.keyId }).update({ lease_until: ctx.db.raw("now() - interval '1 second'") });
+    await ctx
+      .db('call_export_slots')
+      .where({ caller: world.keyId })
+      .update({ lease_until: ctx.db.raw("now() - interval '1 second'") });
     await download(exportPath(agentId), world.key).expect(200);
   });
 

@@ -377,7 +377,9 @@ describe('statistics and totals from the outcome counters', () => {
     // enum is counted from its stored numbers; boolean to enum keeps the stored values' counters.
     await setFields(OUTCOME_FIELDS.map((f) => (f.name === 'urgency' ? { name: 'urgency', type: 'string' } : f)));
     await expectExact();
-    expect(await ctx.db('call_outcome_hour_stats').where({ agent_id: agentId, name: 'urgency' }).first()).toBeUndefined();
+    expect(
+      await ctx.db('call_outcome_hour_stats').where({ agent_id: agentId, name: 'urgency' }).first(),
+    ).toBeUndefined();
     await setFields([
       { name: 'urgency', type: 'enum', values: ['emergency', 'routine'] },
       { name: 'heating', type: 'enum', values: ['yes', 'no'] },
@@ -405,20 +407,23 @@ describe('statistics and totals from the outcome counters', () => {
       await callAt(
         agentId,
         `2026-07-${String(1 + (i % 5)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${i % 2 ? 45 : '05'}:00Z`,
-        { extracted_data: { ...(urgency ? { urgency } : {}), heating: i % 3 === 0 }, done: i % 5 === 0, duration: i + 1 },
+        {
+          extracted_data: { ...(urgency ? { urgency } : {}), heating: i % 3 === 0 },
+          done: i % 5 === 0,
+          duration: i + 1,
+        },
         world.key,
       );
     }
     const rowCount = async (condition: object, extra = '') =>
       Number(
-        (
-          await ctx.db('calls')
-            .where({ agent_id: agentId })
-            .whereNull('deleted_at')
-            .whereRaw(`extracted_data @> ?::jsonb ${extra}`, [JSON.stringify(condition)])
-            .count({ n: '*' })
-            .first()
-        )!.n,
+        (await ctx
+          .db('calls')
+          .where({ agent_id: agentId })
+          .whereNull('deleted_at')
+          .whereRaw(`extracted_data @> ?::jsonb ${extra}`, [JSON.stringify(condition)])
+          .count({ n: '*' })
+          .first())!.n,
       );
     const total = async (query: string) =>
       (await ctx.http.get(`/v1/agents/${agentId}/calls?${query}`).set('X-API-Key', world.key).expect(200)).body

@@ -86,7 +86,9 @@ export class CallStatsRepository {
   ): Knex.Raw {
     if (interval === 'hour') return this.db.raw(`${column} AS start`);
     const series = this.localSeries(interval, tz, hours);
-    query.with('b', this.db.raw('SELECT array_agg(start ORDER BY start) AS starts FROM (?) x', [series])).crossJoin('b');
+    query
+      .with('b', this.db.raw('SELECT array_agg(start ORDER BY start) AS starts FROM (?) x', [series]))
+      .crossJoin('b');
     return this.db.raw(`b.starts[width_bucket(${column}, b.starts)] AS start`);
   }
 
@@ -150,17 +152,23 @@ export class CallStatsRepository {
       .where('o.hour', '<', hours.before);
     if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
     if (!includeDeleted) query.where('o.deleted', false);
-    const rows: { start: Date; value: string; calls: string; done_calls: string; duration: number; done_duration: number }[] =
-      await query
-        .select(
-          this.bucketOf(query, 'o.hour', interval, tz, hours),
-          this.db.raw(`o.value #>> '{}' AS value`),
-          this.db.raw('sum(o.calls) AS calls'),
-          this.db.raw('sum(o.done_calls) AS done_calls'),
-          this.db.raw('sum(o.duration_total) AS duration'),
-          this.db.raw('sum(o.done_duration_total) AS done_duration'),
-        )
-        .groupByRaw('1, 2');
+    const rows: {
+      start: Date;
+      value: string;
+      calls: string;
+      done_calls: string;
+      duration: number;
+      done_duration: number;
+    }[] = await query
+      .select(
+        this.bucketOf(query, 'o.hour', interval, tz, hours),
+        this.db.raw(`o.value #>> '{}' AS value`),
+        this.db.raw('sum(o.calls) AS calls'),
+        this.db.raw('sum(o.done_calls) AS done_calls'),
+        this.db.raw('sum(o.duration_total) AS duration'),
+        this.db.raw('sum(o.done_duration_total) AS done_duration'),
+      )
+      .groupByRaw('1, 2');
     return rows.map((r) => ({
       start: r.start,
       value: r.value,

@@ -81,8 +81,7 @@ function assemble(starts: Date[], rows: StatsRow[], grouped: boolean): CallStats
 
 /** Which counters answer a statistics query for its whole hours (null: count the calls). */
 type CounterPlan =
-  | { kind: 'hours' }
-  | { kind: 'outcomes'; agentId: string; name: string; value?: string | number | boolean };
+  { kind: 'hours' } | { kind: 'outcomes'; agentId: string; name: string; value?: string | number | boolean };
 
 /**
  * The hour counters keep done and trash per agent: no outcome filter, grouped by nothing, done or
@@ -112,7 +111,13 @@ function counterPlan(scope: StatsScope, filters: ListCallsFilters, group: StatsG
  */
 function outcomeRows(row: OutcomeRow, done: boolean | undefined, group: StatsGroup): StatsRow[] {
   const value = group.kind === 'extracted' ? row.value : null;
-  const doneRow = { start: row.start, value, count: row.done_calls, done: row.done_calls, duration_total: row.done_duration };
+  const doneRow = {
+    start: row.start,
+    value,
+    count: row.done_calls,
+    done: row.done_calls,
+    duration_total: row.done_duration,
+  };
   const openRow = {
     start: row.start,
     value,
@@ -121,11 +126,15 @@ function outcomeRows(row: OutcomeRow, done: boolean | undefined, group: StatsGro
     duration_total: row.duration - row.done_duration,
   };
   let rows: StatsRow[];
-  if (group.kind === 'done') rows = [{ ...doneRow, value: 'true' }, { ...openRow, value: 'false' }];
+  if (group.kind === 'done')
+    rows = [
+      { ...doneRow, value: 'true' },
+      { ...openRow, value: 'false' },
+    ];
   else if (done === undefined)
     rows = [{ start: row.start, value, count: row.calls, done: row.done_calls, duration_total: row.duration }];
   else rows = [doneRow, openRow];
-  return rows.filter((r) => r.count > 0 && (done === undefined || (r.done > 0) === done));
+  return rows.filter((r) => r.count > 0 && (done === undefined || r.done > 0 === done));
 }
 
 /** Call statistics per time bucket, for one agent or a whole organization (calls:read). */

@@ -405,7 +405,12 @@ export class CallRepository {
    * of the field as the database defines it in this statement's snapshot: should the field have just
    * stopped being enum or boolean (its counters dropped), the calls are counted instead.
    */
-  private outcomeTotal(agent: AgentRef, filters: ListCallsFilters, range: TimeRange, outcome: ExtractedFilter): Knex.Raw {
+  private outcomeTotal(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    range: TimeRange,
+    outcome: ExtractedFilter,
+  ): Knex.Raw {
     const plan = hourPlan(range);
     const parts: Knex.QueryBuilder[] = plan.edges.map((r) => this.filtered(agent, filters, r).count('*'));
     if (plan.hours) {
@@ -415,8 +420,7 @@ export class CallRepository {
       if (plan.hours.from) hours.where('hour', '>=', plan.hours.from);
       if (plan.hours.before) hours.where('hour', '<', plan.hours.before);
       if (!filters.include_deleted) hours.where('deleted', false);
-      const counted =
-        filters.done === undefined ? 'calls' : filters.done ? 'done_calls' : 'calls - done_calls';
+      const counted = filters.done === undefined ? 'calls' : filters.done ? 'done_calls' : 'calls - done_calls';
       parts.push(hours.select(this.db.raw(`sum(${counted})`)));
     }
     const counted = this.db('agents')
