@@ -88,7 +88,7 @@ export class CallStatsRepository {
     const series = this.localSeries(interval, tz, hours);
     query
       .with('b', this.db.raw('SELECT array_agg(start ORDER BY start) AS starts FROM (?) x', [series]))
-      .crossJoin('b');
+      .joinRaw('CROSS JOIN b');
     return this.db.raw(`b.starts[width_bucket(${column}, b.starts)] AS start`);
   }
 
