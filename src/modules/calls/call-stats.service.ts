@@ -187,7 +187,7 @@ export class CallStatsService {
     scope: StatsScope,
     filters: ListCallsFilters,
     range: { from: Date; before: Date },
-    q: { interval: StatsInterval; tz: string; group: StatsGroup },
+    q: { interval: StatsInterval; tz: string; group: StatsGroup; starts: readonly Date[] },
   ): Promise<StatsRow[]> {
     const plan = counterPlan(scope, filters, q.group);
     const hours = {
@@ -198,7 +198,7 @@ export class CallStatsService {
       return this.stats.counts(scope, filters, range, q.interval, q.tz, q.group);
     const parts = [
       plan.kind === 'hours'
-        ? this.stats.countsFromHours(scope, filters, hours, q.interval, q.tz, q.group)
+        ? this.stats.countsFromHours(scope, filters, hours, q.interval, q.group, q.starts)
         : this.fromOutcomes(scope, filters, hours, q, plan),
     ];
     if (range.from.getTime() < hours.from.getTime())
@@ -221,16 +221,16 @@ export class CallStatsService {
     scope: StatsScope,
     filters: ListCallsFilters,
     hours: { from: Date; before: Date },
-    q: { interval: StatsInterval; tz: string; group: StatsGroup },
+    q: { interval: StatsInterval; group: StatsGroup; starts: readonly Date[] },
     plan: Extract<CounterPlan, { kind: 'outcomes' }>,
   ): Promise<StatsRow[]> {
     const owner = { organizationId: scope.organizationId, agentId: plan.agentId };
     const field = plan.value === undefined ? { name: plan.name } : { name: plan.name, value: plan.value };
-    const values = this.stats.outcomeCounts(owner, field, filters.include_deleted, hours, q.interval, q.tz);
+    const values = this.stats.outcomeCounts(owner, field, filters.include_deleted, hours, q.interval, q.starts);
     if (plan.value !== undefined) return (await values).flatMap((row) => outcomeRows(row, filters.done, q.group));
     const [byValue, all] = await Promise.all([
       values,
-      this.stats.countsFromHours(scope, filters, hours, q.interval, q.tz, { kind: 'none' }),
+      this.stats.countsFromHours(scope, filters, hours, q.interval, { kind: 'none' }, q.starts),
     ]);
     const rows = byValue.flatMap((row) => outcomeRows(row, filters.done, q.group));
     const rest = new Map(all.map((row) => [row.start.getTime(), { ...row }]));
@@ -251,10 +251,9 @@ export class CallStatsService {
   ): Promise<CallStats> {
     const { from, before } = timeRange(q.from, q.to);
     const range = { from: from!, before: before! };
-    const [starts, rows] = await Promise.all([
-      this.stats.bucketStarts(q.interval, q.tz, range),
-      this.rows(scope, filters, range, q),
-    ]);
+    // The starts first: the counters are put into buckets by searching them.
+    const starts = await this.stats.bucketStarts(q.interval, q.tz, range);
+    const rows = await this.rows(scope, filters, range, { ...q, starts });
     const buckets = assemble(starts, rows, q.group.kind !== 'none');
     const total = buckets.reduce(
       (t, b) => ({ count: t.count + b.count, done: t.done + b.done, duration: t.duration + b.duration_total }),
