@@ -48,6 +48,9 @@ export async function up(knex: Knex): Promise<void> {
       done_duration_total double precision NOT NULL,
       PRIMARY KEY (agent_id, name, value, hour, deleted)
     );
+    -- A list total reads one value's live hours in order, from the index alone.
+    CREATE INDEX call_outcome_hour_stats_totals ON call_outcome_hour_stats (agent_id, name, value, deleted, hour)
+      INCLUDE (organization_id, calls, done_calls);
 
     -- The fields of an agent that are counted: its enum and boolean analysis fields.
     CREATE FUNCTION counted_outcome_names(p_fields jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
