@@ -73,6 +73,7 @@ import { callModule } from './modules/calls/call.module.js';
 import { CallStatsRepository } from './modules/calls/call-stats.repository.js';
 import { CallStatsService } from './modules/calls/call-stats.service.js';
 import { CallExportService } from './modules/calls/call-export.service.js';
+import { ExportSlotRepository } from './modules/calls/call-export-slots.repository.js';
 import { contactModule } from './modules/contacts/contact.module.js';
 import { employeeModule } from './modules/employees/employee.module.js';
 import { forwardingSlotModule } from './modules/forwarding-slots/forwarding-slot.module.js';
@@ -209,7 +210,7 @@ export function buildContainer(deps: AppDeps) {
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),
     callStats: new CallStatsService(new CallStatsRepository(db), agentAccess),
-    callExport: new CallExportService(callRepository, agentAccess, clock),
+    callExport: new CallExportService(callRepository, new ExportSlotRepository(db), agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
     idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
     // Erasure batches run on the plain handle: only the completing transaction writes the audit row.

@@ -50,7 +50,7 @@ function seedSql(first: number, last: number): string {
   FROM generate_series(${first}, ${last}) g`;
 }
 
-async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: number | null }> {
+export async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: number | null }> {
   const existing = await db('organizations as o')
     .join('agents as a', 'a.organization_id', 'o.id')
     .join('memberships as m', 'm.organization_id', 'o.id')

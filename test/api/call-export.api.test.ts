@@ -1,5 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { createTokenVerifier } from '../../src/auth/token.js';
+import { createDb } from '../../src/db/knex.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
+import { checkedHttp } from '../support/contract.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
@@ -196,6 +202,68 @@ describe('GET /v1/agents/{agentId}/calls/export', () => {
     await trx.commit();
     expect((await first).status).toBe(200);
     expect((await second).status).toBe(200);
+    await download(exportPath(agentId), world.key).expect(200);
+  });
+
+  it('counts the two slots across instances; a dead instance holds its slot only until the lease runs out', async () => {
+    const world = await ctx.build.world();
+    const agentId = await agentWithFields(world);
+    await seedCalls(world, agentId, 10);
+    // A second instance: its own app, pool and export service on the same database.
+    const otherDb = createDb(ctx.config.DATABASE_URL!, 2);
+    try {
+      const { app } = createApp({
+        config: { ...ctx.config, READ_CACHE_ENABLED: false },
+        db: otherDb,
+        databaseUrl: ctx.config.DATABASE_URL!,
+        logger: ctx.logger,
+        clock: ctx.clock,
+        rateLimitStore: new MemoryRateLimitStore(),
+        verifyToken: createTokenVerifier(ctx.config),
+        queue: ctx.queue,
+      });
+      const other = checkedHttp(app, ctx.contract);
+      const trx = await ctx.db.transaction();
+      await trx.raw('LOCK TABLE calls IN ACCESS EXCLUSIVE MODE');
+      const first = download(exportPath(agentId), world.key).then((r) => r);
+      const second = other
+        .get(exportPath(agentId))
+        .set('X-API-Key', world.key)
+        .buffer(true)
+        .parse(asText)
+        .then((r) => r);
+      for (let i = 0; ; i++) {
+        const { rows } = await ctx.db.raw(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%from "calls"%' AND datname = current_database()`,
+        );
+        if (rows[0].n >= 2) break;
+        if (i > 500) throw new Error('the exports never started');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      for (const instance of [ctx.http, other]) {
+        const res = await instance.get(exportPath(agentId)).set('X-API-Key', world.key).expect(429);
+        expect(res.body.error.code).toBe('RATE_LIMITED');
+      }
+      const held = await ctx.db('call_export_slots').where({ caller: world.keyId }).count({ n: '*' }).first();
+      expect(Number(held!.n)).toBe(2);
+      await trx.commit();
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+      await other.get(exportPath(agentId)).set('X-API-Key', world.key).expect(200);
+    } finally {
+      await otherDb.destroy();
+    }
+
+    // Two slots left behind by an instance that died: held while their leases run, free after.
+    const slots = [0, 1].map((slot) => ({ caller: world.keyId, slot, holder: randomUUID() }));
+    await ctx
+      .db('call_export_slots')
+      .insert(slots.map((s) => ({ ...s, lease_until: ctx.db.raw("now() + interval '1 hour'") })));
+    await ctx.http.get(exportPath(agentId)).set('X-API-Key', world.key).expect(429);
+    await ctx
+      .db('call_export_slots')
+      .where({ caller: world.keyId })
+      .update({ lease_until: ctx.db.raw("now() - interval '1 second'") });
     await download(exportPath(agentId), world.key).expect(200);
   });
 

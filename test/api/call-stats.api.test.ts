@@ -36,8 +36,8 @@ async function callAt(agentId: string, at: string, fields: Record<string, unknow
   const res = await ctx.http
     .post(`/v1/agents/${agentId}/calls`)
     .set('X-API-Key', key)
-    .send({ call_id: `stats-${sequence}`, duration: 60, ...fields })
-    .expect(201);
+    .send({ call_id: `stats-${sequence}`, duration: 60, ...fields });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id as string;
 }
 
@@ -277,5 +277,190 @@ describe('statistics from the hourly counters', () => {
     const byDone = await stats(path, 'from=2026-04-01&to=2026-04-06&group_by=done&include_deleted=true', world.key);
     expect(byDone.totals).toMatchObject({ count: 5, done: 1, duration_total: 10 + 30 + 40 + 50 + 60 });
     expect(byDone.buckets[0].groups).toEqual({ true: 1 });
+  });
+});
+
+describe('statistics and totals from the outcome counters', () => {
+  const OUTCOME_FIELDS = [
+    { name: 'urgency', type: 'enum', values: ['emergency', 'routine', 'info'] },
+    { name: 'heating', type: 'boolean' },
+    { name: 'units', type: 'number' },
+    { name: 'topic', type: 'string' },
+  ];
+  /** Sums of the counters per field, stored value, UTC hour and trash state (rows of only zeros left out). */
+  const fromCounters = async (agentId: string) =>
+    (
+      await ctx.db.raw(
+        `SELECT name, value::text AS value, hour, deleted, sum(calls)::int AS calls, sum(done_calls)::int AS done,
+                sum(duration_total)::float AS duration, sum(done_duration_total)::float AS done_duration
+           FROM call_outcome_hour_stats WHERE agent_id = ?
+          GROUP BY 1, 2, 3, 4
+         HAVING sum(calls) <> 0 OR sum(done_calls) <> 0 OR sum(duration_total) <> 0 OR sum(done_duration_total) <> 0
+          ORDER BY 1, 2, 3, 4`,
+        [agentId],
+      )
+    ).rows;
+  /** The same counted from the calls, for the fields that are enum or boolean now. */
+  const fromCalls = async (agentId: string) =>
+    (
+      await ctx.db.raw(
+        `SELECT k.name, (c.extracted_data -> k.name)::text AS value, date_trunc('hour', c.created_at, 'UTC') AS hour,
+                c.deleted_at IS NOT NULL AS deleted, count(*)::int AS calls, (count(*) FILTER (WHERE c.done))::int AS done,
+                sum(c.duration)::float AS duration, coalesce(sum(c.duration) FILTER (WHERE c.done), 0)::float AS done_duration
+           FROM calls c JOIN agents a ON a.id = c.agent_id,
+                jsonb_array_elements(a.analysis_fields) f, LATERAL (SELECT f->>'name' AS name) k
+          WHERE c.agent_id = ? AND f->>'type' IN ('enum', 'boolean') AND c.extracted_data \\? k.name
+          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+        [agentId],
+      )
+    ).rows;
+
+  it('equal a direct count through intake, PATCH, done, trash, restore, delete, purge, erasure and field changes', async () => {
+    const world = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/organization/${world.orgId}`)
+      .set('X-API-Key', world.key)
+      .send({ auto_delete_done_calls: true })
+      .expect(200);
+    const agentId = world.agentId;
+    const setFields = (fields: unknown) =>
+      ctx.http.patch(`/v1/agents/${agentId}`).set('X-API-Key', world.key).send({ analysis_fields: fields }).expect(200);
+    await setFields(OUTCOME_FIELDS);
+    const expectExact = async () => expect(await fromCounters(agentId)).toEqual(await fromCalls(agentId));
+
+    const outcomes = [
+      { urgency: 'emergency', heating: true, units: 2, topic: 'Heizung' },
+      { urgency: 'routine', heating: false, units: 1 },
+      { urgency: 'emergency' },
+      { heating: true, topic: 'Wasser' },
+      { urgency: 'info', heating: false },
+      { urgency: 'emergency', heating: false, units: 2 },
+    ];
+    const ids: string[] = [];
+    for (const [i, extracted] of outcomes.entries()) {
+      ids.push(
+        await callAt(
+          agentId,
+          `2026-06-0${1 + (i % 3)}T${10 + i}:${String(i * 7).padStart(2, '0')}:00Z`,
+          { extracted_data: extracted, duration: 10 * (i + 1) + 0.5, phone_number: `+49301234${i}`, done: i === 5 },
+          world.key,
+        ),
+      );
+    }
+    await expectExact();
+
+    const patch = (id: string, body: object) =>
+      ctx.http.patch(`/v1/agents/${agentId}/calls/${id}`).set('X-API-Key', world.key).send(body).expect(200);
+    await patch(ids[0]!, { extracted_data: { urgency: 'routine', heating: false } });
+    await expectExact();
+    await patch(ids[1]!, { done: true }); // done, and to the trash
+    await expectExact();
+    await ctx.db('calls').where({ id: ids[1] }).update({ deleted_at: null }); // restored
+    await expectExact();
+    await ctx.db('calls').where({ id: ids[2] }).delete();
+    await expectExact();
+
+    // Retention purge (the free text goes, typed outcomes stay) and a data subject's erasure.
+    await ctx.db('agents').where({ id: agentId }).update({ retention_days: 1 });
+    ctx.clock.set('2026-06-10T00:00:00Z');
+    expect(await ctx.internals.callRetention.run()).toBeGreaterThan(0);
+    await expectExact();
+    await ctx.http
+      .post(`/v1/organization/${world.orgId}/data-subjects/erase`)
+      .set('X-API-Key', world.key)
+      .send({ phone_number: '+493012344' })
+      .expect(200);
+    await expectExact();
+
+    // Field changes: a counted field that becomes free text loses its counters, and is counted
+    // again from the stored values when it is an enum once more; a number field that becomes an
+    // enum is counted from its stored numbers; boolean to enum keeps the stored values' counters.
+    await setFields(OUTCOME_FIELDS.map((f) => (f.name === 'urgency' ? { name: 'urgency', type: 'string' } : f)));
+    await expectExact();
+    expect(
+      await ctx.db('call_outcome_hour_stats').where({ agent_id: agentId, name: 'urgency' }).first(),
+    ).toBeUndefined();
+    await setFields([
+      { name: 'urgency', type: 'enum', values: ['emergency', 'routine'] },
+      { name: 'heating', type: 'enum', values: ['yes', 'no'] },
+      { name: 'units', type: 'enum', values: ['1', '2'] },
+      { name: 'topic', type: 'string' },
+    ]);
+    await expectExact();
+    await callAt(agentId, '2026-06-02T10:30:00Z', { extracted_data: { heating: 'yes', units: '2' } }, world.key);
+    await expectExact();
+    await setFields(OUTCOME_FIELDS);
+    await expectExact();
+  });
+
+  it('answer list totals and statistics as counting the calls does', async () => {
+    const world = await ctx.build.world();
+    const agentId = world.agentId;
+    await ctx.http
+      .patch(`/v1/agents/${agentId}`)
+      .set('X-API-Key', world.key)
+      .send({ analysis_fields: OUTCOME_FIELDS })
+      .expect(200);
+    const values = ['emergency', 'routine', 'info', undefined];
+    for (let i = 0; i < 24; i++) {
+      const urgency = values[i % 4];
+      await callAt(
+        agentId,
+        `2026-07-${String(1 + (i % 5)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${i % 2 ? 45 : '05'}:00Z`,
+        {
+          extracted_data: { ...(urgency ? { urgency } : {}), heating: i % 3 === 0 },
+          done: i % 5 === 0,
+          duration: i + 1,
+        },
+        world.key,
+      );
+    }
+    const rowCount = async (condition: object, extra = '') =>
+      Number(
+        (await ctx
+          .db('calls')
+          .where({ agent_id: agentId })
+          .whereNull('deleted_at')
+          .whereRaw(`extracted_data @> ?::jsonb ${extra}`, [JSON.stringify(condition)])
+          .count({ n: '*' })
+          .first())!.n,
+      );
+    const total = async (query: string) =>
+      (await ctx.http.get(`/v1/agents/${agentId}/calls?${query}`).set('X-API-Key', world.key).expect(200)).body
+        .pagination.total as number;
+    expect(await total('extracted.urgency=emergency')).toBe(await rowCount({ urgency: 'emergency' }));
+    expect(await total('extracted.heating=true&done=false')).toBe(await rowCount({ heating: true }, 'AND NOT done'));
+    expect(await total('extracted.urgency=info&done=true')).toBe(await rowCount({ urgency: 'info' }, 'AND done'));
+    // Partial hours at both edges.
+    expect(await total('extracted.urgency=routine&from=2026-07-02T01:30:00Z&to=2026-07-04T13:20:00Z')).toBe(
+      await rowCount(
+        { urgency: 'routine' },
+        `AND created_at >= '2026-07-02T01:30:00Z' AND created_at <= '2026-07-04T13:20:00Z'`,
+      ),
+    );
+
+    // Counters (UTC, whole hours) against counting the calls (a zone whose offset is not whole hours).
+    const path = `/v1/agents/${agentId}/calls/stats`;
+    const range = 'from=2026-06-15&to=2026-07-20&interval=month';
+    const summed = (body: { totals: object; buckets: { groups?: Record<string, number> }[] }) => {
+      const groups: Record<string, number> = {};
+      for (const b of body.buckets)
+        for (const [k, v] of Object.entries(b.groups ?? {})) groups[k] = (groups[k] ?? 0) + v;
+      return { totals: body.totals, groups };
+    };
+    for (const query of [
+      'group_by=extracted.urgency',
+      'group_by=extracted.heating&done=true',
+      'extracted.urgency=emergency',
+      'extracted.urgency=emergency&group_by=done',
+      'extracted.heating=false&done=false&group_by=extracted.heating',
+      'extracted.urgency=routine&group_by=done&done=true',
+    ]) {
+      const counters = await stats(path, `${range}&tz=UTC&${query}`, world.key);
+      const rows = await stats(path, `${range}&tz=Asia/Kolkata&${query}`, world.key);
+      expect(summed(counters), query).toEqual(summed(rows));
+    }
+    const grouped = await stats(path, `${range}&tz=UTC&group_by=extracted.urgency`, world.key);
+    expect(summed(grouped).groups).toEqual({ emergency: 6, routine: 6, info: 6, none: 6 });
   });
 });

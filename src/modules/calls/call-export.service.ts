@@ -5,12 +5,16 @@ import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { csvHeader, csvLine, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
 import type { CallRepository } from './call.repository.js';
+import type { ExportSlotRepository } from './call-export-slots.repository.js';
 import { parseCallsQuery } from './call.service.js';
 import { bound, flag } from './call.schemas.js';
 import { text } from '../../validation/text.js';
 import { timeRange } from './call.rules.js';
 
 export const EXPORT_BATCH_SIZE = 500;
+/** How long an export's slot stays held without renewal: a dead instance's slots are free after this. */
+export const EXPORT_LEASE_SECONDS = 30;
+const RENEW_EVERY_MS = 10_000;
 
 export const CallExportQuery = z
   .object({
@@ -51,11 +55,9 @@ class ExportLimitError extends AppError {
 
 /** Streams every call matching the list's filters as NDJSON or CSV (calls:read). */
 export class CallExportService {
-  /** Running exports per caller, in this instance. */
-  private readonly running = new Map<string, number>();
-
   constructor(
     private readonly calls: CallRepository,
+    private readonly slots: ExportSlotRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
   ) {}
@@ -64,18 +66,24 @@ export class CallExportService {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     const { format, ...filters } = parseCallsQuery(CallExportQuery, agent, query);
     const caller = auth.apiKeyId ?? `user:${auth.userId}`;
-    const count = this.running.get(caller) ?? 0;
-    if (count >= EXPORTS_PER_KEY) throw new ExportLimitError();
-    this.running.set(caller, count + 1);
+    // Counted across instances (call_export_slots); the slot is a lease renewed while the export runs.
+    const held = await this.slots.take(caller, EXPORTS_PER_KEY, EXPORT_LEASE_SECONDS);
+    if (!held) throw new ExportLimitError();
+    const slots = this.slots;
+    const renewal = setInterval(() => {
+      // A failed renewal leaves the lease to run out; the export itself goes on.
+      slots.renew(held, EXPORT_LEASE_SECONDS).catch(() => undefined);
+    }, RENEW_EVERY_MS);
+    renewal.unref();
     const fields = agent.analysis_fields ?? [];
     const day = this.clock.now().toISOString().slice(0, 10);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      const left = (this.running.get(caller) ?? 1) - 1;
-      if (left <= 0) this.running.delete(caller);
-      else this.running.set(caller, left);
+      clearInterval(renewal);
+      // Should the database not answer now, the lease runs out instead.
+      slots.release(held).catch(() => undefined);
     };
     const calls = this.calls;
     async function* chunks(): AsyncGenerator<string> {
@@ -104,8 +112,8 @@ export class CallExportService {
     };
   }
 
-  /** Exports running now for this caller (for tests and metrics). */
-  runningFor(auth: AuthContext): number {
-    return this.running.get(auth.apiKeyId ?? `user:${auth.userId}`) ?? 0;
+  /** Exports running now for this caller, in every instance (for tests and metrics). */
+  async runningFor(auth: AuthContext): Promise<number> {
+    return this.slots.held(auth.apiKeyId ?? `user:${auth.userId}`);
   }
 }

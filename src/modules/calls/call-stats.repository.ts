@@ -14,6 +14,16 @@ export type StatsGroup =
 
 export type StatsRow = { start: Date; value: string | null; count: number; done: number; duration_total: number };
 
+/** Outcome counters summed per bucket and stored value: all calls and the done ones. */
+export type OutcomeRow = {
+  start: Date;
+  value: string;
+  calls: number;
+  done_calls: number;
+  duration: number;
+  done_duration: number;
+};
+
 function groupSql(group: StatsGroup): [string, string[]] {
   switch (group.kind) {
     case 'none':
@@ -46,12 +56,32 @@ export class CallStatsRepository {
             `SELECT generate_series(date_trunc('hour', ?::timestamptz, ?), ?::timestamptz, interval '1 hour') AS start`,
             [range.from, tz, last],
           )
-        : await this.db.raw(
-            `SELECT s AT TIME ZONE ? AS start
-               FROM generate_series(date_trunc(?, ?::timestamptz AT TIME ZONE ?), ?::timestamptz AT TIME ZONE ?, ?::interval) s`,
-            [tz, interval, range.from, tz, last, tz, `1 ${interval}`],
-          );
+        : await this.localSeries(interval, tz, range);
     return (rows as { start: Date }[]).map((r) => r.start);
+  }
+
+  /** The start of every day, week or month bucket touching [from, before), as instants (rows `start`). */
+  private localSeries(interval: StatsInterval, tz: string, range: Required<TimeRange>): Knex.Raw {
+    const last = new Date(range.before.getTime() - 1);
+    return this.db.raw(
+      `SELECT s AT TIME ZONE ? AS start
+         FROM generate_series(date_trunc(?, ?::timestamptz AT TIME ZONE ?), ?::timestamptz AT TIME ZONE ?, ?::interval) s`,
+      [tz, interval, range.from, tz, last, tz, `1 ${interval}`],
+    );
+  }
+
+  /**
+   * The bucket start of each counter row's UTC hour (`column`; the caller checked that the zone's
+   * offsets are whole hours, so an hour lies in one bucket). An hour bucket is the hour itself; a
+   * day, week or month is found by binary search (width_bucket) in the bucket starts, given as a
+   * constant array: converting every counter row to the zone (date_trunc in `tz`) took several
+   * times the rest of the query for a year of counters, and so did the same search in an array
+   * built inside the query (flattened again for every row).
+   */
+  private bucketOf(column: string, interval: StatsInterval, starts: readonly Date[]): Knex.Raw {
+    if (interval === 'hour') return this.db.raw(`${column} AS start`);
+    const array = `{${starts.map((s) => s.toISOString()).join(',')}}`;
+    return this.db.raw(`(?::timestamptz[])[width_bucket(${column}, ?::timestamptz[])] AS start`, [array, array]);
   }
 
   /**
@@ -63,8 +93,8 @@ export class CallStatsRepository {
     filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
     hours: Required<TimeRange>,
     interval: StatsInterval,
-    tz: string,
     group: StatsGroup,
+    starts: readonly Date[],
   ): Promise<StatsRow[]> {
     const query = this.db('call_hour_stats as h')
       .where('h.organization_id', scope.organizationId)
@@ -77,7 +107,7 @@ export class CallStatsRepository {
     const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
       await query
         .select(
-          this.db.raw('date_trunc(?, h.hour, ?) AS start', [interval, tz]),
+          this.bucketOf('h.hour', interval, starts),
           this.db.raw(`${value} AS value`),
           this.db.raw('sum(h.calls) AS count'),
           this.db.raw('coalesce(sum(h.calls) FILTER (WHERE h.done), 0) AS done'),
@@ -91,6 +121,53 @@ export class CallStatsRepository {
       count: Number(r.count),
       done: Number(r.done),
       duration_total: Number(r.duration_total),
+    }));
+  }
+
+  /**
+   * One agent's outcome counters of field `name` for whole UTC hours [from, before): per bucket and
+   * stored value (as text, as `->>` gives it), calls and done calls with their durations; only
+   * `value` when given (a JSON value), trash only with `include_deleted`. The done filter and the
+   * grouping are applied by the caller on these four figures.
+   */
+  async outcomeCounts(
+    scope: { organizationId: string; agentId: string },
+    field: { name: string; value?: string | number | boolean },
+    includeDeleted: boolean,
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    starts: readonly Date[],
+  ): Promise<OutcomeRow[]> {
+    const query = this.db('call_outcome_hour_stats as o')
+      .where({ 'o.organization_id': scope.organizationId, 'o.agent_id': scope.agentId, 'o.name': field.name })
+      .where('o.hour', '>=', hours.from)
+      .where('o.hour', '<', hours.before);
+    if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
+    if (!includeDeleted) query.where('o.deleted', false);
+    const rows: {
+      start: Date;
+      value: string;
+      calls: string;
+      done_calls: string;
+      duration: number;
+      done_duration: number;
+    }[] = await query
+      .select(
+        this.bucketOf('o.hour', interval, starts),
+        this.db.raw(`o.value #>> '{}' AS value`),
+        this.db.raw('sum(o.calls) AS calls'),
+        this.db.raw('sum(o.done_calls) AS done_calls'),
+        this.db.raw('sum(o.duration_total) AS duration'),
+        this.db.raw('sum(o.done_duration_total) AS done_duration'),
+      )
+      .groupByRaw('1, 2');
+    return rows.map((r) => ({
+      start: r.start,
+      value: r.value,
+      calls: Number(r.calls),
+      done_calls: Number(r.done_calls),
+      duration: Number(r.duration),
+      done_duration: Number(r.done_duration),
     }));
   }
 

@@ -6,7 +6,8 @@ import type { AnalysisField } from '../agents/analysis-fields.js';
 import { timeRange } from './call.rules.js';
 import { zonedParts } from '../agents/zoned-time.js';
 import { parseCallsQuery } from './call.service.js';
-import type { CallStatsRepository, StatsGroup, StatsRow, StatsScope } from './call-stats.repository.js';
+import type { CallStatsRepository, OutcomeRow, StatsGroup, StatsRow, StatsScope } from './call-stats.repository.js';
+import { countedOutcomeFilter } from './extracted-filters.js';
 import { CallStatsQuery, type CallStats, type CallStatsBucket, type StatsInterval } from './call-stats.schemas.js';
 import type { ListCallsFilters } from './call.schemas.js';
 
@@ -78,6 +79,64 @@ function assemble(starts: Date[], rows: StatsRow[], grouped: boolean): CallStats
   });
 }
 
+/** Which counters answer a statistics query for its whole hours (null: count the calls). */
+type CounterPlan =
+  { kind: 'hours' } | { kind: 'outcomes'; agentId: string; name: string; value?: string | number | boolean };
+
+/**
+ * The hour counters keep done and trash per agent: no outcome filter, grouped by nothing, done or
+ * agent. The outcome counters keep one enum or boolean field of one agent: grouped by it, or one
+ * `extracted.<name>=` condition on it (grouped by nothing, done or that field). A phone number or a
+ * search is never counted.
+ */
+function counterPlan(scope: StatsScope, filters: ListCallsFilters, group: StatsGroup): CounterPlan | null {
+  if (filters.phone_number || filters.search) return null;
+  const agentId = scope.agentIds?.length === 1 ? scope.agentIds[0]! : undefined;
+  if ((filters.extracted?.length ?? 0) === 0) {
+    if (group.kind === 'none' || group.kind === 'done' || group.kind === 'agent') return { kind: 'hours' };
+    // groupOf admits enum and boolean fields only: those are counted.
+    if (group.kind === 'extracted' && agentId) return { kind: 'outcomes', agentId, name: group.name };
+    return null;
+  }
+  const outcome = countedOutcomeFilter(filters.extracted);
+  if (!outcome || !agentId) return null;
+  if (group.kind === 'none' || group.kind === 'done' || (group.kind === 'extracted' && group.name === outcome.name))
+    return { kind: 'outcomes', agentId, name: outcome.name, value: outcome.value };
+  return null;
+}
+
+/**
+ * One bucket's counters of one stored value as statistics rows: the done filter picks done or not
+ * done calls, `group_by=done` splits them, `group_by=extracted.<name>` names the value.
+ */
+function outcomeRows(row: OutcomeRow, done: boolean | undefined, group: StatsGroup): StatsRow[] {
+  const value = group.kind === 'extracted' ? row.value : null;
+  const doneRow = {
+    start: row.start,
+    value,
+    count: row.done_calls,
+    done: row.done_calls,
+    duration_total: row.done_duration,
+  };
+  const openRow = {
+    start: row.start,
+    value,
+    count: row.calls - row.done_calls,
+    done: 0,
+    duration_total: row.duration - row.done_duration,
+  };
+  let rows: StatsRow[];
+  if (group.kind === 'done')
+    rows = [
+      { ...doneRow, value: 'true' },
+      { ...openRow, value: 'false' },
+    ];
+  else if (done === undefined)
+    rows = [{ start: row.start, value, count: row.calls, done: row.done_calls, duration_total: row.duration }];
+  else rows = [doneRow, openRow];
+  return rows.filter((r) => r.count > 0 && (done === undefined || r.done > 0 === done));
+}
+
 /** Call statistics per time bucket, for one agent or a whole organization (calls:read). */
 export class CallStatsService {
   constructor(
@@ -120,29 +179,28 @@ export class CallStatsService {
   }
 
   /**
-   * The counted rows: from the hourly counters for the whole hours of the range when the filters and
-   * the grouping are ones they keep and every offset of the zone in the range is whole hours, plus the
-   * partial hours at the edges from the calls; otherwise from the calls alone.
+   * The counted rows: from counters for the whole hours of the range when the filters and the
+   * grouping are ones they keep (`counterPlan`) and every offset of the zone in the range is whole
+   * hours, plus the partial hours at the edges from the calls; otherwise from the calls alone.
    */
   private async rows(
     scope: StatsScope,
     filters: ListCallsFilters,
     range: { from: Date; before: Date },
-    q: { interval: StatsInterval; tz: string; group: StatsGroup },
+    q: { interval: StatsInterval; tz: string; group: StatsGroup; starts: readonly Date[] },
   ): Promise<StatsRow[]> {
-    const countersServe =
-      !filters.phone_number &&
-      !filters.search &&
-      (filters.extracted?.length ?? 0) === 0 &&
-      (q.group.kind === 'none' || q.group.kind === 'done' || q.group.kind === 'agent') &&
-      wholeHourOffsets(q.tz, range.from, range.before);
+    const plan = counterPlan(scope, filters, q.group);
     const hours = {
       from: new Date(Math.ceil(range.from.getTime() / HOUR) * HOUR),
       before: new Date(Math.floor(range.before.getTime() / HOUR) * HOUR),
     };
-    if (!countersServe || hours.from.getTime() >= hours.before.getTime())
+    if (!plan || hours.from.getTime() >= hours.before.getTime() || !wholeHourOffsets(q.tz, range.from, range.before))
       return this.stats.counts(scope, filters, range, q.interval, q.tz, q.group);
-    const parts = [this.stats.countsFromHours(scope, filters, hours, q.interval, q.tz, q.group)];
+    const parts = [
+      plan.kind === 'hours'
+        ? this.stats.countsFromHours(scope, filters, hours, q.interval, q.group, q.starts)
+        : this.fromOutcomes(scope, filters, hours, q, plan),
+    ];
     if (range.from.getTime() < hours.from.getTime())
       parts.push(
         this.stats.counts(scope, filters, { from: range.from, before: hours.from }, q.interval, q.tz, q.group),
@@ -154,6 +212,38 @@ export class CallStatsService {
     return (await Promise.all(parts)).flat();
   }
 
+  /**
+   * Whole hours from the outcome counters. With an outcome condition, its value's counters are the
+   * rows. Grouped by a field without one, each stored value is a group, and the calls without the
+   * field ("none") are what the hour counters hold beyond them.
+   */
+  private async fromOutcomes(
+    scope: StatsScope,
+    filters: ListCallsFilters,
+    hours: { from: Date; before: Date },
+    q: { interval: StatsInterval; group: StatsGroup; starts: readonly Date[] },
+    plan: Extract<CounterPlan, { kind: 'outcomes' }>,
+  ): Promise<StatsRow[]> {
+    const owner = { organizationId: scope.organizationId, agentId: plan.agentId };
+    const field = plan.value === undefined ? { name: plan.name } : { name: plan.name, value: plan.value };
+    const values = this.stats.outcomeCounts(owner, field, filters.include_deleted, hours, q.interval, q.starts);
+    if (plan.value !== undefined) return (await values).flatMap((row) => outcomeRows(row, filters.done, q.group));
+    const [byValue, all] = await Promise.all([
+      values,
+      this.stats.countsFromHours(scope, filters, hours, q.interval, { kind: 'none' }, q.starts),
+    ]);
+    const rows = byValue.flatMap((row) => outcomeRows(row, filters.done, q.group));
+    const rest = new Map(all.map((row) => [row.start.getTime(), { ...row }]));
+    for (const row of rows) {
+      const left = rest.get(row.start.getTime());
+      if (!left) continue;
+      left.count -= row.count;
+      left.done -= row.done;
+      left.duration_total -= row.duration_total;
+    }
+    return [...rows, ...[...rest.values()].filter((row) => row.count > 0)];
+  }
+
   private async compute(
     scope: StatsScope,
     filters: ListCallsFilters,
@@ -161,10 +251,9 @@ export class CallStatsService {
   ): Promise<CallStats> {
     const { from, before } = timeRange(q.from, q.to);
     const range = { from: from!, before: before! };
-    const [starts, rows] = await Promise.all([
-      this.stats.bucketStarts(q.interval, q.tz, range),
-      this.rows(scope, filters, range, q),
-    ]);
+    // The starts first: the counters are put into buckets by searching them.
+    const starts = await this.stats.bucketStarts(q.interval, q.tz, range);
+    const rows = await this.rows(scope, filters, range, { ...q, starts });
     const buckets = assemble(starts, rows, q.group.kind !== 'none');
     const total = buckets.reduce(
       (t, b) => ({ count: t.count + b.count, done: t.done + b.done, duration: t.duration + b.duration_total }),

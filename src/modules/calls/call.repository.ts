@@ -6,13 +6,14 @@ import {
   containsPattern,
   countPlan,
   DEFAULT_RETENTION_DAYS,
+  hourPlan,
   normalizePhoneNumber,
   timeRange,
   type TimeRange,
 } from './call.rules.js';
 import type { ListCallsFilters } from './call.schemas.js';
 import type { ExtractedData } from './extracted-data.js';
-import type { ExtractedFilter } from './extracted-filters.js';
+import { countedOutcomeFilter, type ExtractedFilter } from './extracted-filters.js';
 
 export type TranscriptEntry = { role: string; text: string };
 
@@ -229,6 +230,11 @@ function whereExtracted(query: Knex.QueryBuilder, filter: ExtractedFilter): void
   }
 }
 
+/** SQL for the sum of scalar subqueries given as bindings (0 for none). */
+function sumOf(parts: readonly unknown[]): string {
+  return parts.length === 0 ? '0' : parts.map(() => 'coalesce((?), 0)').join(' + ');
+}
+
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
   { column: 'c.id', order: 'desc' as const },
@@ -367,12 +373,16 @@ export class CallRepository {
   }
 
   /**
-   * Exact: counters for whole days, rows for the partial days at the edges; a phone number or an
-   * `extracted.<name>` filter counts rows (a search is counted from its matches, in `list`). One row `(total)`, however many parts:
-   * a part is a scalar subquery of the sum.
+   * Exact: counters for whole days, rows for the partial days at the edges. One `extracted.<name>=`
+   * on an enum or boolean field: the outcome counters for whole hours, rows for the partial hours at
+   * the edges (`outcomeTotal`). Any other outcome filter or a phone number counts rows (a search is
+   * counted from its matches, in `list`). One row `(total)`, however many parts: a part is a scalar
+   * subquery of the sum.
    */
   private total(agent: AgentRef, filters: ListCallsFilters, range: TimeRange): Knex.Raw {
     const countRows = (r: TimeRange) => this.filtered(agent, filters, r).count('*');
+    const outcome = filters.phone_number ? undefined : countedOutcomeFilter(filters.extracted);
+    if (outcome) return this.outcomeTotal(agent, filters, range, outcome);
     const parts: Knex.QueryBuilder[] = [];
     if (filters.phone_number || (filters.extracted?.length ?? 0) > 0) parts.push(countRows(range));
     else {
@@ -387,8 +397,42 @@ export class CallRepository {
         parts.push(days.sum('calls'));
       }
     }
-    const sum = parts.length === 0 ? '0' : parts.map(() => 'coalesce((?), 0)').join(' + ');
-    return this.db.raw(`SELECT ${sum} AS total`, parts);
+    return this.db.raw(`SELECT ${sumOf(parts)} AS total`, parts);
+  }
+
+  /**
+   * The total of one counted outcome condition from call_outcome_hour_stats. The counters are those
+   * of the field as the database defines it in this statement's snapshot: should the field have just
+   * stopped being enum or boolean (its counters dropped), the calls are counted instead.
+   */
+  private outcomeTotal(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    range: TimeRange,
+    outcome: ExtractedFilter,
+  ): Knex.Raw {
+    const plan = hourPlan(range);
+    const parts: Knex.QueryBuilder[] = plan.edges.map((r) => this.filtered(agent, filters, r).count('*'));
+    if (plan.hours) {
+      const hours = this.db('call_outcome_hour_stats')
+        .where({ agent_id: agent.id, organization_id: agent.organization_id, name: outcome.name })
+        .whereRaw('value = ?::jsonb', [JSON.stringify(outcome.value)]);
+      if (plan.hours.from) hours.where('hour', '>=', plan.hours.from);
+      if (plan.hours.before) hours.where('hour', '<', plan.hours.before);
+      if (!filters.include_deleted) hours.where('deleted', false);
+      const counted = filters.done === undefined ? 'calls' : filters.done ? 'done_calls' : 'calls - done_calls';
+      parts.push(hours.select(this.db.raw(`sum(${counted})`)));
+    }
+    const counted = this.db('agents')
+      .where({ id: agent.id })
+      .whereRaw('? = ANY(counted_outcome_names(analysis_fields))', [outcome.name])
+      .select(this.db.raw('1'));
+    const rows = this.filtered(agent, filters, range).count('*');
+    return this.db.raw(`SELECT CASE WHEN EXISTS (?) THEN ${sumOf(parts)} ELSE (?) END AS total`, [
+      counted,
+      ...parts,
+      rows,
+    ]);
   }
 
   /**

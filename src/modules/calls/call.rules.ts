@@ -68,3 +68,22 @@ export function countPlan(range: TimeRange): { days: { from?: string; before?: s
   if (hi) days.before = dayOf(hi);
   return { days, edges };
 }
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * How to count a [from, before) range exactly from per-hour counters: the whole UTC hours inside it
+ * (`hours`, null when there is none) plus the partial hours at its edges, counted row by row.
+ */
+export function hourPlan(range: TimeRange): { hours: TimeRange | null; edges: TimeRange[] } {
+  const lo = range.from ? new Date(Math.ceil(range.from.getTime() / HOUR_MS) * HOUR_MS) : undefined;
+  const hi = range.before ? new Date(Math.floor(range.before.getTime() / HOUR_MS) * HOUR_MS) : undefined;
+  if (lo && hi && lo.getTime() >= hi.getTime()) return { hours: null, edges: [range] };
+  const edges: TimeRange[] = [];
+  if (range.from && lo && range.from.getTime() < lo.getTime()) edges.push({ from: range.from, before: lo });
+  if (range.before && hi && hi.getTime() < range.before.getTime()) edges.push({ from: hi, before: range.before });
+  const hours: TimeRange = {};
+  if (lo) hours.from = lo;
+  if (hi) hours.before = hi;
+  return { hours, edges };
+}

@@ -70,3 +70,18 @@ export function parseExtractedFilters(
   }
   return { filters, details };
 }
+
+/** Field types whose stored values are counted per hour (call_outcome_hour_stats). */
+export function isCountedType(type: AnalysisField['type']): boolean {
+  return type === 'enum' || type === 'boolean';
+}
+
+/**
+ * The one outcome condition the outcome counters answer: exactly one `extracted.<name>=<value>` on
+ * an enum or boolean field. Undefined when there is none, or more, or another kind.
+ */
+export function countedOutcomeFilter(filters: readonly ExtractedFilter[] | undefined): ExtractedFilter | undefined {
+  if (filters?.length !== 1) return undefined;
+  const [filter] = filters;
+  return filter!.op === 'eq' && isCountedType(filter!.type) ? filter : undefined;
+}
