@@ -12,37 +12,43 @@ const {
   hooksSym,
   formattersSym,
   nestedKeySym,
-  msgPrefixSym,
-} = pino.symbols as unknown as Record<string, symbol>;
+} = pino.symbols;
+/** Not in pino's types, but set by `child({}, { msgPrefix })`. */
+const msgPrefixSym = Reflect.get(pino.symbols, 'msgPrefixSym') as symbol | undefined;
 
 const LEVELS: Record<Level, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 
-type Internals = Record<symbol, unknown>;
-type Stream = { write(line: string): unknown } & Record<symbol, unknown>;
+type Stream = { write(line: string): unknown };
+
+/** One of pino's fields of a logger (or of its stream), by its symbol. */
+function field(of: object, key: symbol | undefined): unknown {
+  return key === undefined ? undefined : Reflect.get(of, key);
+}
 
 /**
  * Whether `logger` writes a line as the plain sum of its parts: no mixin, no log-method or
  * stream-write hook, no log formatter, no nested key, no message prefix, a stream that takes a
  * string and needs no metadata (not a multistream). The product's logger (src/logger.ts) does.
  */
-function plain(l: Internals): boolean {
-  const stream = l[streamSym] as Stream | undefined;
-  const hooks = l[hooksSym] as { logMethod?: unknown; streamWrite?: unknown } | undefined;
-  const formatters = l[formattersSym] as { log?: unknown } | undefined;
+function plain(logger: Logger): boolean {
+  const stream = field(logger, streamSym) as Partial<Stream> | undefined;
+  const hooks = field(logger, hooksSym) as { logMethod?: unknown; streamWrite?: unknown } | undefined;
+  const formatters = field(logger, formattersSym) as { log?: unknown } | undefined;
   return (
-    typeof l[timeSym] === 'function' &&
-    typeof l[lsCacheSym] === 'object' &&
-    typeof l[chindingsSym] === 'string' &&
-    typeof l[endSym] === 'string' &&
-    typeof l[messageKeySym] === 'string' &&
-    typeof stream?.write === 'function' &&
-    stream[needsMetadataGsym!] !== true &&
-    !l[mixinSym] &&
+    typeof field(logger, timeSym) === 'function' &&
+    typeof field(logger, lsCacheSym) === 'object' &&
+    typeof field(logger, chindingsSym) === 'string' &&
+    typeof field(logger, endSym) === 'string' &&
+    typeof field(logger, messageKeySym) === 'string' &&
+    stream !== undefined &&
+    typeof stream.write === 'function' &&
+    field(stream, needsMetadataGsym) !== true &&
+    !field(logger, mixinSym) &&
     !hooks?.logMethod &&
     !hooks?.streamWrite &&
     !formatters?.log &&
-    !l[nestedKeySym] &&
-    !l[msgPrefixSym]
+    !field(logger, nestedKeySym) &&
+    !field(logger, msgPrefixSym)
   );
 }
 
@@ -55,12 +61,9 @@ function plain(l: Internals): boolean {
  * call. test/unit/log-line.test.ts compares both byte for byte.
  */
 export function writeLine(logger: Logger, level: Level, fields: object, message: string): void {
-  const l = logger as unknown as Internals;
-  if (!plain(l)) {
-    logger[level](fields, message);
-    return;
-  }
-  const levelText = (l[lsCacheSym] as Record<number, string | undefined>)[LEVELS[level]];
+  const levelText = plain(logger)
+    ? (field(logger, lsCacheSym) as Record<number, string | undefined>)[LEVELS[level]]
+    : undefined;
   if (levelText === undefined) {
     logger[level](fields, message);
     return;
@@ -68,10 +71,10 @@ export function writeLine(logger: Logger, level: Level, fields: object, message:
   const body = JSON.stringify(fields);
   const line =
     levelText +
-    (l[timeSym] as () => string)() +
-    (l[chindingsSym] as string) +
+    (field(logger, timeSym) as () => string).call(logger) +
+    (field(logger, chindingsSym) as string) +
     (body.length > 2 ? `,${body.slice(1, -1)}` : '') +
-    `,"${l[messageKeySym] as string}":${JSON.stringify(message)}` +
-    (l[endSym] as string);
-  (l[streamSym] as Stream).write(line);
+    `,"${field(logger, messageKeySym) as string}":${JSON.stringify(message)}` +
+    (field(logger, endSym) as string);
+  (field(logger, streamSym) as Stream).write(line);
 }

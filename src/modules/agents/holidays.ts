@@ -1,5 +1,3 @@
-// The parser's own types (its package.json's `exports` do not name them, so NodeNext does not find them).
-/// <reference path="../../../node_modules/date-holidays-parser/types/index.d.ts" />
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
