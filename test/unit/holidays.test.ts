@@ -1,3 +1,4 @@
+import FullHolidays from 'date-holidays';
 import { describe, expect, it } from 'vitest';
 import { BUNDESLAENDER } from '../../src/modules/agents/agent.schemas.js';
 import { holidayRegion, publicHolidayOn } from '../../src/modules/agents/holidays.js';
@@ -49,5 +50,20 @@ describe('publicHolidayOn', () => {
 
   it.each(BUNDESLAENDER)('knows New Year in %s', (state) => {
     expect(publicHolidayOn(state, '2027-01-01')?.name).toBe('Neujahr');
+  });
+
+  it.each(BUNDESLAENDER)('matches the whole date-holidays package for %s, 2024 to 2032', (state) => {
+    // Only Germany's rules are loaded; the package with every country's must agree on every day.
+    const region = holidayRegion(state);
+    const full = region
+      ? new FullHolidays('DE', region, { languages: 'de' })
+      : new FullHolidays('DE', { languages: 'de' });
+    for (let year = 2024; year <= 2032; year++) {
+      const expected = full.getHolidays(year).filter((h) => h.type === 'public');
+      for (let day = `${year}-01-01`; day.startsWith(String(year)); day = addDays(day, 1)) {
+        const want = expected.find((h) => h.date.slice(0, 10) === day);
+        expect(publicHolidayOn(state, day)).toEqual(want ? { date: day, name: want.name } : null);
+      }
+    }
   });
 });

@@ -1,9 +1,17 @@
-import Holidays from 'date-holidays';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import Holidays from 'date-holidays-parser';
 import type { Holiday, HolidayLookup } from './schedule.js';
 
 /**
  * German public holidays from the maintained `date-holidays` package. `DE` means the nationwide
  * holidays only; `NRW` is another spelling of `NW` (Nordrhein-Westfalen).
+ *
+ * Only Germany's rules are kept: importing `date-holidays` itself keeps every country's (about
+ * 8.6 MB of heap for the life of the process). Its rules file is read once, on the first holiday
+ * asked for, Germany's part and the shared names are kept, the rest is garbage; its own parser
+ * (`date-holidays-parser`, what `date-holidays` wraps) works on that part.
  */
 const STATE_ALIASES: Record<string, string> = { NRW: 'NW' };
 
@@ -13,6 +21,19 @@ export function holidayRegion(bundesland: string): string | undefined {
   return STATE_ALIASES[bundesland] ?? bundesland;
 }
 
+type HolidayData = { version: string; license: string; holidays: Record<string, unknown>; names: unknown };
+
+let germany: HolidayData | undefined;
+
+function germanRules(): HolidayData {
+  if (!germany) {
+    const dir = path.dirname(createRequire(import.meta.url).resolve('date-holidays/package.json'));
+    const all = JSON.parse(readFileSync(path.join(dir, 'data', 'holidays.json'), 'utf8')) as HolidayData;
+    germany = { version: all.version, license: all.license, holidays: { DE: all.holidays.DE }, names: all.names };
+  }
+  return germany;
+}
+
 const calendars = new Map<string, Holidays>();
 const years = new Map<string, Map<string, string>>();
 
@@ -20,7 +41,8 @@ function calendar(region: string | undefined): Holidays {
   const key = region ?? 'DE';
   let hd = calendars.get(key);
   if (!hd) {
-    hd = region ? new Holidays('DE', region, { languages: 'de' }) : new Holidays('DE', { languages: 'de' });
+    const data = germanRules();
+    hd = region ? new Holidays(data, 'DE', region, { languages: 'de' }) : new Holidays(data, 'DE', { languages: 'de' });
     calendars.set(key, hd);
   }
   return hd;
