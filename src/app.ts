@@ -5,7 +5,7 @@ import { createAuthentication } from './http/authenticate.js';
 import { requireDashboardToken } from './http/dashboard-token.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
-import { inputGuard } from './http/input-guard.js';
+import { inputGuard, pathGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
 import { idempotency } from './modules/idempotency/idempotency.middleware.js';
 import { mcpRouter } from './modules/mcp/mcp.router.js';
@@ -48,6 +48,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.use(requestMetrics(container.metrics, ['/docs', '/metrics', '/mcp']));
   app.use(securityHeaders);
   app.use(requestLog(logger));
+  app.use('/v1', pathGuard);
 
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {

@@ -113,6 +113,18 @@ describe('ids in paths', () => {
       expectEnvelope(res.body);
     }
   });
+
+  it('answers it with 400 before any credential check, also on a route for login tokens only', async () => {
+    for (const [path, headers] of [
+      ['/v1/me/webhook/%E0%A4%A', { 'X-API-Key': w.key }],
+      ['/v1/api-keys/%zz', {}],
+      ['/v1/unknown/%', {}],
+    ] as const) {
+      const res = await ctx.http.post(path).set(headers).expect(400);
+      expectEnvelope(res.body);
+      expect(res.body.error.message).toContain('malformed percent-encoding');
+    }
+  });
 });
 
 describe('bodies that do not decode', () => {
