@@ -20,6 +20,19 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** The payloads `sync()` and the listener's first check send on the channel (`sync:<uuid>`, `pool:<uuid>`). */
 const NONCE = /^(sync|pool):[0-9a-f-]{36}$/;
 
+/**
+ * A slot on every agent row the cache hands out, where what is derived from that row alone (its
+ * representation, serialised and tagged once) is kept for as long as the row is: a cached row serves
+ * many requests and never changes (it is frozen, and dropped on any announced change). Not
+ * enumerable, so the row's JSON and its columns stay as they were.
+ */
+export const DERIVED = Symbol('derived');
+
+/** The slot of a row from the cache; undefined for a row read for one request only. */
+export function derivedOf(row: object): Record<string, unknown> | undefined {
+  return (row as { [DERIVED]?: Record<string, unknown> })[DERIVED];
+}
+
 export type ReconnectOptions = {
   /** First wait after a lost or failed connection; doubles per failure up to `maxDelayMs`. */
   minDelayMs?: number;
@@ -181,6 +194,7 @@ export class ReadCache<A extends AgentRef> {
         this.agents.clear();
         this.agentChars = chars;
       }
+      Object.defineProperty(row, DERIVED, { value: {} });
       return Object.freeze(row);
     });
   }

@@ -9,10 +9,36 @@ import { ValidationError } from '../errors/index.js';
  * path (a version restore, an employee's number flowing into a tool, the CLI), and costs no query:
  * the body a GET serializes anyway is hashed once.
  */
-export function entityTagOfJson(json: string): string {
+export function entityTagOfJson(json: string | Buffer): string {
   // One-shot hashing: no Hash object per response. SHA-1 is fast and, for an opaque tag that only
   // has to change with the content, collision-resistant enough.
   return `"${hash('sha1', json, 'base64url')}"`;
+}
+
+/** A body as it is sent: UTF-8 once (hashed and written as the same bytes), and its tag. */
+type Encoded = { bytes: Buffer; tag: string };
+
+function encode(body: unknown): Encoded {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return { bytes, tag: entityTagOfJson(bytes) };
+}
+
+const ENCODED = Symbol('encoded');
+
+/**
+ * Freezes a representation that will never change (built from a row the read cache shares) and
+ * gives it a slot for its encoding, so that every response after the first sends the same bytes
+ * and tag without serialising and hashing again.
+ */
+export function sharedRepresentation<T extends object>(representation: T): Readonly<T> {
+  Object.defineProperty(representation, ENCODED, { value: {} });
+  return Object.freeze(representation);
+}
+
+function encoded(body: unknown): Encoded {
+  const slot = (body as { [ENCODED]?: { value?: Encoded } } | null)?.[ENCODED];
+  if (!slot) return encode(body);
+  return (slot.value ??= encode(body));
 }
 
 /** The tag of a representation as `sendResource` would send it. */
@@ -83,15 +109,15 @@ export type SendOptions = {
  * test cases it would make fail (require_passing_test_cases) are named in `Test-Cases-Failed`.
  */
 export function sendResource(req: Request, res: Response, body: unknown, options: SendOptions = {}): void {
-  const json = JSON.stringify(body);
   if (options.dryRun) {
     const failing = currentRequestContext()?.failingTestCases;
     if (failing?.length) res.set('Test-Cases-Failed', failing.join(', '));
-    res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(json);
+    res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(JSON.stringify(body));
     return;
   }
-  const tag = options.representation === undefined ? entityTagOfJson(json) : entityTag(options.representation);
-  res.set('ETag', tag);
+  const { bytes, tag: bodyTag } = encoded(body);
+  const tag = options.representation === undefined ? bodyTag : entityTag(options.representation);
+  res.setHeader('ETag', tag);
   if (req.method === 'GET' || req.method === 'HEAD') {
     const ifNoneMatch = parseTagList(req.get('If-None-Match'));
     if (ifNoneMatch && ifNoneMatchHolds(ifNoneMatch, tag)) {
@@ -99,8 +125,7 @@ export function sendResource(req: Request, res: Response, body: unknown, options
       return;
     }
   }
-  res
-    .status(options.status ?? 200)
-    .type('json')
-    .send(json);
+  // The header as `res.type('json')` would set it, without looking the type up on every response.
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.status(options.status ?? 200).send(bytes);
 }

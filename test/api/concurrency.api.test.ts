@@ -98,6 +98,24 @@ describe('agents', () => {
     });
   });
 
+  it('a cached agent is sent as the same bytes and tag; a change announced by SQL changes both', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const first = await call('get', `/v1/agents/${agentId}`).expect(200);
+    const second = await call('get', `/v1/agents/${agentId}`).expect(200);
+    expect(second.text).toBe(first.text);
+    expect(tagOf(second)).toBe(tagOf(first));
+    expect(second.headers['content-type']).toBe('application/json; charset=utf-8');
+    await call('get', `/v1/agents/${agentId}`, { 'If-None-Match': tagOf(first) }).expect(304);
+    // Not through the API: the row's trigger announces it, and the next GET must not send the old
+    // representation kept for the cached row.
+    await ctx.db('agents').where({ id: agentId }).update({ name: 'Renamed by SQL' });
+    await ctx.syncCaches();
+    const third = await call('get', `/v1/agents/${agentId}`).expect(200);
+    expect(third.body.name).toBe('Renamed by SQL');
+    expect(tagOf(third)).not.toBe(tagOf(first));
+    await call('get', `/v1/agents/${agentId}`, { 'If-None-Match': tagOf(first) }).expect(200);
+  });
+
   it('of 20 concurrent PATCHes with the same ETag exactly one succeeds', async () => {
     const agentId = await ctx.build.freshAgent(w.orgId);
     const tag = tagOf(await call('get', `/v1/agents/${agentId}`).expect(200));

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
+import { derivedOf } from '../../cache/read-cache.js';
 import type { Db } from '../../db/knex.js';
+import { sharedRepresentation } from '../../http/entity-tag.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
 import { AgentSchema } from './agent.schemas.js';
 import type { Agent, AgentRow } from './agent-row.js';
@@ -45,6 +47,16 @@ export function toAgent(row: AgentRow): Agent {
     agent[field] = value instanceof Date ? value.toISOString() : value;
   }
   return agent as Agent;
+}
+
+/**
+ * The Agent of a row, built once per row the read cache shares (frozen, with its encoding kept:
+ * `sharedRepresentation`) and anew for a row read for this request only.
+ */
+export function toAgentOfRow(row: Readonly<AgentRow>): Agent {
+  const derived = derivedOf(row);
+  if (!derived) return toAgent(row);
+  return (derived.agent ??= sharedRepresentation(toAgent(row))) as Agent;
 }
 
 /** Columns stored as jsonb: arrays must be serialised, or the driver would send a PostgreSQL array. */

@@ -25,7 +25,7 @@ import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
+import { toAgent, toAgentOfRow, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
 import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
@@ -65,7 +65,7 @@ export class AgentService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<Agent> {
-    return toAgent(await this.access.resolve(auth, agentId, 'agents:read'));
+    return toAgentOfRow(await this.access.resolve(auth, agentId, 'agents:read'));
   }
 
   /**
