@@ -60,6 +60,8 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: numb
     ? Number((await db('call_day_counts').where({ agent_id: existing.agent }).sum({ n: 'calls' }).first())?.n ?? 0)
     : 0;
   if (existing && count === SIZE) {
+    // An earlier run may have been stopped between its seed and the statistics.
+    await analyse(db);
     const key = await new OpsRepository(db).createApiKey({
       organizationId: existing.org,
       userId: existing.user,
@@ -78,8 +80,17 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: numb
     db.raw(seedSql(1, half), { org: big.orgId, agent: big.agentId }),
     db.raw(seedSql(half + 1, SIZE), { org: big.orgId, agent: big.agentId }),
   ]);
-  await db.raw('VACUUM ANALYZE calls');
+  await analyse(db);
   return { big, seedSeconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Statistics for the calls and the counters their triggers filled, as autovacuum gathers them a
+ * while after a bulk load: without them the planner takes the counter tables for empty and sorts a
+ * year of hour counters instead of hashing them (55 against 22 ms for a year grouped by a field).
+ */
+async function analyse(db: Knex): Promise<void> {
+  await db.raw('VACUUM ANALYZE calls, call_hour_stats, call_outcome_hour_stats, call_day_counts');
 }
 
 /** Downloads a whole export, counting lines, timing it and sampling the server's RSS meanwhile. */
