@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
+import { LogDestination } from './log-destination.js';
 
 /**
  * Secrets never reach the log. Request lines carry only id, method and URL (no headers, no bodies);
@@ -22,14 +23,13 @@ export const REDACT_PATHS = [
 ];
 
 /**
- * JSON lines on stdout (or `destination`, a file descriptor or path). Written asynchronously so a
- * request never waits for the terminal, but with no minimum buffer: each line is handed to the
- * operating system as soon as the previous write finished (within milliseconds), so a quiet instance
- * shows its lines at once and a crash loses at most the line being written.
+ * JSON lines on stdout (or `destination`, a file descriptor or path), written in batches at most
+ * 10 ms apart (`LogDestination`): a request never waits for the terminal or pays a system call of
+ * its own, and a line is out 10 ms after it was logged.
  */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination: number | string = 1): Logger {
   return pino(
     { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    pino.destination({ dest: destination, sync: false, minLength: 0 }),
+    new LogDestination(destination),
   );
 }

@@ -52,6 +52,9 @@ function plain(logger: Logger): boolean {
   );
 }
 
+/** `plain(logger)`, judged once per logger: its setup does not change after it is made. */
+const plainLoggers = new WeakMap<Logger, boolean>();
+
 /**
  * Writes `fields` and `message` at `level` exactly as `logger[level](fields, message)` would (the
  * logger's level text, time and bindings first, then the fields in their order, then the message),
@@ -61,7 +64,9 @@ function plain(logger: Logger): boolean {
  * call. test/unit/log-line.test.ts compares both byte for byte.
  */
 export function writeLine(logger: Logger, level: Level, fields: object, message: string): void {
-  const levelText = plain(logger)
+  let isPlain = plainLoggers.get(logger);
+  if (isPlain === undefined) plainLoggers.set(logger, (isPlain = plain(logger)));
+  const levelText = isPlain
     ? (field(logger, lsCacheSym) as Record<number, string | undefined>)[LEVELS[level]]
     : undefined;
   if (levelText === undefined) {
