@@ -33,4 +33,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/v1/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--max-old-space-size=160", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/main.js"]
+CMD ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--expose-gc", "dist/main.js"]

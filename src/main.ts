@@ -12,6 +12,7 @@ import { PortReservation } from './http/port-reservation.js';
 import { openRateLimitStore } from './http/redis-rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
+import { IdleMemoryTrim } from './ops/idle-memory.js';
 import { loadDotEnv } from './env-file.js';
 import { bootstrap, shellExports } from './ops/bootstrap.js';
 import { OpsRepository } from './ops/ops.repository.js';
@@ -108,6 +109,8 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
 
   const server: Server = createHttpServer(app);
   const graceful = new GracefulShutdown(server);
+  const idleTrim = new IdleMemoryTrim(server, logger);
+  idleTrim.start();
   await reservation.attach(server);
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   logger.info(
@@ -120,6 +123,7 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     if (stopping) return;
     stopping = true;
     queue.expectShutdown();
+    idleTrim.stop();
     const started = Date.now();
     const remaining = () => Math.max(0, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - started));
     // Last resort: whatever hangs, the process is gone by the deadline.

@@ -69,7 +69,7 @@ describe('the production start', () => {
 
   it("is the same command in the image's CMD and in npm run start:prod, V8 settings included", () => {
     expect(cmd).toEqual(startProd);
-    expect(cmd).toEqual(expect.arrayContaining(['--max-old-space-size=160', '--max-semi-space-size=16']));
+    expect(cmd).toEqual(expect.arrayContaining(['--max-old-space-size=160', '--max-semi-space-size=8', '--expose-gc']));
   });
 
   it('uses Node flags that this Node accepts', () => {

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Holidays from 'date-holidays-parser';
+import type Holidays from 'date-holidays-parser';
 import type { Holiday, HolidayLookup } from './schedule.js';
+
+const require = createRequire(import.meta.url);
 
 /**
  * German public holidays from the maintained `date-holidays` package. `DE` means the nationwide
@@ -11,7 +13,9 @@ import type { Holiday, HolidayLookup } from './schedule.js';
  * Only Germany's rules are kept: importing `date-holidays` itself keeps every country's (about
  * 8.6 MB of heap for the life of the process). Its rules file is read once, on the first holiday
  * asked for, Germany's part and the shared names are kept, the rest is garbage; its own parser
- * (`date-holidays-parser`, what `date-holidays` wraps) works on that part.
+ * (`date-holidays-parser`, what `date-holidays` wraps) works on that part. The parser too is loaded
+ * then (its CommonJS build, synchronously): with moment-timezone and its calendars it holds 4.3 MB
+ * of heap, which an instance that is never asked about a holiday does not need.
  */
 const STATE_ALIASES: Record<string, string> = { NRW: 'NW' };
 
@@ -27,7 +31,7 @@ let germany: HolidayData | undefined;
 
 function germanRules(): HolidayData {
   if (!germany) {
-    const dir = path.dirname(createRequire(import.meta.url).resolve('date-holidays/package.json'));
+    const dir = path.dirname(require.resolve('date-holidays/package.json'));
     const all = JSON.parse(readFileSync(path.join(dir, 'data', 'holidays.json'), 'utf8')) as HolidayData;
     germany = { version: all.version, license: all.license, holidays: { DE: all.holidays.DE }, names: all.names };
   }
@@ -42,7 +46,8 @@ function calendar(region: string | undefined): Holidays {
   let hd = calendars.get(key);
   if (!hd) {
     const data = germanRules();
-    hd = region ? new Holidays(data, 'DE', region, { languages: 'de' }) : new Holidays(data, 'DE', { languages: 'de' });
+    const Parser = (require('date-holidays-parser') as { default: typeof Holidays }).default;
+    hd = region ? new Parser(data, 'DE', region, { languages: 'de' }) : new Parser(data, 'DE', { languages: 'de' });
     calendars.set(key, hd);
   }
   return hd;

@@ -1,10 +1,8 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { IncomingMessage } from 'node:http';
 import { Router, type Request, type RequestHandler } from 'express';
 import type { AuthContext } from '../../auth/auth-context.js';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { internalClientHeaders } from '../../http/client-address.js';
-import { createMcpServer, fetchDispatch } from './mcp-server.js';
 import { toolsFromDocument, visibleTools, type ToolCaller } from './mcp-tools.js';
 
 export type McpRouterDeps = {
@@ -55,6 +53,17 @@ function ownBaseUrl(req: Request): string {
 }
 
 /**
+ * The MCP SDK and the server built on it, imported on the first MCP request: with its schemas and
+ * the fetch implementation it loads, about 5 MB of heap that an instance nobody asks over MCP never
+ * holds (docs/performance.md).
+ */
+function importSdk() {
+  return Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./mcp-server.js')]);
+}
+let sdk: ReturnType<typeof importSdk> | undefined;
+const loadSdk = () => (sdk ??= importSdk());
+
+/**
  * Streamable HTTP at /mcp, stateless: every POST gets a server of its own with the tools this caller
  * may call, so nothing is kept between requests and any instance can answer any request. A tool
  * call is a REST request to this same server with the caller's credentials, through the whole /v1
@@ -64,6 +73,7 @@ export function mcpRouter(deps: McpRouterDeps): Router {
   const tools = toolsFromDocument(deps.document);
   const router = Router();
   router.post('/', bearerApiKey, deps.authenticate, deps.jsonBody, async (req, res) => {
+    const [{ StreamableHTTPServerTransport }, { createMcpServer, fetchDispatch }] = await loadSdk();
     const visible = visibleTools(tools, callerOf(req.auth as AuthContext), deps.tools);
     let calls = 0;
     const dispatch = fetchDispatch(ownBaseUrl(req), credentialsOf(req));
