@@ -54,23 +54,6 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
-  app.use('/docs', docsRouter());
-  // MCP for assistants: every tool call is a request to /v1 below, with the caller's own credentials.
-  app.use(
-    '/mcp',
-    mcpRouter({
-      document,
-      authenticate: authentication.any,
-      jsonBody: jsonBody(config.BODY_LIMIT),
-      tools: config.MCP_TOOLS,
-      version: config.APP_VERSION,
-    }),
-  );
-  app.get(
-    '/metrics',
-    metricsEndpoint(container.metrics, config.METRICS_TOKEN, { production: config.NODE_ENV === 'production' }),
-  );
-
   // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
   const v1 = Router();
   v1.use(
@@ -86,6 +69,23 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     else if (access !== 'public') v1.use(path, requireDashboardToken(access.tokenOnly), router);
   }
   app.use('/v1', v1);
+  // After /v1, which most requests are for: they are not matched against these first.
+  app.use('/docs', docsRouter());
+  // MCP for assistants: every tool call is a request to /v1 above, with the caller's own credentials.
+  app.use(
+    '/mcp',
+    mcpRouter({
+      document,
+      authenticate: authentication.any,
+      jsonBody: jsonBody(config.BODY_LIMIT),
+      tools: config.MCP_TOOLS,
+      version: config.APP_VERSION,
+    }),
+  );
+  app.get(
+    '/metrics',
+    metricsEndpoint(container.metrics, config.METRICS_TOKEN, { production: config.NODE_ENV === 'production' }),
+  );
 
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

@@ -1,7 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { UnauthorizedError } from '../errors/index.js';
 import type { Metrics } from './metrics.js';
+
+const STARTED = Symbol('request-metrics.started');
+const ROUTE = Symbol('request-metrics.route');
+type TimedResponse = Response & { [STARTED]: number; [ROUTE]: string };
 
 /**
  * Times every request until its response is finished (or the client went away), labelled by the
@@ -9,22 +13,21 @@ import type { Metrics } from './metrics.js';
  * the label set stays bounded whatever ids are requested.
  */
 export function requestMetrics(metrics: Metrics, extra: string[]): RequestHandler {
+  // One listener shared by all responses, on 'close' (emitted once, after 'finish' or when the
+  // client went away), the start and route kept on the response: no closure per request.
+  function closed(this: TimedResponse): void {
+    const seconds = (performance.now() - this[STARTED]) / 1000;
+    metrics.observeRequest(this.req.method, this[ROUTE], this.statusCode, seconds);
+  }
   return (req, res, next) => {
-    const started = process.hrtime.bigint();
+    const timed = res as TimedResponse;
+    timed[STARTED] = performance.now();
     const path = req.path;
-    const route =
+    timed[ROUTE] =
       req.routeTemplate?.path ??
       extra.find((prefix) => path === prefix || path.startsWith(`${prefix}/`)) ??
       'unmatched';
-    let done = false;
-    const observe = () => {
-      if (done) return;
-      done = true;
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.observeRequest(req.method, route, res.statusCode, seconds);
-    };
-    res.on('finish', observe);
-    res.on('close', observe);
+    res.on('close', closed);
     next();
   };
 }
