@@ -94,9 +94,11 @@ describe('memory given back', () => {
     const collected = () => (logLines(server) as Collected[]).find((l) => l.msg?.startsWith('idle: heap collected'));
     await waitFor(() => collected() !== undefined, 10_000, 'the idle collection');
     const { rss_mb_before: before, rss_mb_after: after } = collected()!;
-    // Node 24 keeps freed heap pages resident until such a collection; Node 20 hands them back itself.
+    expect(before).toBeGreaterThan(0);
+    // Node 24 keeps freed heap pages resident until such a collection (about 20 MB after the start);
+    // Node 20 hands them back itself, so there the sizes stay within a megabyte or two either way.
     if (Number(process.versions.node.split('.')[0]) >= 24) expect(after).toBeLessThan(before!);
-    else expect(after).toBeLessThanOrEqual(before!);
+    else expect(Math.abs(after! - before!)).toBeLessThan(16);
     process.kill(server.pid, 'SIGTERM');
     await server.exited;
   });
