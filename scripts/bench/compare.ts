@@ -26,7 +26,7 @@ import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { createDb } from '../../src/db/knex.js';
 import {
-  cpuMs,
+  alternatingRounds,
   f,
   failures,
   load,
@@ -101,24 +101,10 @@ async function requestsPerSecond(targets: Target[]) {
   const servers: Server[] = [];
   try {
     for (const t of targets) servers.push(await startServer(t.args, t.env, [], t.dir));
-    const runs = targets.map(() => [] as autocannon.Result[]);
-    const cpu = targets.map(() => 0);
-    const at = (i: number) => ({ url: `${servers[i]!.url}${targets[i]!.path}`, headers: targets[i]!.headers });
-    for (const i of targets.keys()) {
-      const check = await fetch(at(i).url, { headers: at(i).headers });
-      if (check.status !== 200) throw new Error(`${at(i).url} answered ${check.status}`);
-      await load(at(i).url, { headers: at(i).headers, connections: CONNECTIONS, duration: 2 }); // warm up
-    }
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = [...targets.keys()];
-      for (const i of round % 2 ? order.reverse() : order) {
-        const before = cpuMs(servers[i]!.pid) ?? 0;
-        runs[i]!.push(await load(at(i).url, { ...at(i), connections: CONNECTIONS, duration: SECONDS }));
-        cpu[i]! += (cpuMs(servers[i]!.pid) ?? 0) - before;
-      }
-    }
-    const failed = failures(runs.flat());
-    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+    const { runs, cpuMs: cpu } = await alternatingRounds(
+      targets.map((t, i) => ({ url: `${servers[i]!.url}${t.path}`, pid: servers[i]!.pid, headers: t.headers })),
+      { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS },
+    );
     const summaries = runs.map((r) => summarize(r));
     // The server's own CPU time per request: steadier than req/s on a machine whose CPU is shared.
     const cpuUs = cpu.map((ms, i) => (1000 * ms) / summaries[i]!.requests);

@@ -161,6 +161,37 @@ export function load(
   });
 }
 
+/**
+ * Loads each target for `seconds` per round, `rounds` times, the order reversed every other round
+ * (so no target always follows the same one), after 2 s of warm-up each; a target's server must
+ * answer its URL with 200 first. Gives every target's runs and its server's CPU time (ms) over them.
+ */
+export async function alternatingRounds(
+  targets: { url: string; pid: number; headers: Record<string, string> }[],
+  options: { rounds: number; seconds: number; connections: number },
+): Promise<{ runs: autocannon.Result[][]; cpuMs: number[] }> {
+  const { rounds, seconds, connections } = options;
+  const runs = targets.map(() => [] as autocannon.Result[]);
+  const cpu = targets.map(() => 0);
+  for (const { url, headers } of targets) {
+    const check = await fetch(url, { headers });
+    if (check.status !== 200) throw new Error(`${url} answered ${check.status}`);
+    await load(url, { headers, connections, duration: 2 });
+  }
+  for (let round = 0; round < rounds; round++) {
+    const order = [...targets.keys()];
+    for (const i of round % 2 ? order.reverse() : order) {
+      const { url, headers, pid } = targets[i]!;
+      const before = cpuMs(pid) ?? 0;
+      runs[i]!.push(await load(url, { headers, connections, duration: seconds }));
+      cpu[i]! += (cpuMs(pid) ?? 0) - before;
+    }
+  }
+  const failed = failures(runs.flat());
+  if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+  return { runs, cpuMs: cpu };
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   if (sorted.length === 0) return 0;

@@ -8,13 +8,10 @@
  * `[{"name":"as shipped"},{"name":"silent","env":{"LOG_LEVEL":"silent"}},
  *   {"name":"semi 16","args":["--max-semi-space-size=16","dist/main.js"]}]`.
  */
-import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
-  cpuMs,
-  failures,
-  load,
+  alternatingRounds,
   pad,
   productEntry,
   ROUNDS,
@@ -50,21 +47,10 @@ export async function variants(db: Knex, databaseUrl: string) {
   const servers: Server[] = [];
   try {
     for (const v of given) servers.push(await startServer(v.args ?? entry.args, { ...env, ...v.env }));
-    const headers = { 'X-API-Key': t.key };
-    const url = (i: number) => `${servers[i]!.url}/v1/agents/${t.agentId}`;
-    const runs = given.map(() => [] as autocannon.Result[]);
-    const cpu = given.map(() => 0);
-    for (const i of servers.keys()) await load(url(i), { headers, connections: CONNECTIONS, duration: 2 });
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 ? [...servers.keys()].reverse() : [...servers.keys()];
-      for (const i of order) {
-        const before = cpuMs(servers[i]!.pid) ?? 0;
-        runs[i]!.push(await load(url(i), { headers, connections: CONNECTIONS, duration: SECONDS }));
-        cpu[i]! += (cpuMs(servers[i]!.pid) ?? 0) - before;
-      }
-    }
-    const failed = failures(runs.flat());
-    if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
+    const { runs, cpuMs: cpu } = await alternatingRounds(
+      servers.map((s) => ({ url: `${s.url}/v1/agents/${t.agentId}`, pid: s.pid, headers: { 'X-API-Key': t.key } })),
+      { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS },
+    );
     const rows = given.map((v, i) => {
       const s = summarize(runs[i]!);
       return { name: v.name, ...s, cpu_us_per_request: Math.round((10_000 * cpu[i]!) / s.requests) / 10 };
