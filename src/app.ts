@@ -16,6 +16,7 @@ import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { matchRoute, routeMatcher } from './http/route-match.js';
 import { securityHeaders } from './http/security-headers.js';
+import { series } from './http/series.js';
 import './http/types.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 
@@ -43,11 +44,16 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   app.set('etag', false);
   app.set('trust proxy', config.TRUST_PROXY);
 
-  app.use(requestId);
-  app.use(matchRoute(routeMatcher(document)));
-  app.use(requestMetrics(container.metrics, ['/docs', '/metrics', '/mcp']));
-  app.use(securityHeaders);
-  app.use(requestLog(logger));
+  // Every request passes these: one layer for the router to match, not five (src/http/series.ts).
+  app.use(
+    series([
+      requestId,
+      matchRoute(routeMatcher(document)),
+      requestMetrics(container.metrics, ['/docs', '/metrics', '/mcp']),
+      securityHeaders,
+      requestLog(logger),
+    ]),
+  );
   app.use('/v1', pathGuard);
 
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
@@ -57,12 +63,14 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
   const v1 = Router();
   v1.use(
-    authentication.any,
-    ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
-    jsonBody(config.BODY_LIMIT),
-    inputGuard,
-    idempotency(container.idempotency, logger, withoutIdempotencyKey),
-    auditContext(container.auditRecorder),
+    series([
+      authentication.any,
+      ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
+      jsonBody(config.BODY_LIMIT),
+      inputGuard,
+      idempotency(container.idempotency, logger, withoutIdempotencyKey),
+      auditContext(container.auditRecorder),
+    ]),
   );
   for (const { path, access = 'any', router } of mounts) {
     if (access === 'any') v1.use(path, router);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{32}$/;
 const PREFIX_LENGTH = 13;
@@ -8,8 +8,9 @@ export function apiKeyPrefix(raw: string): string {
   return raw.slice(0, PREFIX_LENGTH);
 }
 
+/** One-shot: no Hash object per request (the key check hashes on every request the cache answers). */
 export function hashApiKey(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 /** 128 random bits; only the hash and the first 13 characters are ever stored. */

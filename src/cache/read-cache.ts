@@ -28,7 +28,10 @@ const NONCE = /^(sync|pool):[0-9a-f-]{36}$/;
  */
 export const DERIVED = Symbol('derived');
 
-/** The slot of a row from the cache; undefined for a row read for one request only. */
+/**
+ * The slot of a row from the cache, or of one read with its representation (`agentRowFromJson`);
+ * undefined for a row read column by column for one request.
+ */
 export function derivedOf(row: object): Record<string, unknown> | undefined {
   return (row as { [DERIVED]?: Record<string, unknown> })[DERIVED];
 }

@@ -5,12 +5,15 @@ import { hashApiKey } from '../../src/auth/api-key-format.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
+import { preparedSql, runPrepared } from '../../src/db/prepared.js';
 import {
   AGENT_COLUMNS,
   AGENT_TIMESTAMP_COLUMNS,
   agentJsonSql,
   agentRowFromJson,
   AgentRepository,
+  toAgent,
+  toAgentOfRow,
   type AgentRow,
 } from '../../src/modules/agents/agent.repository.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
@@ -45,7 +48,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-type Answer = { status: number; body: unknown };
+type Answer = { status: number; body: unknown; etag: string | undefined };
 
 async function both(path: string, key: string): Promise<[Answer, Answer]> {
   const cachedRes = await ctx.http.get(path).set('X-API-Key', key);
@@ -53,7 +56,7 @@ async function both(path: string, key: string): Promise<[Answer, Answer]> {
   const strip = (r: supertest.Response): Answer => {
     const body = r.body as { error?: { request_id?: string } };
     if (body.error) delete body.error.request_id;
-    return { status: r.status, body };
+    return { status: r.status, body, etag: r.headers.etag };
   };
   return [strip(cachedRes), strip(uncachedRes)];
 }
@@ -144,12 +147,19 @@ describe('the agent read beside the key, as one JSON value', () => {
         llm_temperature: 0.7,
         speaking_rate: 1.1,
         greeting_variants: JSON.stringify(['Guten Tag', 'Moin']),
+        // Microseconds, which the driver's Dates and toISOString cut to milliseconds.
+        created_at: ctx.db.raw(`'2026-01-02T03:04:05.678901Z'::timestamptz`),
       });
     const byColumns = await new AgentRepository(ctx.db).findAnyById(w.agentId);
     const found = await credentialsOf(ctx.db).findApiKeyWithAgent(hashApiKey(w.key), w.agentId);
     expect(found?.agent).toEqual(byColumns);
     expect(found?.agent?.created_at).toBeInstanceOf(Date);
     expect(Object.keys(found!.agent!)).toEqual(Object.keys(byColumns!));
+    // The representation read with it is the one built from the columns, byte for byte.
+    const representation = JSON.stringify(toAgentOfRow(found!.agent as AgentRow));
+    expect(representation).toBe(JSON.stringify(toAgent(byColumns!)));
+    expect(representation).toContain('"created_at":"2026-01-02T03:04:05.678Z"');
+    expect(representation).toContain('"vacation_end":"2031-02-03T04:05:06.789Z"');
   });
 
   it('turns back every timestamp column of agents into a Date', async () => {
@@ -209,31 +219,48 @@ describe('the uncached key lookups as prepared statements', () => {
     });
   });
 
-  it('recovers when a migration changes the type of a column they select, on a connection that prepared them', async () => {
+  it('are not broken by a migration that changes the type of a column they read (their values are JSON)', async () => {
     const w = await ctx.build.world();
     const hash = hashApiKey(w.key);
     await onOneConnection(async (db, credentials) => {
       await credentials.findApiKeyWithAgent(hash, w.agentId);
-      // PostgreSQL refuses the old statement from now on: "cached plan must not change result type".
+      const before = await preparedNames(db);
       await ctx.db.raw('ALTER TABLE api_keys ALTER COLUMN rate_limit_per_hour TYPE bigint');
+      await ctx.db.raw('ALTER TABLE agents ALTER COLUMN retention_days TYPE bigint');
       try {
-        await expect(db.raw(`EXECUTE "${(await preparedNames(db))[0]}"('${w.agentId}', '${hash}')`)).rejects.toThrow(
-          /cached plan must not change result type/,
-        );
-        for (let i = 0; i < 3; i++) {
-          const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
-          expect(found?.agent?.id).toBe(w.agentId);
-          expect(found?.key.rate_limit_per_hour).toEqual(expect.any(Number));
-        }
-        // Prepared again once, under a new name; the later calls use it without a failed attempt first.
-        expect(await preparedNames(db)).toEqual([
-          expect.stringMatching(/^api_key_with_agent_[0-9a-f]{12}$/),
-          expect.stringMatching(/^api_key_with_agent_[0-9a-f]{12}_1$/),
-        ]);
+        const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
+        expect(found?.agent?.id).toBe(w.agentId);
+        expect(found?.key.rate_limit_per_hour).toEqual(expect.any(Number));
+        expect(await preparedNames(db)).toEqual(before);
       } finally {
         await ctx.db.raw('ALTER TABLE api_keys ALTER COLUMN rate_limit_per_hour TYPE integer');
+        await ctx.db.raw('ALTER TABLE agents ALTER COLUMN retention_days TYPE integer');
       }
     });
+  });
+
+  it('recovers when a migration changes the result type of a statement, on a connection that prepared it', async () => {
+    const probe = preparedSql('probe', 'SELECT p.n FROM prepared_probe p LIMIT 1');
+    await ctx.db.raw('CREATE TABLE prepared_probe (n integer)');
+    await ctx.db('prepared_probe').insert({ n: 7 });
+    try {
+      await onOneConnection(async (db) => {
+        expect((await runPrepared(db, probe, [])).rows).toEqual([{ n: 7 }]);
+        // PostgreSQL refuses the old statement from now on: "cached plan must not change result type".
+        await ctx.db.raw('ALTER TABLE prepared_probe ALTER COLUMN n TYPE bigint');
+        await expect(db.raw(`EXECUTE "${(await preparedNames(db))[0]}"`)).rejects.toThrow(
+          /cached plan must not change result type/,
+        );
+        for (let i = 0; i < 3; i++) expect((await runPrepared(db, probe, [])).rows).toEqual([{ n: 7 }]);
+        // Prepared again once, under a new name; the later calls use it without a failed attempt first.
+        expect(await preparedNames(db)).toEqual([
+          expect.stringMatching(/^probe_[0-9a-f]{12}$/),
+          expect.stringMatching(/^probe_[0-9a-f]{12}_1$/),
+        ]);
+      });
+    } finally {
+      await ctx.db.raw('DROP TABLE prepared_probe');
+    }
   });
 
   it('runs them unnamed with DATABASE_PREPARED_STATEMENTS=false, for a pooler that cannot carry them', async () => {

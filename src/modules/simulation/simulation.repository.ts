@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { preparedSql, runPrepared } from '../../db/prepared.js';
-import { AGENT_COLUMNS, agentRowFromJson, type AgentRow } from '../agents/agent.repository.js';
+import { agentJsonSql, agentRowFromJson, type AgentRow } from '../agents/agent.repository.js';
 import type { CallTool, TransferEmployee, TransferSlot } from '../agents/call-decision.js';
 import type { CallerContact } from '../agents/greeting-contact.repository.js';
 import type { TestCaseExpect } from './simulation.schemas.js';
@@ -92,9 +92,9 @@ export class SimulationRepository {
     organization_id: string;
   }): Promise<{ row: AgentRow; has_cases: boolean } | undefined> {
     const { rows } = await this.db.raw(
-      `SELECT (SELECT to_json(ag) FROM (SELECT ${AGENT_COLUMNS.map((c) => `a.${c}`).join(', ')}) ag) AS row,
-              EXISTS (SELECT 1 FROM agent_test_cases c WHERE c.agent_id = a.id) AS has_cases
-         FROM agents a WHERE a.id = ? AND a.organization_id = ?`,
+      `SELECT ${agentJsonSql('o.id')} AS row,
+              EXISTS (SELECT 1 FROM agent_test_cases c WHERE c.agent_id = o.id) AS has_cases
+         FROM agents o WHERE o.id = ? AND o.organization_id = ?`,
       [agent.id, agent.organization_id],
     );
     const found = rows[0] as { row: Record<string, unknown>; has_cases: boolean } | undefined;
