@@ -52,9 +52,9 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
       requestMetrics(container.metrics, ['/docs', '/metrics', '/mcp']),
       securityHeaders,
       requestLog(logger),
+      pathGuard,
     ]),
   );
-  app.use('/v1', pathGuard);
 
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
   app.get('/v1/openapi.json', (_req, res) => {

@@ -30,7 +30,7 @@ export const inputGuard: RequestHandler = (req, _res, next) => {
 /**
  * A path with malformed percent-encoding (`%E0%A4%A`) is 400 before anything else looks at it:
  * otherwise the answer would depend on which check a route reaches first (a token-only route would
- * say 401 to an API key, another route 404), for a path no route can mean.
+ * say 401 to an API key, another route 404), for a path no route can mean (under /v1 or elsewhere).
  */
 export const pathGuard: RequestHandler = (req, _res, next) => {
   if (req.path.includes('%')) {

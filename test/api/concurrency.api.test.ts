@@ -105,6 +105,12 @@ describe('agents', () => {
     expect(second.text).toBe(first.text);
     expect(tagOf(second)).toBe(tagOf(first));
     expect(second.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(second.headers['content-length']).toBe(String(Buffer.byteLength(first.text)));
+    // HEAD: the same headers, no body.
+    const head = await ctx.http.head(`/v1/agents/${agentId}`).set('X-API-Key', w.key).expect(200);
+    expect(tagOf(head)).toBe(tagOf(first));
+    expect(head.headers['content-length']).toBe(second.headers['content-length']);
+    expect(head.text).toBeUndefined();
     await call('get', `/v1/agents/${agentId}`, { 'If-None-Match': tagOf(first) }).expect(304);
     // Not through the API: the row's trigger announces it, and the next GET must not send the old
     // representation kept for the cached row.
