@@ -13,6 +13,9 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
   silenceMs: 2000,
 } as const;
 
+/** Connections of the pipelined key lookups beside the pool (src/db/pipelined-reads.ts). */
+export const DATABASE_PIPELINE_CONNECTIONS_DEFAULT = 1;
+
 /** The Standard Webhooks retry schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 
@@ -90,6 +93,12 @@ const configSchema = z.object({
    * mode before 1.21).
    */
   DATABASE_PREPARED_STATEMENTS: bool.default(true),
+  /**
+   * Connections beside the pool that carry the key lookups of requests the read cache does not
+   * answer, pipelined (many queries in flight on each). 0: they take pool connections like any
+   * query. Not used with DATABASE_PREPARED_STATEMENTS=false.
+   */
+  DATABASE_PIPELINE_CONNECTIONS: z.coerce.number().int().min(0).max(16).default(DATABASE_PIPELINE_CONNECTIONS_DEFAULT),
   /**
    * The read cache's one listening connection (LISTEN/NOTIFY) goes here instead of DATABASE_URL: a
    * direct or session-mode connection to the same database, where DATABASE_URL is a pooler in

@@ -64,13 +64,16 @@ const BUDGET_ID = 'coalesce(k.rate_limit_budget_id, k.id)';
 const KEY_JSON = `json_build_object(${KEY_COLUMNS.map((c) => `'${c}', k.${c}`).join(', ')}, 'rate_limit_budget_id', ${BUDGET_ID}, 'organization_ids', ${ORGANIZATION_IDS}) AS key`;
 
 /** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
-const KEY_SQL = preparedSql('api_key', `SELECT ${KEY_JSON} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`);
+const KEY_SQL = preparedSql('api_key', `SELECT ${KEY_JSON} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`, {
+  pipelined: true,
+});
 
 /** The same and, as one JSON value, the agent its request is about (see `AgentJsonReader`). */
 function keyWithAgentSql(agentJsonSql: (id: string) => string): PreparedSql {
   return preparedSql(
     'api_key_with_agent',
     `SELECT ${KEY_JSON}, ${agentJsonSql('?::uuid')} AS agent FROM api_keys k WHERE k.key_hash = ? LIMIT 1`,
+    { pipelined: true },
   );
 }
 

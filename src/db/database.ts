@@ -24,6 +24,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
     silenceMs: config.DATABASE_SILENCE_MS,
+    pipelineConnections: config.DATABASE_PIPELINE_CONNECTIONS,
   });
   return {
     db,

@@ -4,8 +4,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
+import { DATABASE_PIPELINE_CONNECTIONS_DEFAULT, DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
 import { isRetryableConflict } from './pg-errors.js';
+import { PipelinedReads } from './pipelined-reads.js';
+import { usePipelinedReads } from './prepared.js';
 import { SilenceWatchdog } from './silence-watchdog.js';
 
 // COUNT(*) and other int8 values fit in a JS number here; return them as numbers.
@@ -62,6 +64,8 @@ export type DbOptions = {
   acquireTimeoutMs?: number;
   /** DATABASE_SILENCE_MS (0: off) */
   silenceMs?: number;
+  /** DATABASE_PIPELINE_CONNECTIONS (0: the pipelined reads take pool connections like any query) */
+  pipelineConnections?: number;
 };
 
 /** The first line of a knex log message (its first argument may carry a stack). */
@@ -122,7 +126,23 @@ export function createDb(url: string, poolMax = 10, logger?: Logger, options: Db
         }
       : {}),
   };
-  return knexFactory(config);
+  const db = knexFactory(config);
+  const pipelineConnections = options.pipelineConnections ?? DATABASE_PIPELINE_CONNECTIONS_DEFAULT;
+  // Not behind a pooler without prepared statements: its connections are not this server's own.
+  if (pipelineConnections > 0 && config.preparedStatements) {
+    const reads = new PipelinedReads(connectionSettings(url, connectTimeoutMs), pipelineConnections, (connection) =>
+      watchdog.watch(connection),
+    );
+    usePipelinedReads(db, reads);
+    // knex.destroy() ends the pool through its client: the pipelined connections end with it.
+    const client = db.client as { destroy(callback?: unknown): Promise<void> };
+    const destroyPool = client.destroy.bind(client);
+    client.destroy = async (callback?: unknown) => {
+      await reads.close();
+      return destroyPool(callback);
+    };
+  }
+  return db;
 }
 
 /** Carries a dry run's result out of the transaction it rolls back. */

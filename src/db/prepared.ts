@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { isStalePreparedStatement } from './pg-errors.js';
+import type { PipelinedReads } from './pipelined-reads.js';
 
 /**
  * A query with a fixed SQL text, run as a named prepared statement: PostgreSQL parses it once per
@@ -23,13 +24,18 @@ export type PreparedSql = {
   readonly text: string;
   /** The named values in `$n` order, or the number of positional ones. */
   readonly parameters: readonly string[] | number;
+  /** Sent over the database's pipelined connections (src/db/pipelined-reads.ts) outside a transaction. */
+  readonly pipelined: boolean;
 };
 
 /** `:name` (not a `::type` cast, not a time inside a literal). */
 const NAMED = /(?<![:\w]):([A-Za-z_]\w*)/g;
 
-/** `label` names it in PostgreSQL's views; the hash keeps two texts from ever sharing a name. */
-export function preparedSql(label: string, text: string): PreparedSql {
+/**
+ * `label` names it in PostgreSQL's views; the hash keeps two texts from ever sharing a name.
+ * `pipelined`: a read of one indexed row that many requests make at once (see PipelinedReads).
+ */
+export function preparedSql(label: string, text: string, { pipelined = false } = {}): PreparedSql {
   if (/\*\s*(,|from\b)/i.test(text)) throw new Error(`Prepared statement ${label} must name its columns`);
   const names: string[] = [];
   let native = text.replace(NAMED, (_, name: string) => {
@@ -43,7 +49,15 @@ export function preparedSql(label: string, text: string): PreparedSql {
     name: `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
     text: native,
     parameters: names.length > 0 ? names : count,
+    pipelined,
   };
+}
+
+/** The pipelined connections of each database (`createDb`), by its knex client. */
+const pipelines = new WeakMap<object, PipelinedReads>();
+
+export function usePipelinedReads(db: Knex, reads: PipelinedReads): void {
+  pipelines.set(db.client, reads);
 }
 
 /** Whether `createDb` was asked for prepared statements (a transaction shares its database's setting). */
@@ -88,10 +102,16 @@ type KnexClient = {
  * bindings to `$n`, its runner and its events' objects) cost more than the statement itself. knex's
  * `query` event is still emitted, so whatever listens to it sees these statements too.
  */
-async function execute(db: Knex | Knex.Transaction, config: pg.QueryConfig): Promise<pg.QueryResult> {
+async function execute(
+  db: Knex | Knex.Transaction,
+  config: pg.QueryConfig,
+  pipelined: boolean,
+): Promise<pg.QueryResult> {
   if (db.isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
   const client: KnexClient = db.client;
   client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
+  const reads = pipelined && !db.isTransaction ? pipelines.get(client) : undefined;
+  if (reads) return reads.query(config);
   const connection = await client.acquireConnection();
   try {
     return await connection.query(config);
@@ -107,15 +127,15 @@ export async function runPrepared(
   bindings: readonly unknown[] | Readonly<Record<string, unknown>>,
 ): Promise<{ rows: unknown[] }> {
   const values = valuesOf(sql, bindings);
-  if (!preparesStatements(db)) return execute(db, { text: sql.text, values });
+  if (!preparesStatements(db)) return execute(db, { text: sql.text, values }, false);
   const at = generation;
   try {
-    return await execute(db, { name: currentName(sql, at), text: sql.text, values });
+    return await execute(db, { name: currentName(sql, at), text: sql.text, values }, sql.pipelined);
   } catch (error) {
     // Inside a transaction the error has aborted it: the caller's transaction fails, later ones use new names.
     if (!isStalePreparedStatement(error)) throw error;
     if (generation === at) generation += 1;
     if (db.isTransaction) throw error;
-    return execute(db, { name: currentName(sql, generation), text: sql.text, values });
+    return execute(db, { name: currentName(sql, generation), text: sql.text, values }, sql.pipelined);
   }
 }

@@ -15,12 +15,21 @@ export function entityTagOfJson(json: string | Buffer): string {
   return `"${hash('sha1', json, 'base64url')}"`;
 }
 
-/** A body as it is sent: UTF-8 once (hashed and written as the same bytes), and its tag. */
-type Encoded = { bytes: Buffer; tag: string };
+/**
+ * A body as it is sent, its length in bytes and its tag. A shared representation keeps its UTF-8
+ * bytes (encoded once, sent many times); a body sent once stays text, which the socket encodes as it
+ * writes, instead of being copied into a buffer first.
+ */
+type Encoded = { body: string | Buffer; length: number; tag: string };
 
 function encode(body: unknown): Encoded {
+  const json = JSON.stringify(body);
+  return { body: json, length: Buffer.byteLength(json), tag: entityTagOfJson(json) };
+}
+
+function encodeShared(body: unknown): Encoded {
   const bytes = Buffer.from(JSON.stringify(body));
-  return { bytes, tag: entityTagOfJson(bytes) };
+  return { body: bytes, length: bytes.length, tag: entityTagOfJson(bytes) };
 }
 
 const ENCODED = Symbol('encoded');
@@ -38,7 +47,7 @@ export function sharedRepresentation<T extends object>(representation: T): Reado
 function encoded(body: unknown): Encoded {
   const slot = (body as { [ENCODED]?: { value?: Encoded } } | null)?.[ENCODED];
   if (!slot) return encode(body);
-  return (slot.value ??= encode(body));
+  return (slot.value ??= encodeShared(body));
 }
 
 /** The tag of a representation as `sendResource` would send it. */
@@ -115,7 +124,7 @@ export function sendResource(req: Request, res: Response, body: unknown, options
     res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(JSON.stringify(body));
     return;
   }
-  const { bytes, tag: bodyTag } = encoded(body);
+  const { body: payload, length, tag: bodyTag } = encoded(body);
   const tag = options.representation === undefined ? bodyTag : entityTag(options.representation);
   res.setHeader('ETag', tag);
   if (req.method === 'GET' || req.method === 'HEAD') {
@@ -125,11 +134,11 @@ export function sendResource(req: Request, res: Response, body: unknown, options
       return;
     }
   }
-  // Written as `res.send` would write these bytes, without its second look at the conditions (done
+  // Written as `res.send` would write this body, without its second look at the conditions (done
   // above) and at headers set here: the type as `res.type('json')` sets it, and the length.
   res.statusCode = options.status ?? 200;
   res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', bytes.length);
+  res.setHeader('Content-Length', length);
   if (req.method === 'HEAD') res.end();
-  else res.end(bytes);
+  else res.end(payload);
 }

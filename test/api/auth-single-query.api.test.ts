@@ -5,6 +5,7 @@ import { hashApiKey } from '../../src/auth/api-key-format.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
+import { isDatabaseUnavailable } from '../../src/db/pg-errors.js';
 import { preparedSql, runPrepared } from '../../src/db/prepared.js';
 import {
   AGENT_COLUMNS,
@@ -181,12 +182,15 @@ describe('the uncached key lookups as prepared statements', () => {
     return rows.map((r) => r.name);
   }
 
-  /** `work` with the key lookups on a pool of one connection of their own, closed afterwards. */
+  /**
+   * `work` with the key lookups on a pool of one connection of their own (not pipelined, so that
+   * the statements are on the connection `preparedNames` looks at), closed afterwards.
+   */
   async function onOneConnection(
     work: (db: Db, credentials: CredentialsRepository<AgentRow>) => Promise<void>,
     options: { preparedStatements?: boolean } = {},
   ): Promise<void> {
-    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, options);
+    const db = createDb(ctx.config.DATABASE_URL!, 1, undefined, { pipelineConnections: 0, ...options });
     try {
       await work(db, credentialsOf(db));
     } finally {
@@ -273,5 +277,88 @@ describe('the uncached key lookups as prepared statements', () => {
       },
       { preparedStatements: false },
     );
+  });
+});
+
+describe('the key lookups pipelined on a connection of their own', () => {
+  /** A database whose connections PostgreSQL shows under `name`: a pool of one and one pipelined. */
+  function named(name: string): Db {
+    const url = new URL(ctx.config.DATABASE_URL!);
+    url.searchParams.set('application_name', name);
+    return createDb(url.toString(), 1, undefined, { pipelineConnections: 1 });
+  }
+
+  async function backendsOf(name: string): Promise<number[]> {
+    const { rows } = await ctx.db.raw<{ rows: { pid: number }[] }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = ? ORDER BY pid',
+      [name],
+    );
+    return rows.map((r) => r.pid);
+  }
+
+  it('answer many at once on one connection, also while every pool connection is taken', async () => {
+    const w = await ctx.build.world();
+    const other = await ctx.build.world();
+    const name = `vam-pipelined-${Math.random().toString(36).slice(2, 8)}`;
+    const db = named(name);
+    const credentials = credentialsOf(db);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    // The pool's only connection, held by a transaction until the lookups are done.
+    const holder = db.transaction(async (trx) => {
+      await trx.raw('SELECT 1');
+      holding();
+      await released;
+    });
+    try {
+      await held;
+      const lookups = Array.from({ length: 60 }, (_, i) => {
+        const subject = i % 2 === 0 ? w : other;
+        return credentials.findApiKeyWithAgent(hashApiKey(subject.key), subject.agentId).then((found) => ({
+          subject,
+          found,
+        }));
+      });
+      for (const { subject, found } of await Promise.all(lookups)) {
+        expect(found?.key.created_by).toBe(subject.userId);
+        expect(found?.agent?.id).toBe(subject.agentId);
+      }
+      // The transaction's connection and the pipelined one: nothing else was opened.
+      expect(await backendsOf(name)).toHaveLength(2);
+    } finally {
+      release();
+      await holder;
+      await db.destroy();
+    }
+    await expect.poll(() => backendsOf(name)).toEqual([]);
+  });
+
+  it('replace a connection that PostgreSQL ended: the lookups in flight fail as "unavailable", the next one works', async () => {
+    const w = await ctx.build.world();
+    const name = `vam-pipelined-${Math.random().toString(36).slice(2, 8)}`;
+    const db = named(name);
+    const credentials = credentialsOf(db);
+    const hash = hashApiKey(w.key);
+    try {
+      await credentials.findApiKeyByHash(hash);
+      const [pid] = await backendsOf(name);
+      await ctx.db.raw('SELECT pg_terminate_backend(?)', [pid]);
+      const during = await credentials.findApiKeyByHash(hash).then(
+        (found) => found?.id,
+        (error: unknown) => (isDatabaseUnavailable(error) ? 'unavailable' : error),
+      );
+      // Either the termination arrived first (and the lookup failed as unavailable) or the lookup
+      // already went to a new connection.
+      expect([w.keyId, 'unavailable']).toContain(during);
+      await expect
+        .poll(async () => (await credentials.findApiKeyByHash(hash).catch(() => undefined))?.id)
+        .toBe(w.keyId);
+      const [replacement] = await backendsOf(name);
+      expect(replacement).not.toBe(pid);
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -24,8 +24,8 @@ import { checkedHttp } from '../support/contract.js';
  */
 
 const POOL_MAX = 4;
-/** pg-boss's pool (4) and the cache's one listening connection. */
-const FIXED_EXTRA = 4 + 1;
+/** pg-boss's pool (4), the cache's one listening connection and the pipelined key lookups' one. */
+const FIXED_EXTRA = 4 + 1 + 1;
 const RECOVERY_BOUND_MS = 5000;
 
 let ctx: TestContext;
