@@ -1,4 +1,5 @@
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../node-http.js';
 import type { Express } from 'express';
 import { answerParserErrors } from './client-error.js';
 
@@ -42,11 +43,11 @@ export const RUNNING_NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 export function createHttpServer(app: Express, nodeMajor = RUNNING_NODE_MAJOR): Server {
   const server =
     nodeMajor >= NODE_PLAIN_SERVER_FROM
-      ? createServer(app)
-      : createServer(
+      ? http.createServer(app)
+      : http.createServer(
           {
-            IncomingMessage: bornWith(IncomingMessage, app.request),
-            ServerResponse: bornWith(ServerResponse, app.response),
+            IncomingMessage: bornWith(http.IncomingMessage, app.request),
+            ServerResponse: bornWith(http.ServerResponse, app.response),
           },
           app,
         );

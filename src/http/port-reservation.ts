@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createPlainHttpServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import { http } from '../node-http.js';
 import { SetupError } from '../setup-error.js';
 
 /** How long a connection made while the service starts may stay open without sending a request. */
@@ -20,7 +21,7 @@ export class PortReservation {
 
   /** Listens on `host`:`port` (0: any free port); a port in use is a SetupError naming PORT. */
   static async reserve(port: number, host: string): Promise<PortReservation> {
-    const starting = createPlainHttpServer((req, res) => {
+    const starting = http.createServer((req, res) => {
       const requestId = randomUUID();
       const body = JSON.stringify({
         error: { code: 'SERVICE_UNAVAILABLE', message: 'The service is starting', request_id: requestId },

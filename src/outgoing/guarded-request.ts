@@ -1,8 +1,9 @@
 import { promises as dns } from 'node:dns';
-import http, { type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { http } from '../node-http.js';
 import { classifyAddress, ipv4InIpv6Form, normalizeHost, outgoingUrlProblem } from './url-policy.js';
 
 /**
@@ -141,7 +142,7 @@ export async function guardedRequest(request: OutgoingRequest, options: GuardOpt
 
 /** Reads at most `limit` bytes of the body, then stops reading and closes the connection. */
 function readBounded(
-  res: http.IncomingMessage,
+  res: IncomingMessage,
   limit: number,
   finish: (error: Error | null, response?: Omit<OutgoingResponse, 'durationMs'>) => void,
 ): void {
