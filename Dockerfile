@@ -23,8 +23,12 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# glibc hands memory of 32 kB and more straight back to the system when freed: otherwise the
+# arenas of V8's compiler and collector threads keep what they grew to under load (about 15 MB on
+# Node 24). Same as `npm run start:prod`.
 ENV NODE_ENV=production \
-  PORT=3000
+  PORT=3000 \
+  MALLOC_MMAP_THRESHOLD_=32768
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

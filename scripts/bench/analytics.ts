@@ -125,7 +125,7 @@ export async function analytics(db: Knex, databaseUrl: string) {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
   const entry = productEntry();
-  const product = await startServer(entry.args, env);
+  const product = await startServer(entry.args, { ...entry.env, ...env });
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   const year = 'from=2025-11-20&to=2026-11-19';
   const queries: [string, string, number][] = [

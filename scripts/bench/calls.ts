@@ -131,7 +131,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
   const entry = productEntry();
-  const product = await startServer(entry.args, env);
+  const product = await startServer(entry.args, { ...entry.env, ...env });
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   const rss = sampleRss(product.pid);
   const queries: [string, string, number][] = [

@@ -52,10 +52,14 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     mkdirSync(PROFILE_DIR, { recursive: true });
   }
   const entry = productEntry();
-  const product = await startServer(entry.args, env, profiled === 'cached' ? profileArgs : []);
+  const product = await startServer(entry.args, { ...entry.env, ...env }, profiled === 'cached' ? profileArgs : []);
   const servers = [
     product,
-    await startServer(entry.args, { ...env, READ_CACHE_ENABLED: 'false' }, profiled === 'uncached' ? profileArgs : []),
+    await startServer(
+      entry.args,
+      { ...entry.env, ...env, READ_CACHE_ENABLED: 'false' },
+      profiled === 'uncached' ? profileArgs : [],
+    ),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'floor'], env),
     await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline', 'product-server'], env),
@@ -74,8 +78,8 @@ export async function chain(db: Knex, databaseUrl: string, options: { rss?: numb
     // carry them), and the cache either listens directly (DATABASE_LISTEN_URL) or is off.
     const pooled = { ...env, DATABASE_URL: POOLER_URL, DATABASE_PREPARED_STATEMENTS: 'false' };
     servers.push(
-      await startServer(entry.args, { ...pooled, DATABASE_LISTEN_URL: databaseUrl }),
-      await startServer(entry.args, { ...pooled, READ_CACHE_ENABLED: 'false' }),
+      await startServer(entry.args, { ...entry.env, ...pooled, DATABASE_LISTEN_URL: databaseUrl }),
+      await startServer(entry.args, { ...entry.env, ...pooled, READ_CACHE_ENABLED: 'false' }),
     );
     names.push('pooler, cache on (listen)', 'pooler, cache off');
   }

@@ -68,14 +68,15 @@ export async function compare(db: Knex, databaseUrl: string) {
     await db.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
     await db.raw('CREATE DATABASE ??', [name]);
     url.pathname = `/${name}`;
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       DATABASE_URL: url.toString(),
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       WORKERS_ENABLED: 'false',
       JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
     };
-    const { args } = productEntry(dir);
+    const { args, env: startEnv } = productEntry(dir);
     if (!args.includes('dist/main.js')) throw new Error(`${dir} has no dist/main.js: run npm run build there`);
+    Object.assign(env, startEnv);
     // A first start migrates the database with the checkout's own migrations.
     await (await startServer(args, env, [], dir)).stop();
     const own = createDb(url.toString(), 2);

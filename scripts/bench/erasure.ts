@@ -43,7 +43,9 @@ async function seedPerson(db: Knex, orgId: string, agentId: string): Promise<voi
 export async function erasure(db: Knex, databaseUrl: string) {
   const { big } = await seeded(db);
   await seedPerson(db, big.orgId, big.agentId);
-  const product = await startServer(productEntry().args, {
+  const entry = productEntry();
+  const product = await startServer(entry.args, {
+    ...entry.env,
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     WORKERS_ENABLED: 'false',

@@ -77,6 +77,7 @@ export async function kb(db: Knex, databaseUrl: string) {
   const t = await tenant(db, 'Bench kb');
   const entry = productEntry();
   const product = await startServer(entry.args, {
+    ...entry.env,
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     WORKERS_ENABLED: 'true',

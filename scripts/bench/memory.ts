@@ -24,7 +24,7 @@ export async function memory(db: Knex, databaseUrl: string, sampled: { chain?: n
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
   const t = await tenant(db, 'Bench memory');
-  const product = await startServer(entry.args, env);
+  const product = await startServer(entry.args, { ...entry.env, ...env });
   let own: { chain: number[]; calls: number[]; idle: number[]; started: number };
   try {
     const started = rssMb(product.pid) ?? 0;
@@ -87,10 +87,10 @@ async function embeddedStart(): Promise<number> {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
   const entry = productEntry();
-  const first = await startServer(entry.args, env);
+  const first = await startServer(entry.args, { ...entry.env, ...env });
   await first.stop();
   const started = performance.now();
-  const second = await startServer(entry.args, env);
+  const second = await startServer(entry.args, { ...entry.env, ...env });
   const elapsed = Math.round(performance.now() - started);
   await second.stop();
   rmSync(DATA_DIR, { recursive: true, force: true });

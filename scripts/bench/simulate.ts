@@ -123,7 +123,7 @@ export async function simulate(db: Knex, databaseUrl: string) {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
   };
   const entry = productEntry();
-  const product = await startServer(entry.args, env);
+  const product = await startServer(entry.args, { ...entry.env, ...env });
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   try {
     const headers = { 'X-API-Key': t.key, 'Content-Type': 'application/json' };

@@ -65,20 +65,32 @@ export function fetchNode(major: string): Runtime {
  * when `npm run build` produced dist/, else TypeScript through tsx as `npm start` does.
  * `BENCH_PRODUCT_ARGS` replaces it (Node's arguments, say `dist/main.js` without the heap cap).
  */
-export function productEntry(dir = '.'): { args: string[]; runtime: string } {
+export function productEntry(dir = '.'): { args: string[]; env: Record<string, string>; runtime: string } {
   const given = process.env.BENCH_PRODUCT_ARGS?.trim();
   const node = `node ${runtime.version}`;
-  if (given && dir === '.') return { args: given.split(/\s+/), runtime: `${node} ${given} (BENCH_PRODUCT_ARGS)` };
   if (existsSync(path.join(dir, 'dist/main.js'))) {
     const scripts = (
       JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
-    // `exec node <flags> dist/main.js`: Node's arguments are what follows `node`.
+    // `exec [env NAME=value ...] node <flags> dist/main.js`: the variables env sets, and Node's
+    // arguments (what follows `node`).
     const words = scripts['start:prod']!.split(/\s+/);
+    const env = Object.fromEntries(
+      words
+        .slice(0, words.indexOf('node'))
+        .flatMap((w) => (/^[A-Z_]+=/.test(w) ? [w.split(/=(.*)/s).slice(0, 2)] : [])),
+    ) as Record<string, string>;
+    const shown = Object.entries(env)
+      .map(([k, v]) => `${k}=${v} `)
+      .join('');
+    if (given && dir === '.')
+      return { args: given.split(/\s+/), env, runtime: `${shown}${node} ${given} (BENCH_PRODUCT_ARGS)` };
     const args = words.slice(words.indexOf('node') + 1);
-    return { args, runtime: `${node} ${args.join(' ')} (compiled, as npm run start:prod)` };
+    return { args, env, runtime: `${shown}${node} ${args.join(' ')} (compiled, as npm run start:prod)` };
   }
-  return { args: ['--import', 'tsx', 'src/main.ts'], runtime: `${node} --import tsx src/main.ts` };
+  if (given && dir === '.')
+    return { args: given.split(/\s+/), env: {}, runtime: `${node} ${given} (BENCH_PRODUCT_ARGS)` };
+  return { args: ['--import', 'tsx', 'src/main.ts'], env: {}, runtime: `${node} --import tsx src/main.ts` };
 }
 
 export type Server = { url: string; pid: number; child: ChildProcess; stop(): Promise<void> };

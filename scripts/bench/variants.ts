@@ -46,7 +46,7 @@ export async function variants(db: Knex, databaseUrl: string) {
   const entry = productEntry();
   const servers: Server[] = [];
   try {
-    for (const v of given) servers.push(await startServer(v.args ?? entry.args, { ...env, ...v.env }));
+    for (const v of given) servers.push(await startServer(v.args ?? entry.args, { ...entry.env, ...env, ...v.env }));
     const { runs, cpuMs: cpu } = await alternatingRounds(
       servers.map((s) => ({ url: `${s.url}/v1/agents/${t.agentId}`, pid: s.pid, headers: { 'X-API-Key': t.key } })),
       { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS },

@@ -74,6 +74,7 @@ export async function webhooks(db: Knex, databaseUrl: string) {
     );
   const entry = productEntry();
   const product = await startServer(entry.args, {
+    ...entry.env,
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     WORKERS_ENABLED: 'true',

@@ -60,16 +60,22 @@ describe('docker-compose.yml', () => {
 });
 
 describe('the production start', () => {
-  const startProd = (
+  // `exec env NAME=value ... node <flags> dist/main.js`: the shell hands its process to env, env to node.
+  const words = (
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts['start:prod']!.replace(/^exec /, '') // the shell hands its process to node (signals reach it)
-    .split(/\s+/);
+  ).scripts['start:prod']!.split(/\s+/);
+  const startProd = words.slice(words.indexOf('node'));
+  const startProdEnv = words.slice(words.indexOf('env') + 1, words.indexOf('node'));
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   const cmd = JSON.parse(dockerfile.match(/^CMD (\[.*\])$/m)![1]!) as string[];
 
-  it("is the same command in the image's CMD and in npm run start:prod, V8 settings included", () => {
+  it("is the same command in the image's CMD and in npm run start:prod, V8 and malloc settings included", () => {
     expect(cmd).toEqual(startProd);
     expect(cmd).toEqual(expect.arrayContaining(['--max-old-space-size=160', '--max-semi-space-size=8', '--expose-gc']));
+    expect(startProdEnv).toEqual(['MALLOC_MMAP_THRESHOLD_=32768']);
+    // The image's ENV block sets the same variables.
+    const env = dockerfile.match(/^ENV ((?:.*\\\n)*.*)$/m)![1]!.split(/\s*\\\n\s*|\s+/);
+    expect(env).toEqual(expect.arrayContaining(startProdEnv));
   });
 
   it('uses Node flags that this Node accepts', () => {
