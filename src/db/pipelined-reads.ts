@@ -74,7 +74,15 @@ export class PipelinedReads {
       lane.ready = undefined;
       lane.client = undefined;
     }
-    await Promise.all(clients.map((client) => client.end().catch(() => {})));
+    await Promise.all(
+      clients.map(async (client) => {
+        try {
+          await client.end();
+        } catch {
+          // Already broken: nothing left to end.
+        }
+      }),
+    );
   }
 }
 
