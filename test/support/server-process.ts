@@ -188,16 +188,29 @@ export function isListening(port: number): Promise<boolean> {
   });
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for a child process to listen on later: below Linux's ephemeral range (32768-60999), from
+ * which the kernel takes the local port of every outgoing connection. A port from that range, free
+ * when asked, could be the local port of one of the suite's many client connections by the time an
+ * embedded PostgreSQL binds it (seconds later, after initdb), which then refuses to start.
+ */
+const LISTEN_PORTS = { from: 20_000, to: 32_767 };
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** A port nobody listens on right now, outside the range outgoing connections take theirs from. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = LISTEN_PORTS.from + Math.floor(Math.random() * (LISTEN_PORTS.to - LISTEN_PORTS.from + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${LISTEN_PORTS.from} and ${LISTEN_PORTS.to}`);
 }
 
 /** Kills (SIGKILL) every server this file spawned that is still running, and its node; for afterAll. */
