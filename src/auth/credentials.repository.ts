@@ -1,3 +1,4 @@
+import { timestampOfJson } from '../db/date-column.js';
 import type { Db } from '../db/knex.js';
 import { preparedSql, runPrepared, type PreparedSql } from '../db/prepared.js';
 import type { AgentRef } from './auth-context.js';
@@ -86,8 +87,6 @@ type KeyJson = Omit<ApiKeyCredential, 'allowed_ips' | 'expires_at' | 'last_used_
 
 type KeyRow = { key: KeyJson; agent?: Record<string, unknown> | null };
 
-const dateOf = (text: string | null): Date | null => (text === null ? null : new Date(text));
-
 /** Field by field, so every credential has one shape. */
 function toCredential(key: KeyJson): ApiKeyCredential {
   return {
@@ -100,8 +99,8 @@ function toCredential(key: KeyJson): ApiKeyCredential {
     rate_limit_per_hour: key.rate_limit_per_hour,
     rate_limit_budget_id: key.rate_limit_budget_id,
     is_active: key.is_active,
-    expires_at: dateOf(key.expires_at),
-    last_used_at: dateOf(key.last_used_at),
+    expires_at: timestampOfJson(key.expires_at),
+    last_used_at: timestampOfJson(key.last_used_at),
     organization_ids: key.organization_ids,
   };
 }

@@ -8,3 +8,8 @@ export function dateColumn(value: Date | string | null | undefined): string | nu
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${value.getFullYear()}-${pad(value.getMonth() + 1)}-${pad(value.getDate())}`;
 }
+
+/** A `timestamptz` carried as text inside a JSON value (`to_json`, `json_build_object`) as a Date. */
+export function timestampOfJson(text: string | null): Date | null {
+  return text === null ? null : new Date(text);
+}

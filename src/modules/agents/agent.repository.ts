@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import { DERIVED, derivedOf } from '../../cache/read-cache.js';
+import { timestampOfJson } from '../../db/date-column.js';
 import type { Db } from '../../db/knex.js';
 import { sharedRepresentation } from '../../http/entity-tag.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
@@ -15,6 +16,11 @@ const AGENT_FIELDS = Object.keys(AgentSchema.shape) as (keyof Agent)[];
 export const AGENT_COLUMNS: (keyof AgentRow)[] = [...AGENT_FIELDS, 'workflow', 'workflow_updated_at'];
 /** The columns of AgentRow that are timestamps: JSON carries them as text, the driver as Dates. */
 export const AGENT_TIMESTAMP_COLUMNS = ['vacation_end', 'workflow_updated_at', 'created_at', 'updated_at'] as const;
+
+/** The timestamps among the Agent's fields (text in the representation, Dates in the row). */
+const REPRESENTED_TIMESTAMPS = AGENT_TIMESTAMP_COLUMNS.filter((c): c is 'vacation_end' | 'created_at' | 'updated_at' =>
+  (AGENT_FIELDS as string[]).includes(c),
+);
 
 /** A timestamp as `Date.prototype.toISOString` writes it (UTC, milliseconds, `Z`). */
 const isoText = (column: string) => `to_char(a.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -35,13 +41,6 @@ export function agentJsonSql(id: string): string {
 
 type AgentJson = { representation: Agent; workflow: AgentRow['workflow']; workflow_updated_at: string | null };
 
-/** The timestamps among the Agent's fields (text in the representation, Dates in the row). */
-const REPRESENTED_TIMESTAMPS = AGENT_TIMESTAMP_COLUMNS.filter((c): c is 'vacation_end' | 'created_at' | 'updated_at' =>
-  (AGENT_FIELDS as string[]).includes(c),
-);
-
-const dateOf = (text: string | null): Date | null => (text === null ? null : new Date(text));
-
 /**
  * The AgentRow of `agentJsonSql`'s value (parsed), equal to the one read column by column. Its
  * representation comes along in the row's DERIVED slot, where `toAgentOfRow` finds it, as it finds
@@ -51,9 +50,9 @@ export function agentRowFromJson(json: Record<string, unknown>): AgentRow {
   const { representation, workflow, workflow_updated_at } = json as AgentJson;
   // A copy of a parsed object with fast properties: V8 clones it whole.
   const row = { ...representation } as Record<string, unknown>;
-  for (const field of REPRESENTED_TIMESTAMPS) row[field] = dateOf(representation[field]);
+  for (const field of REPRESENTED_TIMESTAMPS) row[field] = timestampOfJson(representation[field]);
   row.workflow = workflow;
-  row.workflow_updated_at = dateOf(workflow_updated_at);
+  row.workflow_updated_at = timestampOfJson(workflow_updated_at);
   Object.defineProperty(row, DERIVED, { value: { agent: representation } });
   return row as AgentRow;
 }
