@@ -44,8 +44,13 @@ export function assertPermission(auth: AuthContext, permission: Permission, orga
   const granted =
     organizationId === undefined
       ? organizationsWith(auth, permission).length > 0
-      : auth.organizations.get(organizationId)?.has(permission) === true;
+      : hasPermission(auth, permission, organizationId);
   if (!granted) throw new ForbiddenError(`${CALLER_NAMES[auth.kind]} lacks required permission: ${permission}`);
+}
+
+/** Whether the caller holds `permission` in `organizationId`: for answers that show more to who may read more. */
+export function hasPermission(auth: AuthContext, permission: Permission, organizationId: string): boolean {
+  return auth.organizations.get(organizationId)?.has(permission) === true;
 }
 
 export function isAgentAllowed(auth: AuthContext, agentId: string): boolean {

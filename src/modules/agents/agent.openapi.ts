@@ -125,6 +125,8 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     operationId: 'previewGreeting',
     tags: ['Agents'],
     summary: 'Which greeting would be spoken to a caller, and why (agents:read)',
+    description:
+      'What the caller may not read is not looked up: without contacts:read `contact` is null and the greeting is chosen as for an unknown caller; without calls:read the calls of today are not counted (`calls_today` null, variants judged with 0 unless the request gives `calls_today`).',
     security: anyAuth,
     request: { params: AgentIdParams, body: jsonBody(GreetingPreviewRequestSchema) },
     responses: { 200: json(GreetingPreviewSchema, 'The chosen greeting'), ...errorResponses(...AGENT_ROUTE_ERRORS) },

@@ -45,8 +45,11 @@ export const GreetingPreviewSchema = z
         salutation: z.string().nullable(),
         tags: z.array(z.string()),
       })
-      .nullable(),
-    calls_today: z.number().int(),
+      .nullable()
+      .openapi({ description: "The caller's contact; null without one, and always null without contacts:read" }),
+    calls_today: z.number().int().nullable().openapi({
+      description: "The caller's calls today (or the request's `calls_today`); null when counted without calls:read",
+    }),
     calls_today_source: z.enum(['request', 'calls']),
     greeting: z.string().nullable().openapi({ description: 'The greeting that would be spoken, placeholders filled' }),
     source: z.enum(['variant', 'default', 'none']),

@@ -2,6 +2,7 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from './agent-access.js';
+import { callerDisclosure } from './caller-disclosure.js';
 import type { GreetingContactRepository } from './greeting-contact.repository.js';
 import { GreetingPreviewRequestSchema } from './greeting-preview.schemas.js';
 import { decideCall, type CallConfiguration } from './call-decision.js';
@@ -48,17 +49,11 @@ export class GreetingPreviewService {
     const input = parseBody(GreetingPreviewRequestSchema, body);
     const at = input.at ? new Date(input.at) : this.clock.now();
     const phone = input.caller_phone ?? null;
-    const contact = phone ? await this.contacts.findByPhone(agent.id, agent.organization_id, phone) : undefined;
-    const callsToday =
-      input.calls_today ??
-      (phone
-        ? await this.countCallsToday({
-            agentId: agent.id,
-            organizationId: agent.organization_id,
-            phoneNumber: phone,
-            ...berlinDay(at),
-          })
-        : 0);
+    // What the caller may not read is not looked up at all: the greeting then cannot show it either.
+    const may = callerDisclosure(auth, agent.organization_id);
+    const contact =
+      phone && may.contact ? await this.contacts.findByPhone(agent.id, agent.organization_id, phone) : undefined;
+    const callsToday = input.calls_today ?? (may.callsToday ? await this.counted(agent, phone, at) : null);
     // The same decision a call simulation makes; the greeting needs neither backup nor people.
     const config: CallConfiguration = {
       agent: agent as CallConfiguration['agent'],
@@ -67,7 +62,7 @@ export class GreetingPreviewService {
       slots: [],
       tools: [],
     };
-    const caller = { contact: contact ?? null, callsToday, variables: variableStrings(input.variables) };
+    const caller = { contact: contact ?? null, callsToday: callsToday ?? 0, variables: variableStrings(input.variables) };
     const choice: GreetingChoice = decideCall(config, at, caller).greeting;
     return {
       agent_id: agent.id,
@@ -78,5 +73,16 @@ export class GreetingPreviewService {
       calls_today_source: input.calls_today === undefined ? ('calls' as const) : ('request' as const),
       ...choice,
     };
+  }
+
+  /** The caller's calls to the agent on the Berlin day of `at` (0 without a number). */
+  private async counted(agent: { id: string; organization_id: string }, phone: string | null, at: Date) {
+    if (phone === null) return 0;
+    return this.countCallsToday({
+      agentId: agent.id,
+      organizationId: agent.organization_id,
+      phoneNumber: phone,
+      ...berlinDay(at),
+    });
   }
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRow } from '../agents/agent.repository.js';
 import { decideCall, type CallConfiguration } from '../agents/call-decision.js';
+import { FULL_DISCLOSURE, type CallerDisclosure } from '../agents/caller-disclosure.js';
 import type { CallerContact } from '../agents/greeting-contact.repository.js';
 import { berlinDay, type CallsTodayCounter } from '../agents/greeting-preview.service.js';
 import type { GreetingVariant } from '../agents/greeting.js';
@@ -27,6 +28,24 @@ export function momentsOf(cases: readonly TestCaseRow[]): Moment[] {
 /** The caller numbers of some moments. */
 export function callerNumbersOf(moments: readonly Moment[]): string[] {
   return moments.map((m) => m.callerNumber).filter((n): n is string => n !== null);
+}
+
+/** Whether the greeting reads the caller's calls today (a variant with `min_calls_today`). */
+export function countsCallsToday(config: CallConfiguration): boolean {
+  return (config.agent.greeting_variants ?? []).some((v: GreetingVariant) => v.min_calls_today !== undefined);
+}
+
+/**
+ * Whether the greeting of a call from `callerNumber` was chosen with something `may` does not show:
+ * the caller's contact (its names fill the greeting, its tags pick variants) or their calls today.
+ */
+export function greetingWithheld(
+  { config, contacts }: Surroundings,
+  callerNumber: string | null,
+  may: CallerDisclosure,
+): boolean {
+  if (callerNumber === null) return false;
+  return (!may.contact && contacts.has(callerNumber)) || (!may.callsToday && countsCallsToday(config));
 }
 
 /**
@@ -72,15 +91,17 @@ export class CallSimulator {
     return { config, contacts };
   }
 
-  /** Every moment against `config`, contacts looked up once per distinct number (in parallel). */
+  /**
+   * Every moment against `config`, contacts looked up once per distinct number (in parallel).
+   * `countCalls` false: today's calls are not counted (0), for a caller who may not read them.
+   */
   async simulate(
     agent: SimulatedAgent,
     { config, contacts }: Surroundings,
     moments: readonly Moment[],
+    countCalls = true,
   ): Promise<Simulation[]> {
-    const countsCalls = (config.agent.greeting_variants ?? []).some(
-      (v: GreetingVariant) => v.min_calls_today !== undefined,
-    );
+    const countsCalls = countCalls && countsCallsToday(config);
     return Promise.all(
       moments.map(async ({ at, callerNumber }) => {
         const contact = callerNumber ? (contacts.get(callerNumber) ?? null) : null;
@@ -100,11 +121,24 @@ export class CallSimulator {
     );
   }
 
-  /** Runs the cases against `config`: each case is one simulated moment compared with its expectations. */
-  async run(agent: SimulatedAgent, surroundings: Surroundings, cases: readonly TestCaseRow[]): Promise<RunResult> {
-    const simulations = await this.simulate(agent, surroundings, momentsOf(cases));
+  /**
+   * Runs the cases against `config`: each case is one simulated moment compared with its
+   * expectations. The verdicts read everything a call reads (they are the guard's); a greeting
+   * chosen with what `may` does not show is reported as `actual: null`.
+   */
+  async run(
+    agent: SimulatedAgent,
+    surroundings: Surroundings,
+    cases: readonly TestCaseRow[],
+    may: CallerDisclosure = FULL_DISCLOSURE,
+  ): Promise<RunResult> {
+    const moments = momentsOf(cases);
+    const simulations = await this.simulate(agent, surroundings, moments);
     const results = cases.map((c, i) => {
-      const mismatches = mismatchesOf(c.expect, simulations[i]!);
+      const withheld = greetingWithheld(surroundings, moments[i]!.callerNumber, may);
+      const mismatches = mismatchesOf(c.expect, simulations[i]!).map((m) =>
+        withheld && m.field === 'greeting_contains' ? { ...m, actual: null } : m,
+      );
       return { id: c.id, name: c.name, passed: mismatches.length === 0, mismatches };
     });
     const passed = results.filter((r) => r.passed).length;

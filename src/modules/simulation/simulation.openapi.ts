@@ -22,7 +22,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     tags,
     summary: 'What happens to a call at a given moment, without a call (agents:read)',
     description:
-      'Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only.',
+      'Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only. What the caller may not read is not looked up: without contacts:read the caller is simulated as unknown (`contact` null, no names or tags in the greeting), without calls:read as one without calls today.',
     security: anyAuth,
     request: {
       params: z.object({ agentId }),
@@ -98,6 +98,8 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     operationId: 'runTestCases',
     tags,
     summary: 'Run every saved case against the configuration, a stored version, or unsaved changes (agents:read)',
+    description:
+      'The verdicts read everything a call reads, exactly as `require_passing_test_cases` does. A greeting chosen with the caller’s contact (without contacts:read) or the caller’s calls today (without calls:read) is reported as `actual: null`.',
     security: anyAuth,
     request: {
       params: z.object({ agentId }),
@@ -120,7 +122,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     tags,
     summary: "Cases that pin today's behaviour at the moments that matter (agents:read; not stored)",
     description:
-      'A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting. Each is a body the create route accepts as it is, and passes against the configuration of now.',
+      'A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting (left out of `expect` when it depends on the calls of today and the requester lacks calls:read). Each is a body the create route accepts as it is, and passes against the configuration of now.',
     security: anyAuth,
     request: { params: z.object({ agentId }) },
     responses: { 200: json(SuggestionsSchema, 'The suggested cases'), ...errorResponses(...AGENT_ROUTE_ERRORS) },

@@ -70,7 +70,10 @@ export const SimulationSchema = z
       text: z.string().openapi({ description: 'What the caller hears, placeholders filled ("" without a greeting)' }),
       variant_index: z.number().int().nullable(),
     }),
-    contact: z.object({ id: z.uuid(), name: z.string().nullable() }).nullable(),
+    contact: z
+      .object({ id: z.uuid(), name: z.string().nullable() })
+      .nullable()
+      .openapi({ description: "The caller's contact; null without one, and always null without contacts:read" }),
     transfer_targets: z.array(
       z.object({
         slot_number: z.string().nullable().openapi({ description: 'Forwarding slot; null for a linked transfer tool' }),

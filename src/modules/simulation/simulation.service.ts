@@ -7,6 +7,7 @@ import { CONFIGURATION_AGENT_FIELDS, type ToolSnapshot } from '../agent-versions
 import type { AgentVersionRepository } from '../agent-versions/agent-version.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
+import { callerDisclosure } from '../agents/caller-disclosure.js';
 import type { AgentService } from '../agents/agent.service.js';
 import { callerNumbersOf, type CallSimulator, type SimulatedAgent, type Surroundings } from './call-simulator.js';
 import { SimulateRequestSchema, type Simulation } from './simulation.schemas.js';
@@ -55,12 +56,14 @@ export class SimulationService {
       this.agents.validatePatch(auth, agent, c),
     );
     const moment = { at: input.at ? new Date(input.at) : this.clock.now(), callerNumber: input.caller_number ?? null };
+    // What the caller may not read is not looked up: the greeting cannot show it either.
+    const may = callerDisclosure(auth, agent.organization_id);
     const { simulated, surroundings } = await this.configuration(
       agent,
       { version: input.version, changes },
-      callerNumbersOf([moment]),
+      may.contact ? callerNumbersOf([moment]) : [],
     );
-    const [simulation] = await this.simulator.simulate(simulated, surroundings, [moment]);
+    const [simulation] = await this.simulator.simulate(simulated, surroundings, [moment], may.callsToday);
     return simulation!;
   }
 

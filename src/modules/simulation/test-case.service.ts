@@ -5,9 +5,16 @@ import { ConflictError, NotFoundError } from '../../errors/index.js';
 import { parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { E164 } from '../agents/agent-input.schemas.js';
+import { callerDisclosure } from '../agents/caller-disclosure.js';
 import type { AgentService } from '../agents/agent.service.js';
 import type { Schedule } from '../agents/schedule.js';
-import { callerNumbersOf, momentsOf, type CallSimulator, type RunResult } from './call-simulator.js';
+import {
+  callerNumbersOf,
+  greetingWithheld,
+  momentsOf,
+  type CallSimulator,
+  type RunResult,
+} from './call-simulator.js';
 import {
   MAX_TEST_CASES,
   RunTestCasesRequestSchema,
@@ -33,15 +40,18 @@ function toTestCase(row: TestCaseRow) {
   };
 }
 
-/** What a suggestion pins: routing always; the greeting for a known caller; the transfer at night. */
-function expectationOf(simulation: Simulation, kind: MomentKind | 'contact'): TestCaseExpect {
+/**
+ * What a suggestion pins: routing always; the greeting for a known caller (unless it was chosen with
+ * something the requester may not read); the transfer at night.
+ */
+function expectationOf(simulation: Simulation, kind: MomentKind | 'contact', showsGreeting: boolean): TestCaseExpect {
   const expect: TestCaseExpect = {
     accepting_calls: simulation.accepting_calls,
     reason: simulation.reason,
     answered_by_agent_id: simulation.answered_by.agent_id,
   };
   // A prefix is contained in the text; 200 characters say enough and stay within the field's limit.
-  if (kind === 'contact' && simulation.greeting.text.trim() !== '')
+  if (kind === 'contact' && showsGreeting && simulation.greeting.text.trim() !== '')
     expect.greeting_contains = [...simulation.greeting.text].slice(0, 200).join('').trim();
   if (kind === 'night' && transferEmployeeOf(simulation) !== null)
     expect.transfer_employee_id = transferEmployeeOf(simulation);
@@ -96,12 +106,13 @@ export class TestCaseService {
       { version: input.version, changes },
       callerNumbersOf(momentsOf(cases)),
     );
-    return this.simulator.run(simulated, surroundings, cases);
+    return this.simulator.run(simulated, surroundings, cases, callerDisclosure(auth, agent.organization_id));
   }
 
   /**
    * Bodies for the create route that pin today's behaviour at the moments that matter (not
-   * stored). The known caller's case needs contacts:read, since it shows the contact's number.
+   * stored). The known caller's case needs contacts:read, since it shows the contact's number; its
+   * greeting is pinned only when it does not show a count of calls the requester may not read.
    */
   async suggest(auth: AuthContext, agentId: string): Promise<{ data: TestCaseInput[] }> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
@@ -110,8 +121,8 @@ export class TestCaseService {
         { schedule: (agent.schedule as Schedule | null) ?? null, bundesland: agent.bundesland },
         this.clock.now(),
       ).map((m) => ({ ...m, callerNumber: null }));
-    const readsContacts = auth.organizations.get(agent.organization_id)?.has('contacts:read') === true;
-    const contact = readsContacts ? await this.repository.knownContact(agent) : undefined;
+    const may = callerDisclosure(auth, agent.organization_id);
+    const contact = may.contact ? await this.repository.knownContact(agent) : undefined;
     const opening = moments.find((m) => m.kind === 'weekday_open');
     // A number written around the API (not E.164) would not pass the create route: no case then.
     if (contact && opening && E164.test(contact.phone))
@@ -123,7 +134,7 @@ export class TestCaseService {
       data: moments.map((m, i) => ({
         name: [...m.name].slice(0, 200).join('').trim(),
         input: m.callerNumber ? { at: m.at, caller_number: m.callerNumber } : { at: m.at },
-        expect: expectationOf(simulations[i]!, m.kind),
+        expect: expectationOf(simulations[i]!, m.kind, !greetingWithheld(surroundings, m.callerNumber, may)),
       })),
     };
   }
