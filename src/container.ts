@@ -205,7 +205,7 @@ export function buildContainer(deps: AppDeps) {
     ),
     forwardingSlots: new ForwardingSlotService(db, new ForwardingSlotRepository(db), agentAccess, clock, testCaseGuard),
     tools: new ToolService(db, toolRepository, toolReferences, agentAccess, versionRecorder, clock, testCaseGuard),
-    contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock),
+    contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock, testCaseGuard),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
     calls: new CallService(db, callRepository, events, agentAccess, clock),

@@ -1,7 +1,8 @@
 export type ErrorDetail = {
   field: string;
   message: string;
-  /** TEST_CASES_FAILED only: the failing case and what it expected and got. */
+  /** TEST_CASES_FAILED only: the agent and its failing case, and what the case expected and got. */
+  agent_id?: string;
   case_id?: string;
   case_name?: string;
   expected?: unknown;

@@ -12,6 +12,10 @@ export const ErrorEnvelopeSchema = z
           z.object({
             field: z.string(),
             message: z.string(),
+            agent_id: z
+              .uuid()
+              .optional()
+              .openapi({ description: 'TEST_CASES_FAILED: the agent of the failing test case' }),
             case_id: z.uuid().optional().openapi({ description: 'TEST_CASES_FAILED: the failing test case' }),
             case_name: z.string().optional(),
             expected: z.unknown().optional(),

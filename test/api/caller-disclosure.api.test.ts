@@ -11,7 +11,12 @@ import { expectSchema } from '../support/expect-schema.js';
 
 let ctx: TestContext;
 let w: World;
-const keys: Record<'reader' | 'contacts' | 'calls' | 'full', string> = { reader: '', contacts: '', calls: '', full: '' };
+const keys: Record<'reader' | 'contacts' | 'calls' | 'full', string> = {
+  reader: '',
+  contacts: '',
+  calls: '',
+  full: '',
+};
 beforeAll(async () => {
   ctx = await createTestContext();
   w = await ctx.build.world();

@@ -379,4 +379,102 @@ describe('require_passing_test_cases: the guard', () => {
     await refused(id, () => send('delete', `/v1/agents/${id}/tools/${tool.id}`), field);
     await send('post', `/v1/agents/${id}/tools`, transfer('zu_eva', eva.id, 9)).expect(201);
   });
+  it("refuses a write to a guarded agent's backup that breaks the agent's case, naming agent and case; the agent stays writable", async () => {
+    const { id, backupId } = await agentWith();
+    const saved = await create(id, {
+      name: 'Abends zur Vertretung',
+      input: { at: '2026-11-23T19:00:00+01:00' },
+      expect: { answered_by_agent_id: backupId },
+    }).expect(201);
+    await send('patch', `/v1/agents/${id}`, { require_passing_test_cases: true }).expect(200);
+    const before = await agentState(backupId);
+    const res = await send('patch', `/v1/agents/${backupId}`, { is_active: false });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({
+      code: 'TEST_CASES_FAILED',
+      details: [
+        {
+          field: `test_cases.${saved.body.id}.expect.answered_by_agent_id`,
+          message: expect.stringContaining('Agent "Praxis", "Abends zur Vertretung"'),
+          agent_id: id,
+          case_id: saved.body.id,
+          case_name: 'Abends zur Vertretung',
+          expected: backupId,
+          actual: null,
+        },
+      ],
+    });
+    expect(await agentState(backupId)).toEqual(before);
+    const dry = await send('patch', `/v1/agents/${backupId}?dry_run=true`, { is_active: false }).expect(200);
+    expect(dry.headers['test-cases-failed']).toBe(saved.body.id);
+    // The guarded agent is not wedged, and writes to the backup that its calls do not read go through.
+    await send('patch', `/v1/agents/${id}`, { name: 'Praxis Nord' }).expect(200);
+    await send('patch', `/v1/agents/${backupId}`, { schedule, name: 'Vertretung Süd' }).expect(200);
+    await send('patch', `/v1/agents/${id}`, { require_passing_test_cases: false }).expect(200);
+    await send('patch', `/v1/agents/${backupId}`, { is_active: false }).expect(200);
+  });
+
+  it('refuses contact writes that break a guarded greeting case, naming it, and stores nothing', async () => {
+    const ANNA = '+4917612345678';
+    const STRANGER = '+4930999888';
+    const { id } = await agentWith({
+      greeting: 'Guten Tag, Praxis Müller',
+      greeting_variants: [{ greeting: 'Guten Tag {{anrede}} {{nachname}}', tag: 'vip' }],
+    });
+    const contacts = `/v1/agents/${id}/contacts`;
+    const anna = (
+      await send('post', contacts, {
+        first_name: 'Anna',
+        last_name: 'Schmidt',
+        salutation: 'Frau',
+        mobile_number: ANNA,
+        tags: ['vip'],
+      }).expect(201)
+    ).body;
+    const known = await create(id, {
+      name: 'Anna wird erkannt',
+      input: { at: MONDAY_10, caller_number: ANNA },
+      expect: { greeting_contains: 'Frau Schmidt' },
+    }).expect(201);
+    const unknown = await create(id, {
+      name: 'Fremde hören die Praxis',
+      input: { at: MONDAY_10, caller_number: STRANGER },
+      expect: { greeting_contains: 'Praxis Müller' },
+    }).expect(201);
+    await send('patch', `/v1/agents/${id}`, { require_passing_test_cases: true }).expect(200);
+    const contactState = () => ctx.db('contacts').where({ agent_id: id }).orderBy('id');
+    const before = await contactState();
+    const refusedContactWrite = async (write: () => PromiseLike<{ status: number; body: Body }>, caseId: string) => {
+      const res = await write();
+      expect([res.status, (res.body.error as Body | undefined)?.code]).toEqual([409, 'TEST_CASES_FAILED']);
+      expect((res.body.error as { details: Body[] }).details).toContainEqual(
+        expect.objectContaining({
+          agent_id: id,
+          case_id: caseId,
+          field: `test_cases.${caseId}.expect.greeting_contains`,
+        }),
+      );
+      expect(await contactState()).toEqual(before);
+    };
+    const patchAnna = (body: Body) => send('patch', `${contacts}/${anna.id}`, body);
+    await refusedContactWrite(() => patchAnna({ tags: [] }), known.body.id);
+    await refusedContactWrite(() => patchAnna({ last_name: 'Meier' }), known.body.id);
+    await refusedContactWrite(() => patchAnna({ salutation: 'Herr' }), known.body.id);
+    await refusedContactWrite(() => patchAnna({ mobile_number: '+4917699999999' }), known.body.id);
+    await refusedContactWrite(() => send('delete', `${contacts}/${anna.id}`), known.body.id);
+    const newcomer = {
+      first_name: 'Otto',
+      last_name: 'Meier',
+      salutation: 'Herr',
+      mobile_number: STRANGER,
+      tags: ['vip'],
+    };
+    await refusedContactWrite(() => send('post', contacts, newcomer), unknown.body.id);
+    const dry = await send('patch', `${contacts}/${anna.id}?dry_run=true`, { tags: [] }).expect(200);
+    expect(dry.headers['test-cases-failed']).toBe(known.body.id);
+    expect(await contactState()).toEqual(before);
+    // Writes the greeting does not read go through.
+    await patchAnna({ email: 'anna@example.com', tags: ['vip', 'stamm'] }).expect(200);
+    await send('post', contacts, { ...newcomer, tags: [] }).expect(201);
+  });
 });

@@ -62,7 +62,11 @@ export class GreetingPreviewService {
       slots: [],
       tools: [],
     };
-    const caller = { contact: contact ?? null, callsToday: callsToday ?? 0, variables: variableStrings(input.variables) };
+    const caller = {
+      contact: contact ?? null,
+      callsToday: callsToday ?? 0,
+      variables: variableStrings(input.variables),
+    };
     const choice: GreetingChoice = decideCall(config, at, caller).greeting;
     return {
       agent_id: agent.id,

@@ -9,6 +9,7 @@ import type { Page } from '../../http/pagination.js';
 import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import { parse, parseBody } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
 import {
   CONTACT_PHONE_UNIQUE,
@@ -77,6 +78,8 @@ export class ContactService {
     private readonly contacts: ContactRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    /** Contacts fill greetings and pick variants: a write is checked against the agent's required test cases. */
+    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
   ) {}
 
   /** Newest first; filters `phone_number` (any of the three numbers), `tag`, `search`. */
@@ -103,8 +106,13 @@ export class ContactService {
     await this.assertPhoneFree(this.contacts, agent.id, fields.phone_number);
     return inTransaction(
       this.db,
-      (trx) =>
-        this.guardPhone(fields.phone_number, () => this.contacts.with(trx).insert(agent, fields, this.clock.now())),
+      async (trx) => {
+        const created = await this.guardPhone(fields.phone_number, () =>
+          this.contacts.with(trx).insert(agent, fields, this.clock.now()),
+        );
+        await this.guard.check(trx, agent, conditions.dryRun);
+        return created;
+      },
       { dryRun: conditions.dryRun },
     );
   }
@@ -133,6 +141,7 @@ export class ContactService {
         const updated = await this.guardPhone(fields.phone_number, () =>
           contacts.update(agent.id, contactId, fields, this.clock.now()),
         );
+        await this.guard.check(trx, agent, conditions.dryRun);
         return this.found(updated);
       },
       { dryRun: conditions.dryRun },
@@ -150,6 +159,7 @@ export class ContactService {
       const contacts = this.contacts.with(trx);
       await this.lockForWrite(contacts, trx, agent, contactId, conditions);
       if (!(await contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');
+      await this.guard.check(trx, agent);
     });
   }
 

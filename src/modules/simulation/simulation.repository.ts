@@ -101,6 +101,15 @@ export class SimulationRepository {
     return found ? { row: agentRowFromJson(found.row), has_cases: found.has_cases } : undefined;
   }
 
+  /** The agents of the organization that name `agent` as their backup and require passing test cases. */
+  async guardedBackupReferrers(agent: { id: string; organization_id: string }): Promise<string[]> {
+    const rows: { id: string }[] = await this.db('agents')
+      .where({ backup_agent_id: agent.id, organization_id: agent.organization_id, require_passing_test_cases: true })
+      .orderBy('id')
+      .select('id');
+    return rows.map((r) => r.id);
+  }
+
   async listCases(agentId: string): Promise<TestCaseRow[]> {
     return this.db('agent_test_cases').where({ agent_id: agentId }).orderBy('seq').select(CASE_COLUMNS);
   }

@@ -10,12 +10,19 @@ function show(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** One detail per mismatch: `test_cases.<id>.expect.<field>`, with the case and both values. */
-export function failureDetails(failed: readonly TestCaseResult[]): ErrorDetail[] {
+/** A failing case of a guarded agent, with the agent it belongs to. */
+export type GuardedFailure = TestCaseResult & { agent_id: string; agent_name: string };
+
+/**
+ * One detail per mismatch: `test_cases.<id>.expect.<field>`, with the agent, the case and both
+ * values. A case of another agent than the written one (`agentId`) names that agent in the message.
+ */
+export function failureDetails(failed: readonly GuardedFailure[], agentId: string): ErrorDetail[] {
   return failed.flatMap((result) =>
     result.mismatches.map((m) => ({
       field: `test_cases.${result.id}.expect.${m.field}`,
-      message: `"${result.name}": ${m.field} expected ${show(m.expected)}, got ${show(m.actual)}`,
+      message: `${result.agent_id === agentId ? '' : `Agent ${show(result.agent_name)}, `}"${result.name}": ${m.field} expected ${show(m.expected)}, got ${show(m.actual)}`,
+      agent_id: result.agent_id,
       case_id: result.id,
       case_name: result.name,
       expected: m.expected,
@@ -36,8 +43,33 @@ export class TestCaseGuard implements AgentChangeGuard {
     private readonly simulator: CallSimulator,
   ) {}
 
-  /** The failing cases; empty when the agent does not require passing cases or has none. */
-  async failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<TestCaseResult[]> {
+  /**
+   * The failing cases of the agent and of every guarded agent whose backup it is (their calls read
+   * whether it is active); empty when none of them requires passing cases or has any.
+   */
+  async failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<GuardedFailure[]> {
+    const dependents = await this.repository.with(trx).guardedBackupReferrers(agent);
+    const failed: GuardedFailure[] = [];
+    for (const id of [agent.id, ...dependents])
+      failed.push(...(await this.failuresOf(trx, { id, organization_id: agent.organization_id })));
+    return failed;
+  }
+
+  async assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void> {
+    const failed = await this.failures(trx, agent);
+    if (failed.length === 0) return;
+    const others = failed.some((f) => f.agent_id !== agent.id);
+    throw new TestCasesFailedError(
+      `The change would make ${failed.length} test case${failed.length === 1 ? '' : 's'} of ${others ? 'guarded agents' : 'the agent'} fail; nothing was changed`,
+      failureDetails(failed, agent.id),
+    );
+  }
+
+  /** The failing cases of one agent, as this transaction sees it. */
+  private async failuresOf(
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+  ): Promise<GuardedFailure[]> {
     const repository = this.repository.with(trx);
     const found = await repository.agentWithCases(agent);
     if (!found || !found.row.require_passing_test_cases || !found.has_cases) return [];
@@ -49,16 +81,7 @@ export class TestCaseGuard implements AgentChangeGuard {
       trx,
     );
     const run = await this.simulator.run(found.row, surroundings, cases);
-    return run.results.filter((r) => !r.passed);
-  }
-
-  async assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void> {
-    const failed = await this.failures(trx, agent);
-    if (failed.length === 0) return;
-    throw new TestCasesFailedError(
-      `The change would make ${failed.length} test case${failed.length === 1 ? '' : 's'} of the agent fail; nothing was changed`,
-      failureDetails(failed),
-    );
+    return run.results.filter((r) => !r.passed).map((r) => ({ ...r, agent_id: agent.id, agent_name: found.row.name }));
   }
 
   async check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun = false): Promise<void> {

@@ -8,13 +8,7 @@ import { E164 } from '../agents/agent-input.schemas.js';
 import { callerDisclosure } from '../agents/caller-disclosure.js';
 import type { AgentService } from '../agents/agent.service.js';
 import type { Schedule } from '../agents/schedule.js';
-import {
-  callerNumbersOf,
-  greetingWithheld,
-  momentsOf,
-  type CallSimulator,
-  type RunResult,
-} from './call-simulator.js';
+import { callerNumbersOf, greetingWithheld, momentsOf, type CallSimulator, type RunResult } from './call-simulator.js';
 import {
   MAX_TEST_CASES,
   RunTestCasesRequestSchema,
