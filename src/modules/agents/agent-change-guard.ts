@@ -3,8 +3,10 @@ import type { Knex } from 'knex';
 /**
  * Checked inside a configuration write's transaction, after the write: an agent with
  * `require_passing_test_cases` refuses the write (409 TEST_CASES_FAILED, so the transaction rolls
- * back) when one of its saved test cases fails against the new state. The simulation module
- * implements it; the container hands it to every service whose writes change what a call does.
+ * back) when one of its saved test cases fails against the new state; so does every such agent
+ * whose backup is the written agent (its calls read whether the backup is active). The simulation
+ * module implements it; the container hands it to every service whose writes change what a call
+ * does (contacts included: they fill greetings).
  */
 export type AgentChangeGuard = {
   /** The failing cases (empty: the write may stay); for a dry run, which shows them instead of refusing. */
@@ -19,6 +21,8 @@ export type AgentChangeGuard = {
 };
 
 export type FailingTestCase = {
+  /** The agent whose case fails: the written one or an agent it is the backup of. */
+  agent_id: string;
   id: string;
   name: string;
   passed: boolean;
