@@ -160,7 +160,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Which greeting would be spoken to a caller, and why (agents:read) */
+    /**
+     * Which greeting would be spoken to a caller, and why (agents:read)
+     * @description What the caller may not read is not looked up: without contacts:read `contact` is null and the greeting is chosen as for an unknown caller; without calls:read the calls of today are not counted (`calls_today` null, variants judged with 0 unless the request gives `calls_today`).
+     */
     post: operations['previewGreeting'];
     delete?: never;
     options?: never;
@@ -805,7 +808,7 @@ export interface paths {
     put?: never;
     /**
      * What happens to a call at a given moment, without a call (agents:read)
-     * @description Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only.
+     * @description Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only. What the caller may not read is not looked up: without contacts:read the caller is simulated as unknown (`contact` null, no names or tags in the greeting), without calls:read as one without calls today.
      */
     post: operations['simulateCall'];
     delete?: never;
@@ -861,7 +864,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run every saved case against the configuration, a stored version, or unsaved changes (agents:read) */
+    /**
+     * Run every saved case against the configuration, a stored version, or unsaved changes (agents:read)
+     * @description The verdicts read everything a call reads, exactly as `require_passing_test_cases` does. A greeting chosen with the caller’s contact (without contacts:read) or the caller’s calls today (without calls:read) is reported as `actual: null`.
+     */
     post: operations['runTestCases'];
     delete?: never;
     options?: never;
@@ -880,7 +886,7 @@ export interface paths {
     put?: never;
     /**
      * Cases that pin today's behaviour at the moments that matter (agents:read; not stored)
-     * @description A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting. Each is a body the create route accepts as it is, and passes against the configuration of now.
+     * @description A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting (left out of `expect` when it depends on the calls of today and the requester lacks calls:read). Each is a body the create route accepts as it is, and passes against the configuration of now.
      */
     post: operations['suggestTestCases'];
     delete?: never;
@@ -1295,6 +1301,11 @@ export interface components {
         details?: {
           field: string;
           message: string;
+          /**
+           * Format: uuid
+           * @description TEST_CASES_FAILED: the agent of the failing test case
+           */
+          agent_id?: string;
           /**
            * Format: uuid
            * @description TEST_CASES_FAILED: the failing test case
@@ -1895,6 +1906,7 @@ export interface components {
       /** @description HH:mm in Europe/Berlin, as time windows compare it */
       local_time: string;
       caller_phone: string | null;
+      /** @description The caller's contact; null without one, and always null without contacts:read */
       contact: {
         /** Format: uuid */
         id: string;
@@ -1903,7 +1915,8 @@ export interface components {
         salutation: string | null;
         tags: string[];
       } | null;
-      calls_today: number;
+      /** @description The caller's calls today (or the request's `calls_today`); null when counted without calls:read */
+      calls_today: number | null;
       /** @enum {string} */
       calls_today_source: 'request' | 'calls';
       /** @description The greeting that would be spoken, placeholders filled */
@@ -3244,6 +3257,7 @@ export interface components {
         text: string;
         variant_index: number | null;
       };
+      /** @description The caller's contact; null without one, and always null without contacts:read */
       contact: {
         /** Format: uuid */
         id: string;
