@@ -447,7 +447,8 @@ describe('require_passing_test_cases: the guard', () => {
     const refusedContactWrite = async (write: () => PromiseLike<{ status: number; body: Body }>, caseId: string) => {
       const res = await write();
       expect([res.status, (res.body.error as Body | undefined)?.code]).toEqual([409, 'TEST_CASES_FAILED']);
-      expect((res.body.error as { details: Body[] }).details).toContainEqual(
+      const details = (res.body.error as { details: Body[] }).details;
+      expect(details).toContainEqual(
         expect.objectContaining({
           agent_id: id,
           case_id: caseId,
@@ -455,10 +456,14 @@ describe('require_passing_test_cases: the guard', () => {
         }),
       );
       expect(await contactState()).toEqual(before);
+      return details.find((d) => d.case_id === caseId)!;
     };
     const patchAnna = (body: Body) => send('patch', `${contacts}/${anna.id}`, body);
     await refusedContactWrite(() => patchAnna({ tags: [] }), known.body.id);
-    await refusedContactWrite(() => patchAnna({ last_name: 'Meier' }), known.body.id);
+    // A greeting chosen with the contact is not shown to the writer (it may lack contacts:read).
+    const renamed = await refusedContactWrite(() => patchAnna({ last_name: 'Meier' }), known.body.id);
+    expect(renamed).toMatchObject({ expected: 'Frau Schmidt', actual: null });
+    expect(JSON.stringify(renamed)).not.toContain('Meier');
     await refusedContactWrite(() => patchAnna({ salutation: 'Herr' }), known.body.id);
     await refusedContactWrite(() => patchAnna({ mobile_number: '+4917699999999' }), known.body.id);
     await refusedContactWrite(() => send('delete', `${contacts}/${anna.id}`), known.body.id);

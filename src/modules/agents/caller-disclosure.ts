@@ -10,6 +10,9 @@ export type CallerDisclosure = { contact: boolean; callsToday: boolean };
 
 export const FULL_DISCLOSURE: CallerDisclosure = { contact: true, callsToday: true };
 
+/** For an answer that may reach a writer who holds neither (the guard's 409). */
+export const NO_DISCLOSURE: CallerDisclosure = { contact: false, callsToday: false };
+
 export function callerDisclosure(auth: AuthContext, organizationId: string): CallerDisclosure {
   return {
     contact: hasPermission(auth, 'contacts:read', organizationId),

@@ -2,6 +2,7 @@ import { currentRequestContext } from '../../audit/request-context.js';
 import type { Knex } from 'knex';
 import { TestCasesFailedError, type ErrorDetail } from '../../errors/index.js';
 import type { AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_DISCLOSURE } from '../agents/caller-disclosure.js';
 import { callerNumbersOf, momentsOf, type CallSimulator } from './call-simulator.js';
 import type { TestCaseResult } from './simulation.schemas.js';
 import type { SimulationRepository } from './simulation.repository.js';
@@ -80,7 +81,9 @@ export class TestCaseGuard implements AgentChangeGuard {
       undefined,
       trx,
     );
-    const run = await this.simulator.run(found.row, surroundings, cases);
+    // The 409 goes to whoever wrote (agents:write, contacts:write...): it shows no greeting chosen
+    // with the caller's contact or calls; POST .../test-cases/run shows it to who may read them.
+    const run = await this.simulator.run(found.row, surroundings, cases, NO_DISCLOSURE);
     return run.results.filter((r) => !r.passed).map((r) => ({ ...r, agent_id: agent.id, agent_name: found.row.name }));
   }
 
