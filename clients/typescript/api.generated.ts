@@ -1662,7 +1662,7 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
-      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      /** @description Refuse (409 TEST_CASES_FAILED) any write that would make one of the agent's test cases fail: to its configuration, sub-resources and contacts, or to its backup agent */
       require_passing_test_cases?: boolean;
       /**
        * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
@@ -1818,7 +1818,7 @@ export interface components {
       vacation_end?: string | null;
       /** @description Emergency calls still reach the agent during vacation */
       vacation_notdienst?: boolean;
-      /** @description Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail */
+      /** @description Refuse (409 TEST_CASES_FAILED) any write that would make one of the agent's test cases fail: to its configuration, sub-resources and contacts, or to its backup agent */
       require_passing_test_cases?: boolean;
       /**
        * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)

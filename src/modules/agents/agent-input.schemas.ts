@@ -233,7 +233,7 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     vacation_notdienst: z.boolean().openapi({ description: 'Emergency calls still reach the agent during vacation' }),
     require_passing_test_cases: z.boolean().openapi({
       description:
-        "Refuse (409 TEST_CASES_FAILED) any configuration write that would make one of the agent's test cases fail",
+        "Refuse (409 TEST_CASES_FAILED) any write that would make one of the agent's test cases fail: to its configuration, sub-resources and contacts, or to its backup agent",
     }),
     redact_pii: eventSelection(PII_KINDS).openapi({
       description:
