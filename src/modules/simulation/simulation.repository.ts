@@ -86,28 +86,28 @@ export class SimulationRepository {
     return rows[0] as CallSurroundings;
   }
 
-  /** The agent as this transaction sees it (after a write), with whether any test case exists. */
+  /**
+   * The agent as this transaction sees it (after a write), with whether any test case exists and
+   * the agents of its organization that name it as their backup and require passing test cases.
+   */
   async agentWithCases(agent: {
     id: string;
     organization_id: string;
-  }): Promise<{ row: AgentRow; has_cases: boolean } | undefined> {
+  }): Promise<{ row: AgentRow; has_cases: boolean; guarded_referrers: string[] } | undefined> {
     const { rows } = await this.db.raw(
       `SELECT ${agentJsonSql('o.id')} AS row,
-              EXISTS (SELECT 1 FROM agent_test_cases c WHERE c.agent_id = o.id) AS has_cases
+              EXISTS (SELECT 1 FROM agent_test_cases c WHERE c.agent_id = o.id) AS has_cases,
+              ARRAY(SELECT r.id::text FROM agents r
+                     WHERE r.backup_agent_id = o.id AND r.organization_id = o.organization_id
+                       AND r.require_passing_test_cases ORDER BY r.id) AS guarded_referrers
          FROM agents o WHERE o.id = ? AND o.organization_id = ?`,
       [agent.id, agent.organization_id],
     );
-    const found = rows[0] as { row: Record<string, unknown>; has_cases: boolean } | undefined;
-    return found ? { row: agentRowFromJson(found.row), has_cases: found.has_cases } : undefined;
-  }
-
-  /** The agents of the organization that name `agent` as their backup and require passing test cases. */
-  async guardedBackupReferrers(agent: { id: string; organization_id: string }): Promise<string[]> {
-    const rows: { id: string }[] = await this.db('agents')
-      .where({ backup_agent_id: agent.id, organization_id: agent.organization_id, require_passing_test_cases: true })
-      .orderBy('id')
-      .select('id');
-    return rows.map((r) => r.id);
+    const found = rows[0] as
+      { row: Record<string, unknown>; has_cases: boolean; guarded_referrers: string[] } | undefined;
+    return found
+      ? { row: agentRowFromJson(found.row), has_cases: found.has_cases, guarded_referrers: found.guarded_referrers }
+      : undefined;
   }
 
   async listCases(agentId: string): Promise<TestCaseRow[]> {

@@ -2,6 +2,7 @@ import { currentRequestContext } from '../../audit/request-context.js';
 import type { Knex } from 'knex';
 import { TestCasesFailedError, type ErrorDetail } from '../../errors/index.js';
 import type { AgentChangeGuard } from '../agents/agent-change-guard.js';
+import type { AgentRow } from '../agents/agent.repository.js';
 import { NO_DISCLOSURE } from '../agents/caller-disclosure.js';
 import { callerNumbersOf, momentsOf, type CallSimulator } from './call-simulator.js';
 import type { TestCaseResult } from './simulation.schemas.js';
@@ -49,10 +50,13 @@ export class TestCaseGuard implements AgentChangeGuard {
    * whether it is active); empty when none of them requires passing cases or has any.
    */
   async failures(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<GuardedFailure[]> {
-    const dependents = await this.repository.with(trx).guardedBackupReferrers(agent);
-    const failed: GuardedFailure[] = [];
-    for (const id of [agent.id, ...dependents])
-      failed.push(...(await this.failuresOf(trx, { id, organization_id: agent.organization_id })));
+    const found = await this.repository.with(trx).agentWithCases(agent);
+    if (!found) return [];
+    const failed = await this.failuresOf(trx, found);
+    for (const id of found.guarded_referrers) {
+      const referrer = await this.repository.with(trx).agentWithCases({ id, organization_id: agent.organization_id });
+      if (referrer) failed.push(...(await this.failuresOf(trx, referrer)));
+    }
     return failed;
   }
 
@@ -69,22 +73,15 @@ export class TestCaseGuard implements AgentChangeGuard {
   /** The failing cases of one agent, as this transaction sees it. */
   private async failuresOf(
     trx: Knex.Transaction,
-    agent: { id: string; organization_id: string },
+    { row, has_cases }: { row: AgentRow; has_cases: boolean },
   ): Promise<GuardedFailure[]> {
-    const repository = this.repository.with(trx);
-    const found = await repository.agentWithCases(agent);
-    if (!found || !found.row.require_passing_test_cases || !found.has_cases) return [];
-    const cases = await repository.listCases(agent.id);
-    const surroundings = await this.simulator.configuration(
-      found.row,
-      callerNumbersOf(momentsOf(cases)),
-      undefined,
-      trx,
-    );
+    if (!row.require_passing_test_cases || !has_cases) return [];
+    const cases = await this.repository.with(trx).listCases(row.id);
+    const surroundings = await this.simulator.configuration(row, callerNumbersOf(momentsOf(cases)), undefined, trx);
     // The 409 goes to whoever wrote (agents:write, contacts:write...): it shows no greeting chosen
     // with the caller's contact or calls; POST .../test-cases/run shows it to who may read them.
-    const run = await this.simulator.run(found.row, surroundings, cases, NO_DISCLOSURE);
-    return run.results.filter((r) => !r.passed).map((r) => ({ ...r, agent_id: agent.id, agent_name: found.row.name }));
+    const run = await this.simulator.run(row, surroundings, cases, NO_DISCLOSURE);
+    return run.results.filter((r) => !r.passed).map((r) => ({ ...r, agent_id: row.id, agent_name: row.name }));
   }
 
   async check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun = false): Promise<void> {
