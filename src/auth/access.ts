@@ -2,7 +2,7 @@ import { isPermission, permissionsForRole, type Permission, type Role } from './
 
 /**
  * The one authorization model: what a credential holds in each organization it reaches. Pure, and
- * computed once per credential by the authentication middleware; services only ask the result
+ * computed once per credential read, by the authentication middleware; services only ask the result
  * (assertPermission, assertAgentAccess in auth-context.ts), never re-derive it.
  *
  * - A dashboard token holds its user's role in each organization the user is a member of.
@@ -11,7 +11,10 @@ import { isPermission, permissionsForRole, type Permission, type Role } from './
  *   the person who made it, and a demotion or removal counts from the next request on (the read
  *   cache is dropped on every membership change).
  * Agent scope (`allowed_agent_ids`) and address (`allowed_ips`) are the key's own and apply everywhere.
+ * docs/auth-and-errors.md shows the model as a table.
  */
+
+/** The permissions held per organization id reached. */
 export type OrganizationPermissions = ReadonlyMap<string, ReadonlySet<Permission>>;
 
 /** A token: each membership's role. */

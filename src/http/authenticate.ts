@@ -37,9 +37,8 @@ function bearerToken(req: Request): string | undefined {
 
 /**
  * What a key may do (the model is src/auth/access.ts). Pure: the same credential always gives the
- * same (read-only) context. The agent
- * read with the key, if any, is written into the literal: spreading the context into another object
- * per request cost measurable time on the uncached path.
+ * same (read-only) context. The agent read with the key, if any, is written into the literal:
+ * spreading the context into another object per request cost measurable time on the uncached path.
  */
 function apiKeyContext(key: ApiKeyCredential, prefetchedAgent?: AuthContext['prefetchedAgent']): AuthContext {
   return {
