@@ -62,3 +62,16 @@ export function assertAgentAccess(auth: AuthContext, agent: AgentRef, permission
   assertPermission(auth, permission, agent.organization_id);
   if (!isAgentAllowed(auth, agent.id)) throw new AgentNotAccessibleError();
 }
+
+/**
+ * 403 AGENT_NOT_ACCESSIBLE for a key restricted to certain agents: for an organization-wide
+ * operation whose answer must be complete (a data subject's export or erasure), where a view
+ * limited to some agents would be wrong rather than smaller.
+ */
+export function assertEveryAgent(auth: AuthContext): void {
+  if (auth.allowedAgentIds !== null) {
+    throw new AgentNotAccessibleError(
+      'This API key is restricted to certain agents; this operation needs a key without allowed_agent_ids',
+    );
+  }
+}

@@ -19,8 +19,11 @@ export type ApiKeyCredential = {
   is_active: boolean;
   expires_at: Date | null;
   last_used_at: Date | null;
-  /** Organizations the key's creator is a member of right now. */
-  organization_ids: string[];
+  /**
+   * The creator's role in each organization they are a member of right now: the key reaches those
+   * organizations and holds there only what that role holds too (src/auth/access.ts).
+   */
+  creator_roles: Readonly<Record<string, Role>>;
 };
 
 /** A use of a key to record as `last_used_at`. */
@@ -51,20 +54,20 @@ const KEY_COLUMNS = [
   'expires_at',
   'last_used_at',
 ] as const;
-/** The creator's organizations, beside the key's own columns. */
-const ORGANIZATION_IDS = `coalesce((SELECT array_agg(m.organization_id) FROM memberships m WHERE m.user_id = k.created_by), '{}')`;
+/** The creator's role per organization (`{orgId: role}`), beside the key's own columns. */
+const CREATOR_ROLES = `coalesce((SELECT json_object_agg(m.organization_id, m.role) FROM memberships m WHERE m.user_id = k.created_by), '{}'::json)`;
 
 /** A key of a rotation chain spends from its first key's counters. */
 const BUDGET_ID = 'coalesce(k.rate_limit_budget_id, k.id)';
 
 /**
- * The key, its budget and its creator's organizations as one JSON value: the driver parses it with
+ * The key, its budget and its creator's roles as one JSON value: the driver parses it with
  * `JSON.parse`, where 12 columns with four arrays went through its per-column parsers (its array
  * parser reads character by character) and their descriptions were rebuilt on every result.
  */
-const KEY_JSON = `json_build_object(${KEY_COLUMNS.map((c) => `'${c}', k.${c}`).join(', ')}, 'rate_limit_budget_id', ${BUDGET_ID}, 'organization_ids', ${ORGANIZATION_IDS}) AS key`;
+const KEY_JSON = `json_build_object(${KEY_COLUMNS.map((c) => `'${c}', k.${c}`).join(', ')}, 'rate_limit_budget_id', ${BUDGET_ID}, 'creator_roles', ${CREATOR_ROLES}) AS key`;
 
-/** The key and its creator's memberships: the one query behind every key check the cache does not answer. */
+/** The key and its creator's roles: the one query behind every key check the cache does not answer. */
 const KEY_SQL = preparedSql('api_key', `SELECT ${KEY_JSON} FROM api_keys k WHERE k.key_hash = ? LIMIT 1`, {
   pipelined: true,
 });
@@ -101,7 +104,7 @@ function toCredential(key: KeyJson): ApiKeyCredential {
     is_active: key.is_active,
     expires_at: timestampOfJson(key.expires_at),
     last_used_at: timestampOfJson(key.last_used_at),
-    organization_ids: key.organization_ids,
+    creator_roles: key.creator_roles,
   };
 }
 
@@ -128,7 +131,7 @@ export class CredentialsRepository<A extends AgentRef = AgentRef> {
   }
 
   /**
-   * The key, its creator's memberships and the agent `agentId` (whatever its organization; the
+   * The key, its creator's roles and the agent `agentId` (whatever its organization; the
    * caller checks reach) in one query: the path of every agent request when nothing is cached.
    */
   async findApiKeyWithAgent(hash: string, agentId: string): Promise<ApiKeyWithAgent<A> | undefined> {

@@ -68,8 +68,8 @@ export class ForbiddenError extends AppError {
 }
 
 export class AgentNotAccessibleError extends AppError {
-  constructor() {
-    super('AGENT_NOT_ACCESSIBLE', 403, 'This API key is not allowed to access this agent');
+  constructor(message = 'This API key is not allowed to access this agent') {
+    super('AGENT_NOT_ACCESSIBLE', 403, message);
   }
 }
 

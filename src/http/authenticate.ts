@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import { API_KEY_PATTERN, hashApiKey } from '../auth/api-key-format.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { ApiKeyCredential, ApiKeyWithAgent, UserCredential } from '../auth/credentials.repository.js';
+import { keyOrganizations, tokenOrganizations } from '../auth/access.js';
 import { isAddressAllowed, normaliseAddress } from '../auth/ip-allow-list.js';
-import { isPermission, permissionsForRole, type Permission, type Role } from '../auth/permissions.js';
+import type { Role } from '../auth/permissions.js';
 import type { TokenVerifier } from '../auth/token.js';
 import type { Clock } from '../clock.js';
 import { IpNotAllowedError, UnauthorizedError } from '../errors/index.js';
@@ -35,17 +36,16 @@ function bearerToken(req: Request): string | undefined {
 }
 
 /**
- * What a key may do. Pure: the same credential always gives the same (read-only) context. The agent
- * read with the key, if any, is written into the literal: spreading the context into another object
- * per request cost measurable time on the uncached path.
+ * What a key may do (the model is src/auth/access.ts). Pure: the same credential always gives the
+ * same (read-only) context. The agent read with the key, if any, is written into the literal:
+ * spreading the context into another object per request cost measurable time on the uncached path.
  */
 function apiKeyContext(key: ApiKeyCredential, prefetchedAgent?: AuthContext['prefetchedAgent']): AuthContext {
-  const permissions: ReadonlySet<Permission> = new Set(key.permissions.filter(isPermission));
   return {
     kind: 'api_key',
     userId: key.created_by,
     apiKeyId: key.id,
-    organizations: new Map(key.organization_ids.map((id) => [id, permissions])),
+    organizations: keyOrganizations(key.permissions, key.creator_roles),
     roles: new Map(),
     allowedAgentIds: key.allowed_agent_ids,
     rateLimit: {
@@ -62,11 +62,16 @@ function tokenContext(user: UserCredential): AuthContext {
     kind: 'token',
     userId: user.id,
     apiKeyId: null,
-    organizations: new Map(user.memberships.map((m) => [m.organization_id, permissionsForRole(m.role)])),
+    organizations: tokenOrganizations(user.memberships),
     roles: new Map<string, Role>(user.memberships.map((m) => [m.organization_id, m.role])),
     allowedAgentIds: null,
     rateLimit: null,
   };
+}
+
+function isEmpty(record: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 /**
@@ -103,7 +108,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     if (!key.is_active) throw new UnauthorizedError('API key is inactive');
     const now = deps.clock.now().getTime();
     if (key.expires_at && now >= key.expires_at.getTime()) throw new UnauthorizedError('API key has expired');
-    if (key.organization_ids.length === 0)
+    if (isEmpty(key.creator_roles))
       throw new UnauthorizedError('The creator of this API key no longer belongs to any organization');
     // Before the rate limit (next middleware) is charged: a refused address spends nothing.
     if (key.allowed_ips) {

@@ -1,4 +1,5 @@
 import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import type { Permission } from '../auth/permissions.js';
 import { ERROR_CODES } from '../errors/app-error.js';
 import { z } from './zod.js';
 
@@ -91,3 +92,30 @@ export const tokenOnly: Record<string, string[]>[] = [{ BearerAuth: [] }];
 
 /** The standard errors of an agent-scoped route. */
 export const AGENT_ROUTE_ERRORS = [400, 401, 403, 404, 429] as const;
+
+/**
+ * What a caller must hold, as `x-permission`: a permission (checked in the organization the
+ * operation acts in), `developer_admin` (that dashboard role, token only), `signed_in` (any valid
+ * dashboard token, about the caller), or `public` (no credentials).
+ */
+export type DeclaredPermission = Permission | 'developer_admin' | 'signed_in' | 'public';
+
+/**
+ * How a key's `allowed_agent_ids` applies, as `x-agent-scope`: `agent` (the path's agent must be in
+ * it, else 403 AGENT_NOT_ACCESSIBLE), `filtered` (an answer about several agents holds only those),
+ * `unrestricted` (refused to a restricted key with 403: the answer or change concerns every agent),
+ * `none` (nothing agent-specific: organization settings, token-only and public operations).
+ */
+export type AgentScope = 'agent' | 'filtered' | 'unrestricted' | 'none';
+
+/**
+ * The access every operation declares, spread into its registerPath (`...access('agents:read',
+ * 'agent')`); the permission-matrix test derives each operation's expected answers from it and
+ * fails on an operation without it.
+ */
+export function access(
+  permission: DeclaredPermission,
+  agentScope: AgentScope = 'none',
+): { 'x-permission': DeclaredPermission; 'x-agent-scope': AgentScope } {
+  return { 'x-permission': permission, 'x-agent-scope': agentScope };
+}

@@ -214,7 +214,7 @@ describe('the uncached key lookups as prepared statements', () => {
       try {
         const found = await credentials.findApiKeyWithAgent(hash, w.agentId);
         expect(found?.agent?.id).toBe(w.agentId);
-        expect(found?.key.organization_ids).toEqual([w.orgId]);
+        expect(found?.key.creator_roles).toEqual({ [w.orgId]: 'developer_admin' });
         expect((await credentials.findApiKeyByHash(hash))?.created_by).toBe(w.userId);
       } finally {
         await ctx.db.raw('ALTER TABLE agents DROP COLUMN prepared_probe');

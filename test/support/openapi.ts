@@ -12,6 +12,15 @@ export type Operation = {
   public: boolean;
   /** Only the dashboard token (`BearerAuth` alone). */
   tokenOnly: boolean;
+  /** The declared `x-permission` and `x-agent-scope` (src/openapi/common.ts `access`), as the document says. */
+  permission: unknown;
+  agentScope: unknown;
+};
+
+type DocumentOperation = {
+  security?: Record<string, string[]>[];
+  'x-permission'?: unknown;
+  'x-agent-scope'?: unknown;
 };
 
 /** Every operation of the OpenAPI document (webhook payload descriptions are not operations). */
@@ -19,7 +28,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
   const out: Operation[] = [];
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of HTTP_METHODS) {
-      const operation = (item as Record<string, { security?: Record<string, string[]>[] } | undefined>)[method];
+      const operation = (item as Record<string, DocumentOperation | undefined>)[method];
       if (!operation) continue;
       const security = operation.security ?? [];
       out.push({
@@ -27,6 +36,8 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         path,
         public: security.length === 0,
         tokenOnly: security.length > 0 && security.every((s) => Object.keys(s).every((k) => k === 'BearerAuth')),
+        permission: operation['x-permission'],
+        agentScope: operation['x-agent-scope'],
       });
     }
   }

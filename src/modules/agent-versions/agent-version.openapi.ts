@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import {
+  access,
   AGENT_ROUTE_ERRORS,
   anyAuth,
   errorResponses,
@@ -18,6 +19,7 @@ export function registerAgentVersionPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/versions',
     operationId: 'listAgentVersions',
+    ...access('agents:read', 'agent'),
     tags: ['Agent versions'],
     summary: 'Configuration versions of the agent, newest first (agents:read)',
     description:
@@ -33,6 +35,7 @@ export function registerAgentVersionPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/versions/{version}',
     operationId: 'getAgentVersion',
+    ...access('agents:read', 'agent'),
     tags: ['Agent versions'],
     summary: 'One version with its full configuration (agents:read)',
     security: anyAuth,
@@ -43,6 +46,7 @@ export function registerAgentVersionPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/versions/{from}/diff/{to}',
     operationId: 'diffAgentVersions',
+    ...access('agents:read', 'agent'),
     tags: ['Agent versions'],
     summary: 'What changed from one version to another (agents:read)',
     security: anyAuth,
@@ -53,6 +57,7 @@ export function registerAgentVersionPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/versions/{version}/restore',
     operationId: 'restoreAgentVersion',
+    ...access('agents:write', 'agent'),
     tags: ['Agent versions'],
     summary: "Make a version's configuration current again (agents:write; tools:write when tools change)",
     description:

@@ -144,7 +144,9 @@ export class AgentVersionService {
       return number;
     });
     await this.access.changed();
-    return this.get(auth, agentId, restored);
+    // Answered without asking for agents:read: the restore is done, and agents:write allowed it.
+    const row = await this.find(agent, restored);
+    return { ...summary(row), configuration: row.configuration };
   }
 
   /** Every current tool goes; the version's tools come back with their ids (and creation times when known). */

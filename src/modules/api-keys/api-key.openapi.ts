@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
+import { access, errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
   ApiKeyListItemSchema,
@@ -19,6 +19,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/api-keys',
     operationId: 'listApiKeys',
+    ...access('developer_admin'),
     tags,
     summary: 'List the keys of the organizations where the caller is developer_admin',
     security: tokenOnly,
@@ -32,6 +33,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/api-keys',
     operationId: 'createApiKey',
+    ...access('developer_admin'),
     tags,
     summary: 'Create a key; the raw value is returned once',
     security: tokenOnly,
@@ -45,6 +47,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/api-keys/{keyId}',
     operationId: 'getApiKey',
+    ...access('developer_admin'),
     tags,
     summary: 'One key of your developer_admin organizations (never its value)',
     security: tokenOnly,
@@ -55,6 +58,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: '/v1/api-keys/{keyId}',
     operationId: 'updateApiKey',
+    ...access('developer_admin'),
     tags,
     summary:
       'Change name, permissions, agent scope, allowed IPs, limits, active status or expiry; acts on the next request',
@@ -66,6 +70,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/api-keys/{keyId}/rotate',
     operationId: 'rotateApiKey',
+    ...access('developer_admin'),
     tags,
     summary: 'Replace a key without downtime: a new key with the same settings; the old one expires after the overlap',
     description:
@@ -84,6 +89,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     method: 'delete',
     path: '/v1/api-keys/{keyId}',
     operationId: 'deleteApiKey',
+    ...access('developer_admin'),
     tags,
     summary: 'Delete a key permanently; refused from the next request on',
     security: tokenOnly,

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { anyAuth, errorResponses, json, paginated } from '../../openapi/common.js';
+import { access, anyAuth, errorResponses, json, paginated } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { AuditEntrySchema, AuditLogQuerySchema } from './audit-log.schemas.js';
 
@@ -8,6 +8,7 @@ export function registerAuditLogPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/organization/{orgId}/audit-log',
     operationId: 'listAuditLog',
+    ...access('organization:read', 'filtered'),
     tags: ['Audit log'],
     summary: 'Every write through the API in the organization, newest first (organization:read)',
     description:

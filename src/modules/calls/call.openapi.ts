@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import {
+  access,
   AGENT_ROUTE_ERRORS,
   anyAuth,
   errorResponses,
@@ -125,6 +126,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: base,
     operationId: 'listCalls',
+    ...access('calls:read', 'agent'),
     tags,
     summary: 'List calls (calls:read), newest first; items without the transcript',
     description: EXTRACTED_FILTERS_DESCRIPTION,
@@ -136,6 +138,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: base,
     operationId: 'reportCall',
+    ...access('calls:write', 'agent'),
     tags,
     summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
     security: anyAuth,
@@ -150,6 +153,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/stats`,
     operationId: 'getCallStats',
+    ...access('calls:read', 'agent'),
     tags,
     summary: "Call statistics per time bucket (calls:read), with the list's filters",
     description:
@@ -164,6 +168,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/export`,
     operationId: 'exportCalls',
+    ...access('calls:read', 'agent'),
     tags,
     summary: "Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)",
     description:
@@ -193,6 +198,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/organization/{orgId}/calls/stats',
     operationId: 'getOrganizationCallStats',
+    ...access('calls:read', 'filtered'),
     tags,
     summary: 'Call statistics of every agent of the organization the caller may read (calls:read)',
     security: anyAuth,
@@ -203,6 +209,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/{callId}`,
     operationId: 'getCall',
+    ...access('calls:read', 'agent'),
     tags,
     summary: 'Get one call with its transcript (calls:read)',
     security: anyAuth,
@@ -213,6 +220,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{callId}`,
     operationId: 'updateCall',
+    ...access('calls:write', 'agent'),
     tags,
     summary: 'Set done, note or employee_id (calls:write); other fields are ignored',
     security: anyAuth,

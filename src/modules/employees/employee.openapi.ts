@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import {
+  access,
   AGENT_ROUTE_ERRORS,
   anyAuth,
   errorResponses,
@@ -26,6 +27,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: base,
     operationId: 'listEmployees',
+    ...access('employees:read', 'agent'),
     tags,
     summary: 'List employees (employees:read), alphabetical by name',
     security: anyAuth,
@@ -39,6 +41,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: base,
     operationId: 'createEmployee',
+    ...access('employees:write', 'agent'),
     tags,
     summary: 'Create an employee (employees:write)',
     security: anyAuth,
@@ -49,6 +52,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/{employeeId}`,
     operationId: 'getEmployee',
+    ...access('employees:read', 'agent'),
     tags,
     summary: 'Get one employee (employees:read)',
     security: anyAuth,
@@ -59,6 +63,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{employeeId}`,
     operationId: 'updateEmployee',
+    ...access('employees:write', 'agent'),
     tags,
     summary:
       'Update an employee (employees:write); a status change records the employee.forwarding_created webhook event',
@@ -70,6 +75,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
     method: 'delete',
     path: `${base}/{employeeId}`,
     operationId: 'deleteEmployee',
+    ...access('employees:write', 'agent'),
     tags,
     summary: 'Delete an employee (employees:write); 409 while a transfer tool is linked to it',
     security: anyAuth,

@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent } from '../../openapi/common.js';
+import {
+  access,
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
   ForwardingSlotSchema,
@@ -19,6 +27,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: base,
     operationId: 'listForwardingSlots',
+    ...access('forwarding:read', 'agent'),
     tags,
     summary: 'All forwarding slots of an agent (forwarding:read), ordered by slotnummer, not paginated',
     security: anyAuth,
@@ -29,6 +38,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'put',
     path: base,
     operationId: 'replaceForwardingSlots',
+    ...access('forwarding:write', 'agent'),
     tags,
     summary:
       'Replace all slots atomically (forwarding:write): every row is validated first (400 lists all row problems as slots[i].field, nothing written), then one transaction; concurrent replacements are serialised',
@@ -46,6 +56,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: base,
     operationId: 'createForwardingSlot',
+    ...access('forwarding:write', 'agent'),
     tags,
     summary: 'Create one slot (forwarding:write); 409 when the slotnummer is taken',
     security: anyAuth,
@@ -56,6 +67,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/{slotId}`,
     operationId: 'getForwardingSlot',
+    ...access('forwarding:read', 'agent'),
     tags,
     summary: 'Get one slot (forwarding:read)',
     security: anyAuth,
@@ -66,6 +78,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{slotId}`,
     operationId: 'updateForwardingSlot',
+    ...access('forwarding:write', 'agent'),
     tags,
     summary: 'Update one slot (forwarding:write); 409 when the new slotnummer is taken',
     security: anyAuth,
@@ -76,6 +89,7 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
     method: 'delete',
     path: `${base}/{slotId}`,
     operationId: 'deleteForwardingSlot',
+    ...access('forwarding:write', 'agent'),
     tags,
     summary: 'Delete one slot (forwarding:write)',
     security: anyAuth,

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json } from '../../openapi/common.js';
+import { access, json } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 
 export const HealthSchema = z
@@ -24,6 +24,7 @@ export function registerHealthPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/health',
     operationId: 'getHealth',
+    ...access('public'),
     tags: ['Health'],
     summary: 'Service health with a database check; no authentication',
     responses: { 200: json(HealthSchema, 'Healthy'), 503: json(HealthSchema, 'The database does not answer') },
@@ -32,6 +33,7 @@ export function registerHealthPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/openapi.json',
     operationId: 'getOpenApiDocument',
+    ...access('public'),
     tags: ['Health'],
     summary: 'This OpenAPI document; no authentication',
     responses: { 200: json(OpenApiDocumentSchema, 'OpenAPI 3.1 document') },

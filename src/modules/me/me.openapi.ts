@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { errorResponses, json, jsonBody, tokenOnly } from '../../openapi/common.js';
+import { access, errorResponses, json, jsonBody, tokenOnly } from '../../openapi/common.js';
 import { MeSchema, updateMeSchema } from './me.schemas.js';
 
 export function registerMePaths(registry: OpenAPIRegistry): void {
@@ -8,6 +8,7 @@ export function registerMePaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/me',
     operationId: 'getMe',
+    ...access('signed_in'),
     tags,
     summary: 'The signed-in user: profile, memberships and webhook URL (dashboard token only)',
     security: tokenOnly,
@@ -17,6 +18,7 @@ export function registerMePaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: '/v1/me',
     operationId: 'updateMe',
+    ...access('signed_in'),
     tags,
     summary: 'Set your name or the webhook URL that receives employee.forwarding_created (dashboard token only)',
     security: tokenOnly,

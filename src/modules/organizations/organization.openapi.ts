@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { access, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { OrganizationPatchSchema, OrganizationSchema } from './organization.schemas.js';
 
@@ -8,6 +8,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/organization',
     operationId: 'listOrganizations',
+    ...access('organization:read'),
     tags: ['Organization'],
     summary: 'Organizations the caller reaches (organization:read); not paginated',
     security: anyAuth,
@@ -20,6 +21,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/organization/{orgId}',
     operationId: 'getOrganization',
+    ...access('organization:read'),
     tags: ['Organization'],
     summary: 'One organization the caller reaches (organization:read)',
     security: anyAuth,
@@ -33,6 +35,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: '/v1/organization/{orgId}',
     operationId: 'updateOrganization',
+    ...access('organization:write'),
     tags: ['Organization'],
     summary:
       'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored',
@@ -47,6 +50,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: '/v1/organization',
     operationId: 'updateOwnOrganization',
+    ...access('organization:write'),
     tags: ['Organization'],
     summary:
       "Older form without an id (organization:write): changes the only organization the caller may change, or an API key's home organization; 400 when several are possible",

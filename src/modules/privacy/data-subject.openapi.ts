@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { access, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
   DataSubjectEraseRequestSchema,
@@ -14,6 +14,7 @@ export function registerDataSubjectPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/organization/{orgId}/data-subjects/export',
     operationId: 'exportDataSubject',
+    ...access('privacy:write', 'unrestricted'),
     tags: ['Privacy'],
     summary:
       'Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays',
@@ -28,6 +29,7 @@ export function registerDataSubjectPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/organization/{orgId}/data-subjects/erase',
     operationId: 'eraseDataSubject',
+    ...access('privacy:write', 'unrestricted'),
     tags: ['Privacy'],
     summary:
       "Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts",

@@ -1,6 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { noteAuditResource } from '../../audit/request-context.js';
-import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import {
+  assertEveryAgent,
+  assertPermission,
+  reachableOrganizations,
+  type AuthContext,
+} from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError } from '../../errors/index.js';
@@ -58,6 +63,7 @@ export class DataSubjectService {
   /** Everything stored about the person: contacts, calls with all fields, counts of other mentions. */
   async export(auth: AuthContext, organizationId: string, body: unknown) {
     const orgId = this.authorize(auth, organizationId);
+    assertEveryAgent(auth);
     const identifier = identifierOf(parseBody(DataSubjectExportRequestSchema, body));
     const subject = await this.subjects.resolve(orgId, identifier);
     const [calls, webhookBodies, idempotencyRecords] = await Promise.all([
@@ -89,6 +95,7 @@ export class DataSubjectService {
    */
   async erase(auth: AuthContext, organizationId: string, body: unknown): Promise<ErasureResult> {
     const orgId = this.authorize(auth, organizationId);
+    assertEveryAgent(auth);
     const input = parseBody(DataSubjectEraseRequestSchema, body);
     const identifier = identifierOf(input);
     const subject = await this.subjects.resolve(orgId, identifier);

@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent } from '../../openapi/common.js';
+import {
+  access,
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
   RunTestCasesRequestSchema,
@@ -19,6 +27,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/simulate',
     operationId: 'simulateCall',
+    ...access('agents:read', 'agent'),
     tags,
     summary: 'What happens to a call at a given moment, without a call (agents:read)',
     description:
@@ -61,6 +70,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/test-cases',
     operationId: 'listTestCases',
+    ...access('agents:read', 'agent'),
     tags,
     summary: "The agent's saved test cases, oldest first (agents:read)",
     security: anyAuth,
@@ -74,6 +84,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases',
     operationId: 'createTestCase',
+    ...access('agents:write', 'agent'),
     tags,
     summary: 'Save a test case (agents:write); at most 200 per agent (409)',
     description:
@@ -86,6 +97,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'delete',
     path: '/v1/agents/{agentId}/test-cases/{caseId}',
     operationId: 'deleteTestCase',
+    ...access('agents:write', 'agent'),
     tags,
     summary: 'Delete a test case (agents:write)',
     security: anyAuth,
@@ -96,6 +108,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases/run',
     operationId: 'runTestCases',
+    ...access('agents:read', 'agent'),
     tags,
     summary: 'Run every saved case against the configuration, a stored version, or unsaved changes (agents:read)',
     description:
@@ -119,6 +132,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases/suggest',
     operationId: 'suggestTestCases',
+    ...access('agents:read', 'agent'),
     tags,
     summary: "Cases that pin today's behaviour at the moments that matter (agents:read; not stored)",
     description:

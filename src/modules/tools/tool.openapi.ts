@@ -1,5 +1,13 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody, noContent } from '../../openapi/common.js';
+import {
+  access,
+  AGENT_ROUTE_ERRORS,
+  anyAuth,
+  errorResponses,
+  json,
+  jsonBody,
+  noContent,
+} from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { CreateToolDoc, ToolSchema, UpdateToolDoc } from './tool.schemas.js';
 
@@ -13,6 +21,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: base,
     operationId: 'listTools',
+    ...access('tools:read', 'agent'),
     tags,
     summary: 'List the tools of an agent (tools:read), not paginated, highest priority (lowest number) first',
     security: anyAuth,
@@ -26,6 +35,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: base,
     operationId: 'createTool',
+    ...access('tools:write', 'agent'),
     tags,
     summary: 'Create a tool (tools:write); config is validated against the schema of its tool_type',
     security: anyAuth,
@@ -36,6 +46,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: `${base}/{toolId}`,
     operationId: 'getTool',
+    ...access('tools:read', 'agent'),
     tags,
     summary: 'Get one tool (tools:read)',
     security: anyAuth,
@@ -46,6 +57,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'patch',
     path: `${base}/{toolId}`,
     operationId: 'updateTool',
+    ...access('tools:write', 'agent'),
     tags,
     summary:
       'Update a tool (tools:write); tool_type cannot change; 409 on a taken name or a rename while the workflow names the tool',
@@ -57,6 +69,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
     method: 'delete',
     path: `${base}/{toolId}`,
     operationId: 'deleteTool',
+    ...access('tools:write', 'agent'),
     tags,
     summary: "Delete a tool (tools:write); 409 while the agent's workflow names it",
     security: anyAuth,

@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import {
+  access,
   AGENT_ROUTE_ERRORS,
   anyAuth,
   errorResponses,
@@ -55,6 +56,7 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/webhook-deliveries',
     operationId: 'listWebhookDeliveries',
+    ...access('agents:read', 'agent'),
     tags,
     summary: "Delivery log of the agent's webhooks (agents:read), newest first, each with its attempts",
     security: anyAuth,
@@ -71,6 +73,7 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver',
     operationId: 'redeliverWebhookDelivery',
+    ...access('agents:write', 'agent'),
     tags,
     summary:
       'Send the delivery again (agents:write): same target, same webhook-id, a new attempt recorded in the background',
@@ -94,6 +97,7 @@ function registerTestPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/agents/{agentId}/webhook/test',
     operationId: 'testAgentWebhook',
+    ...access('agents:write', 'agent'),
     tags,
     summary:
       "Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome",
@@ -109,6 +113,7 @@ function registerTestPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/me/webhook/test',
     operationId: 'testMyWebhook',
+    ...access('signed_in'),
     tags,
     summary:
       'Send a signed webhook.test event to your /v1/me webhook_url now (dashboard token only) and answer with the outcome',
@@ -129,6 +134,7 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/organization/{orgId}/webhook-secret',
     operationId: 'getWebhookSecret',
+    ...access('developer_admin'),
     tags,
     summary: "The organization's webhook signing secret (dashboard token, developer_admin); created on first read",
     security: tokenOnly,
@@ -139,6 +145,7 @@ function registerSecretPaths(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/v1/organization/{orgId}/webhook-secret/rotate',
     operationId: 'rotateWebhookSecret',
+    ...access('developer_admin'),
     tags,
     summary: 'Rotate the signing secret (dashboard token, developer_admin); the old secret also signs for 24 hours',
     security: tokenOnly,

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { access, AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { WorkflowPutBodySchema, WorkflowRecordSchema } from './workflow.schemas.js';
 
@@ -10,6 +10,7 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/v1/agents/{agentId}/workflow',
     operationId: 'getWorkflow',
+    ...access('agents:read', 'agent'),
     tags: ['Workflow'],
     summary: "The agent's workflow (agents:read); workflow is null for a single-prompt agent",
     security: anyAuth,
@@ -20,6 +21,7 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
     method: 'put',
     path: '/v1/agents/{agentId}/workflow',
     operationId: 'replaceWorkflow',
+    ...access('agents:write', 'agent'),
     tags: ['Workflow'],
     summary:
       'Replace the workflow (agents:write): the Workflow itself, {workflow: Workflow}, or {workflow: null} to remove it',
