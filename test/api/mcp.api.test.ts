@@ -200,18 +200,35 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(await agentName(other)).toBe('Out of scope');
   });
 
-  it("counts each tool call against the key's rate limit, and not initialize or tools/list", async () => {
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 2 });
-    const client = await httpClient({ 'X-API-Key': key.key });
-    await client.listTools();
-    await client.listTools();
-    for (let i = 0; i < 2; i++) {
-      const ok = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
-      expect(ok.isError).toBeFalsy();
+  it("counts every message against the key's rate limit once, tools/list and initialize too", async () => {
+    const minute = new Date(Date.now() + 60_000);
+    minute.setUTCSeconds(0, 0);
+    ctx.clock.set(minute);
+    try {
+      const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 6 });
+      // initialize and notifications/initialized: two messages.
+      const client = await httpClient({ 'X-API-Key': key.key });
+      await client.listTools();
+      await client.listTools();
+      // A tool call is one message: its REST request is not counted again.
+      for (let i = 0; i < 2; i++) {
+        const ok = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
+        expect(ok.isError).toBeFalsy();
+      }
+      const refused = await ctx.http
+        .post('/mcp')
+        .set('X-API-Key', key.key)
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} })
+        .expect(429);
+      expect(refused.body.error.code).toBe('RATE_LIMITED');
+      expect(refused.headers['retry-after']).toBe('60');
+      await expect(client.listTools()).rejects.toThrow(/RATE_LIMITED/);
+      // The same budget as /v1.
+      await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(429);
+    } finally {
+      ctx.clock.set(new Date());
     }
-    const limited = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
-    expect(limited.isError).toBe(true);
-    expect(text(limited)).toMatch(/^RATE_LIMITED: Rate limit exceeded/);
   });
 
   it('offers only read tools when MCP_TOOLS=read', async () => {
