@@ -2,11 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXCLUDED_OPERATIONS } from '../../src/modules/mcp/mcp-tools.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { operationsOf } from '../support/openapi.js';
+import { repoRoot } from '../support/server-process.js';
 
 let ctx: TestContext;
 let w: World;
@@ -105,6 +108,25 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(names.sort()).toEqual(apiKeyOperationIds());
     expect(names).not.toContain('getMe');
     expect(names).toContain('updateAgent');
+  });
+
+  it('docs/mcp.md names the numbers of tools and operations this server has', async () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/mcp.md'), 'utf8');
+    const operations = operationsOf(ctx.openapi);
+    const tokenOnly = operations.filter((o) => o.tokenOnly).length;
+    const tools = apiKeyOperationIds().length;
+    const [, shownTools, shownOperations, shownTokenOnly, shownOthers] =
+      /`tools\/list` \((\d+) tools for this all-permission key: the (\d+) operations less the (\d+) token-only ones\s+and (\d+) more left out above;/
+        .exec(doc)!
+        .map(Number);
+    expect({ tools: shownTools, operations: shownOperations, tokenOnly: shownTokenOnly }).toEqual({
+      tools,
+      operations: operations.length,
+      tokenOnly,
+    });
+    expect(shownTools).toBe(operations.length - tokenOnly - shownOthers!);
+    expect(/\| jq '\.result\.tools \| length'\n(\d+)\n/.exec(doc)?.[1]).toBe(String(tools));
+    expect(/MCP \(stdio\): (\d+) tools from/.exec(doc)?.[1]).toBe(String(tools));
   });
 
   it('calls getAgent and returns the agent as text and structuredContent (API key as a Bearer token)', async () => {
