@@ -61,11 +61,13 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     res.json(document);
   });
   // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
+  // One limiter for /v1 and /mcp (the counters live in the store, shared by both).
+  const rateLimit = apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window));
   const v1 = Router();
   v1.use(
     series([
       authentication.any,
-      ...apiKeyRateLimit(deps.rateLimitStore, clock, (window) => container.metrics.rateLimitRefused(window)),
+      ...rateLimit,
       jsonBody(config.BODY_LIMIT),
       inputGuard,
       idempotency(container.idempotency, logger, withoutIdempotencyKey),
@@ -85,6 +87,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     mcpRouter({
       document,
       authenticate: authentication.any,
+      rateLimit,
       jsonBody: jsonBody(config.BODY_LIMIT),
       tools: config.MCP_TOOLS,
       version: config.APP_VERSION,

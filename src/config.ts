@@ -204,3 +204,20 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return config;
 }
+
+/**
+ * Settings that start but deserve a second look, one log line each. `TRUST_PROXY=true` in production
+ * takes the right-most X-Forwarded-For entry from whatever connects, so a client that reaches the
+ * server directly (not through the proxy) names its own address, which key allow-lists then trust.
+ */
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.NODE_ENV === 'production' && config.TRUST_PROXY === 1) {
+    warnings.push(
+      'TRUST_PROXY=true trusts X-Forwarded-For from any peer: a client that reaches this server directly can ' +
+        "choose the address API keys' allowed_ips check. Set TRUST_PROXY to your proxies' addresses or CIDRs " +
+        '(e.g. TRUST_PROXY=10.0.0.0/8), or to loopback/uniquelocal',
+    );
+  }
+  return warnings;
+}

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createTokenVerifier } from './auth/token.js';
 import { systemClock } from './clock.js';
-import { parseConfig, type Config } from './config.js';
+import { configWarnings, parseConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrationConfig } from './db/knex.js';
 import { GracefulShutdown } from './http/graceful-shutdown.js';
@@ -46,12 +46,25 @@ async function printDemoOnFirstStart(database: Database, config: Config): Promis
   );
 }
 
+/**
+ * With DATABASE_URL nothing is created on its own (it may be a production database): an empty one
+ * gets a hint naming the command that creates the first organization.
+ */
+async function hintWithoutOrganization(database: Database, logger: Logger): Promise<void> {
+  if ((await new OpsRepository(database.db).countOrganizations()) > 0) return;
+  logger.info(
+    'no organization yet: `npm run cli -- bootstrap` creates one with a user, a dashboard token, an API key and ' +
+      'an agent (docs/operations.md)',
+  );
+}
+
 /** The database, migrated; closed again (the embedded PostgreSQL stopped) when migrating fails. */
 async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
   const database = await openDatabase(config, logger);
   try {
     const [, applied] = await database.db.migrate.latest(migrationConfig);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+    database.answered();
     return database;
   } catch (error) {
     await database.close().catch(() => {});
@@ -68,6 +81,7 @@ async function main(): Promise<void> {
   loadDotEnv(); // .env, when present; the real environment wins
   const config = await setupStep('config', undefined, () => withJwtSecret(parseConfig(process.env)));
   const logger = createLogger(config);
+  for (const warning of configWarnings(config)) logger.warn(warning);
   const reservation = await PortReservation.reserve(config.PORT, config.HOST);
   const database = await setupStep('database', config.DATABASE_URL, () => openMigratedDatabase(config, logger));
   try {
@@ -106,6 +120,7 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
   if (config.WORKERS_ENABLED) await workers.start();
 
   if (database.embedded) await printDemoOnFirstStart(database, { ...config, PORT: reservation.port });
+  else await hintWithoutOrganization(database, logger);
 
   const server: Server = createHttpServer(app);
   const graceful = new GracefulShutdown(server);

@@ -45,7 +45,21 @@ function target(url: string | undefined, defaultPort: string) {
 
 const UNREACHABLE = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Without DATABASE_URL the database is the embedded one: its settings are DATA_DIR and EMBEDDED_PG_PORT. */
+function explainEmbedded(error: ErrorLike): SetupError | undefined {
+  const code = codeOf(error);
+  if (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && !/Connection terminated|timeout/i.test(error.message))
+    return undefined;
+  return new SetupError(
+    'the embedded PostgreSQL (DATABASE_URL is not set) did not answer on 127.0.0.1',
+    'it may be stopping, or another process started it under this DATA_DIR on another port: run with the ' +
+      'EMBEDDED_PG_PORT and DATA_DIR of the running server (npm start), or set DATABASE_URL',
+    error,
+  );
+}
+
 function explainDatabase(error: ErrorLike, url: string | undefined): SetupError | undefined {
+  if (url === undefined) return explainEmbedded(error);
   const { where, host, user, database } = target(url, '5432');
   const code = codeOf(error);
   if (code === 'ECONNREFUSED') {
@@ -80,6 +94,15 @@ function explainDatabase(error: ErrorLike, url: string | undefined): SetupError 
     return new SetupError(
       `PostgreSQL at ${where} refused the connection: ${error.message}`,
       'allow this host and user in pg_hba.conf or fix DATABASE_URL',
+      error,
+    );
+  }
+  // Closed (FIN) or reset (RST) before any PostgreSQL message: the same cause as seen by the driver.
+  if (code === 'ECONNRESET' || /Connection terminated unexpectedly/i.test(error.message)) {
+    return new SetupError(
+      `the server at ${where} accepted the connection and closed it without answering as PostgreSQL`,
+      'if PostgreSQL is still starting there (a container that just started), wait a moment and start again; ' +
+        'otherwise DATABASE_URL names another service or a proxy without a database behind it: fix the host and port',
       error,
     );
   }

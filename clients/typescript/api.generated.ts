@@ -8922,7 +8922,10 @@ export interface operations {
   deleteKnowledgeBaseChunks: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         documentId: string;
@@ -8984,6 +8987,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -9979,7 +9984,10 @@ export interface operations {
   getCall: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
         callId: string;
@@ -9995,12 +10003,14 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Call'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -10064,6 +10074,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -10086,6 +10098,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -10134,9 +10147,11 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -10422,6 +10437,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -10498,9 +10515,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {
@@ -10732,6 +10751,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -10822,7 +10842,10 @@ export interface operations {
   deleteTestCase: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
+      };
       path: {
         agentId: string;
         caseId: string;
@@ -10884,6 +10907,8 @@ export interface operations {
       };
       405: components['responses']['MethodNotAllowed'];
       409: components['responses']['Conflict'];
+      412: components['responses']['PreconditionFailed'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

@@ -75,3 +75,12 @@ export function assertEveryAgent(auth: AuthContext): void {
     );
   }
 }
+
+/**
+ * The caller as idempotency records and export slots know it: a key's rotation chain (its first
+ * key, the rate-limit budget every key of the chain spends from), so a replacement key sees what the
+ * key it replaced did; a dashboard user by their id.
+ */
+export function callerIdentity(auth: AuthContext): string {
+  return auth.kind === 'api_key' && auth.rateLimit ? `key:${auth.rateLimit.budgetId}` : `user:${auth.userId}`;
+}

@@ -26,6 +26,16 @@ function readPid(file: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
+/** The port a running cluster listens on: the fourth line of its postmaster.pid. */
+function postmasterPort(file: string): number | undefined {
+  try {
+    const port = Number.parseInt(readFileSync(file, 'utf8').split('\n')[3] ?? '', 10);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (isAlive(pid)) {
@@ -153,13 +163,16 @@ export async function startEmbeddedPostgres(options: {
       'embedded PostgreSQL kept where the postgres user can reach it',
     );
 
-  const postmasterPid = readPid(path.join(clusterDir, 'postmaster.pid'));
+  const postmasterFile = path.join(clusterDir, 'postmaster.pid');
+  const postmasterPid = readPid(postmasterFile);
   if (postmasterPid && isAlive(postmasterPid)) {
     const owner = readPid(ownerFile);
     if (owner && owner !== process.pid && isAlive(owner)) {
-      // Another live process of ours (the server while the CLI runs) owns it: share it.
-      options.logger.info({ port: options.port }, 'joining the embedded PostgreSQL started by pid %d', owner);
-      return { url, stop: async () => {} };
+      // Another live process of ours (the server while the CLI runs) owns it: share it, on the port
+      // it was started with, which a second shell's EMBEDDED_PG_PORT need not repeat.
+      const port = postmasterPort(postmasterFile) ?? options.port;
+      options.logger.info({ port }, 'joining the embedded PostgreSQL started by pid %d', owner);
+      return { url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`, stop: async () => {} };
     }
     options.logger.warn({ postmaster_pid: postmasterPid }, 'stopping a PostgreSQL left running by a killed process');
     process.kill(postmasterPid, 'SIGINT');

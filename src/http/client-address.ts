@@ -19,6 +19,12 @@ function vouched(value: string): boolean {
   return given.length === INTERNAL_SECRET.length && timingSafeEqual(given, INTERNAL_SECRET);
 }
 
+/** A request this process sent itself (an MCP tool call), vouched for by the secret. */
+export function isInternalRequest(req: Request): boolean {
+  const secret = req.headers[SECRET_HEADER];
+  return typeof secret === 'string' && vouched(secret);
+}
+
 export function clientAddress(req: Request): string | undefined {
   const secret = req.headers[SECRET_HEADER];
   const forwarded = req.headers[ADDRESS_HEADER];

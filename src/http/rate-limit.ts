@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit, type IncrementResponse, type Store } from 'express-rate-limit';
 import type { Clock } from '../clock.js';
 import { RateLimitedError } from '../errors/index.js';
+import { isInternalRequest } from './client-address.js';
 import { minuteResetAt, type RateLimitStore } from './rate-limit-store.js';
 
 /*
@@ -42,7 +43,11 @@ function setHeaders(res: Response, limit: number, remaining: number, reset: Date
   res.setHeader('X-RateLimit-Reset', String(Math.ceil(reset.getTime() / 1000)));
 }
 
-/** Per API key, minute and hour windows; dashboard tokens are not limited. */
+/**
+ * Per API key, minute and hour windows; dashboard tokens are not limited. In front of /v1 and of /mcp:
+ * every MCP message counts once there, so the REST request a tool call makes to this same process
+ * (vouched for by its secret) is not counted a second time.
+ */
 export function apiKeyRateLimit(
   store: RateLimitStore,
   clock: Clock,
@@ -53,7 +58,7 @@ export function apiKeyRateLimit(
     limit: (req: Request) => req.auth!.rateLimit!.perMinute,
     keyGenerator: (req: Request) =>
       encodeKey(req.auth!.rateLimit!.budgetId, req.auth!.rateLimit!.perMinute, req.auth!.rateLimit!.perHour),
-    skip: (req: Request) => req.auth?.kind !== 'api_key',
+    skip: (req: Request) => req.auth?.kind !== 'api_key' || isInternalRequest(req),
     standardHeaders: false,
     legacyHeaders: false,
     validate: false,

@@ -11,6 +11,7 @@ const CONDITIONAL_READS = [
   'listForwardingSlots',
   'getForwardingSlot',
   'getContact',
+  'getCall',
   'getKnowledgeBaseDocument',
   'getOrganizationKnowledgeBaseDocument',
   'getOrganization',
@@ -42,10 +43,17 @@ const CONDITIONAL_WRITES = [
   'rotateApiKey',
   'deleteApiKey',
   'updateMe',
+  'restoreAgentVersion',
+  'updateCall',
+  'deleteTestCase',
+  'deleteKnowledgeBaseChunks',
 ];
 
 /** A user's own profile belongs to no organization: no `require_if_match`, no 428. */
 const WITHOUT_REQUIREMENT = new Set(['updateMe']);
+
+/** Writes whose answer is another resource than the one `If-Match` names (a restore answers the version). */
+const UNTAGGED_ANSWER = new Set(['restoreAgentVersion']);
 
 /** Creates whose 201 carries the new resource's `ETag`. */
 const TAGGED_CREATES = [
@@ -56,6 +64,7 @@ const TAGGED_CREATES = [
   'createForwardingSlot',
   'createKnowledgeBaseDocument',
   'createOrganizationKnowledgeBaseDocument',
+  'createTestCase',
 ];
 
 /** Writes with `?dry_run=true`. */
@@ -203,7 +212,7 @@ export function addPreconditions(document: OpenApiDocument): void {
       412: ref('responses', 'PreconditionFailed'),
       ...(WITHOUT_REQUIREMENT.has(id) ? {} : { 428: ref('responses', 'PreconditionRequired') }),
     };
-    tagSuccess(operation, DRY_RUNS.includes(id));
+    if (!UNTAGGED_ANSWER.has(id)) tagSuccess(operation, DRY_RUNS.includes(id));
   });
   each(TAGGED_CREATES, (operation, id) => tagSuccess(operation, DRY_RUNS.includes(id)));
   each(DRY_RUNS, (operation) => {

@@ -152,6 +152,31 @@ describe('POST /v1/api-keys/{keyId}/rotate', () => {
     expect(await keyCount()).toBe(count);
   });
 
+  it("refuses to extend or remove a rotated key's expiry with 409, and lets it be brought forward", async () => {
+    const old = await createKey();
+    const { body: fresh } = await rotate(old.id, { overlap_seconds: 600 }).expect(201);
+    const before = await row(old.id);
+    const patch = (body: object) => ctx.http.patch(`/v1/api-keys/${old.id}`).set(bearer()).send(body);
+    for (const expires_at of [null, new Date(ctx.clock.now().getTime() + 601_000).toISOString()]) {
+      const res = await patch({ expires_at }).expect(409);
+      expect(res.body.error).toMatchObject({
+        code: 'CONFLICT',
+        message: `API key was rotated to ${fresh.id}: its expiry can be brought forward, not extended or removed`,
+      });
+      expect(await row(old.id)).toEqual(before);
+    }
+    // Once the overlap has ended, removing the expiry must not revive the old key.
+    ctx.clock.advance(601_000);
+    await patch({ expires_at: null }).expect(409);
+    expect((await getAgent(old.key).expect(401)).body.error.message).toBe('API key has expired');
+    ctx.clock.set(new Date(before.expires_at.getTime() - 600_000));
+    const earlier = new Date(before.expires_at.getTime() - 300_000);
+    await patch({ expires_at: earlier.toISOString(), name: 'Old' }).expect(200);
+    expect((await row(old.id)).expires_at.getTime()).toBe(earlier.getTime());
+    // Its replacement is an ordinary key.
+    await ctx.http.patch(`/v1/api-keys/${fresh.id}`).set(bearer()).send({ expires_at: null }).expect(200);
+  });
+
   it('rotates a key again once its replacement is deleted', async () => {
     const old = await createKey();
     const { body: first } = await rotate(old.id).expect(201);

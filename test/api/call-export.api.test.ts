@@ -244,7 +244,11 @@ describe('GET /v1/agents/{agentId}/calls/export', () => {
         const res = await instance.get(exportPath(agentId)).set('X-API-Key', world.key).expect(429);
         expect(res.body.error.code).toBe('RATE_LIMITED');
       }
-      const held = await ctx.db('call_export_slots').where({ caller: world.keyId }).count({ n: '*' }).first();
+      const held = await ctx
+        .db('call_export_slots')
+        .where({ caller: `key:${world.keyId}` })
+        .count({ n: '*' })
+        .first();
       expect(Number(held!.n)).toBe(2);
       await trx.commit();
       expect((await first).status).toBe(200);
@@ -255,16 +259,37 @@ describe('GET /v1/agents/{agentId}/calls/export', () => {
     }
 
     // Two slots left behind by an instance that died: held while their leases run, free after.
-    const slots = [0, 1].map((slot) => ({ caller: world.keyId, slot, holder: randomUUID() }));
+    const slots = [0, 1].map((slot) => ({ caller: `key:${world.keyId}`, slot, holder: randomUUID() }));
     await ctx
       .db('call_export_slots')
       .insert(slots.map((s) => ({ ...s, lease_until: ctx.db.raw("now() + interval '1 hour'") })));
     await ctx.http.get(exportPath(agentId)).set('X-API-Key', world.key).expect(429);
     await ctx
       .db('call_export_slots')
-      .where({ caller: world.keyId })
+      .where({ caller: `key:${world.keyId}` })
       .update({ lease_until: ctx.db.raw("now() - interval '1 second'") });
     await download(exportPath(agentId), world.key).expect(200);
+  });
+
+  it("shares a key's slots with its replacement after a rotation", async () => {
+    const world = await ctx.build.world();
+    const agentId = await agentWithFields(world);
+    await seedCalls(world, agentId, 3);
+    const held = [0, 1].map((slot) => ({ caller: `key:${world.keyId}`, slot, holder: randomUUID() }));
+    await ctx
+      .db('call_export_slots')
+      .insert(held.map((s) => ({ ...s, lease_until: ctx.db.raw("now() + interval '1 hour'") })));
+    const { body: fresh } = await ctx.http
+      .post(`/v1/api-keys/${world.keyId}/rotate`)
+      .set('Authorization', `Bearer ${world.token}`)
+      .expect(201);
+    const refused = await ctx.http.get(exportPath(agentId)).set('X-API-Key', fresh.key).expect(429);
+    expect(refused.body.error.code).toBe('RATE_LIMITED');
+    await ctx
+      .db('call_export_slots')
+      .where({ caller: `key:${world.keyId}` })
+      .delete();
+    await download(exportPath(agentId), fresh.key).expect(200);
   });
 
   it('frees its slot when the client goes away mid-stream', async () => {

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { expectSchema } from '../support/expect-schema.js';
+import { repoRoot } from '../support/server-process.js';
 import { CallStatsSchema } from '../../src/modules/calls/call-stats.schemas.js';
 
 let ctx: TestContext;
@@ -462,5 +465,24 @@ describe('statistics and totals from the outcome counters', () => {
     }
     const grouped = await stats(path, `${range}&tz=UTC&group_by=extracted.urgency`, world.key);
     expect(summed(grouped).groups).toEqual({ emergency: 6, routine: 6, info: 6, none: 6 });
+  });
+});
+
+describe('docs/calls.md', () => {
+  it("shows the statistics example's from and to as the server answers that very request", async () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/calls.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Statistics'));
+    const query = /GET \/v1\/agents\/\{agentId\}\/calls\/stats(\?\S+)/.exec(section)![1]!;
+    const shown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as Record<string, unknown>;
+    const agentId = await agentWithFields(w);
+    const res = await ctx.http.get(`/v1/agents/${agentId}/calls/stats${query}`).set('X-API-Key', w.key).expect(200);
+    expect({ from: res.body.from, to: res.body.to, interval: res.body.interval, tz: res.body.tz }).toEqual({
+      from: shown.from,
+      to: shown.to,
+      interval: shown.interval,
+      tz: shown.tz,
+    });
+    expect(res.body.buckets[0].start).toBe((shown.buckets as { start: string }[])[0]!.start);
+    expect(res.body.buckets).toHaveLength(31);
   });
 });

@@ -450,6 +450,83 @@ describe('organization', () => {
   });
 });
 
+describe('require_if_match on version restore, call PATCH, test-case DELETE and chunk DELETE', () => {
+  it('answers 428 without If-Match and 412 with a stale one, writing nothing; the current tag passes', async () => {
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    await call('patch', `/v1/agents/${agentId}`, {}, { name: 'Version one' }).expect(200);
+    const { body: versions } = await call('get', `/v1/agents/${agentId}/versions`).expect(200);
+    await call('patch', `/v1/agents/${agentId}`, {}, { name: 'Version two' }).expect(200);
+    const created = await call(
+      'post',
+      `/v1/agents/${agentId}/calls`,
+      {},
+      {
+        call_id: `if-match-${Date.now()}`,
+        phone_number: '+49301234567',
+        duration: 10,
+      },
+    ).expect(201);
+    const callPath = `/v1/agents/${agentId}/calls/${created.body.id}`;
+    const testCase = await call(
+      'post',
+      `/v1/agents/${agentId}/test-cases`,
+      {},
+      {
+        name: 'Monday',
+        input: { at: '2026-11-23T10:00:00+01:00' },
+        expect: { accepting_calls: true },
+      },
+    ).expect(201);
+    const casePath = `/v1/agents/${agentId}/test-cases/${testCase.body.id}`;
+    const doc = await call('post', `/v1/agents/${agentId}/knowledge-base`, {}, { title: 'Chunked', content: '' });
+    expect(doc.status).toBe(201);
+    const chunksPath = `/v1/agents/${agentId}/knowledge-base/${doc.body.id}/chunks`;
+    await call('post', chunksPath, {}, { chunks: [{ content: 'One.', chunk_index: 0 }] }).expect(201);
+    const restorePath = `/v1/agents/${agentId}/versions/${versions.data[0].version}/restore`;
+    const before = async () => ({
+      agent: await ctx.db('agents').where({ id: agentId }).first('name'),
+      call: await ctx.db('calls').where({ id: created.body.id }).first('done'),
+      cases: Number((await ctx.db('agent_test_cases').where({ agent_id: agentId }).count({ n: '*' }).first())!.n),
+      chunks: Number((await ctx.db('kb_chunks').where({ document_id: doc.body.id }).count({ n: '*' }).first())!.n),
+    });
+    const writes = (headers: Record<string, string>) => [
+      call('post', restorePath, headers),
+      call('patch', callPath, headers, { done: true }),
+      call('delete', casePath, headers),
+      call('delete', chunksPath, headers),
+    ];
+    await call('patch', `/v1/organization/${w.orgId}`, {}, { require_if_match: true }).expect(200);
+    try {
+      const state = await before();
+      for (const write of writes({})) {
+        const res = await write.expect(428);
+        expect(res.body.error.code).toBe('PRECONDITION_REQUIRED');
+      }
+      for (const write of writes({ 'If-Match': '"stale"' })) {
+        const res = await write.expect(412);
+        expect(res.body.error.code).toBe('PRECONDITION_FAILED');
+      }
+      expect(await before()).toEqual(state);
+
+      const agentTag = tagOf(await call('get', `/v1/agents/${agentId}`).expect(200));
+      await call('post', restorePath, { 'If-Match': agentTag }).expect(201);
+      expect((await ctx.db('agents').where({ id: agentId }).first('name')).name).toBe('Version one');
+      const callTag = tagOf(await call('get', callPath).expect(200));
+      const patched = await call('patch', callPath, { 'If-Match': callTag }, { done: true }).expect(200);
+      expect(tagOf(patched)).toBe(tagOf(await call('get', callPath).expect(200)));
+      await call('delete', casePath, { 'If-Match': tagOf(testCase) }).expect(204);
+      const docTag = tagOf(await call('get', `/v1/agents/${agentId}/knowledge-base/${doc.body.id}`).expect(200));
+      await call('delete', chunksPath, { 'If-Match': docTag }).expect(204);
+      expect(await before()).toMatchObject({ call: { done: true }, cases: 0, chunks: 0 });
+    } finally {
+      const orgTag = tagOf(await call('get', `/v1/organization/${w.orgId}`).expect(200));
+      await call('patch', `/v1/organization/${w.orgId}`, { 'If-Match': orgTag }, { require_if_match: false }).expect(
+        200,
+      );
+    }
+  });
+});
+
 describe('/v1/me', () => {
   it('GET and PATCH carry the ETag; a stale If-Match is 412', async () => {
     const me = (method: 'get' | 'patch', headers: Record<string, string> = {}, body?: object) => {

@@ -104,6 +104,38 @@ describe('Idempotency-Key on POST', () => {
     expect(await contactsNamed('Per Credential')).toEqual({ n: 2 });
   });
 
+  it("follows a key's rotation: the replacement key gets the replay of what the old key did", async () => {
+    const old = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 1000 });
+    const key = randomUUID();
+    const first = await create(key, { customer_name: 'Rotated Once' }, old.key).expect(201);
+    const rotated = await ctx.http
+      .post(`/v1/api-keys/${old.id}/rotate`)
+      .set('Authorization', `Bearer ${w.token}`)
+      .expect(201);
+    const again = await create(key, { customer_name: 'Rotated Once' }, rotated.body.key).expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await contactsNamed('Rotated Once')).toEqual({ n: 1 });
+  });
+
+  it('replays a dry run as a dry run (Dry-Run: true), and the real request needs its own key', async () => {
+    const key = randomUUID();
+    const path = `${contacts()}?dry_run=true`;
+    const first = await create(key, { customer_name: 'Dry Once' }, w.key, path).expect(200);
+    expect(first.headers['dry-run']).toBe('true');
+    const again = await create(key, { customer_name: 'Dry Once' }, w.key, path).expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['dry-run']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await contactsNamed('Dry Once')).toEqual({ n: 0 });
+    // A real answer, recorded and replayed, never says it was a dry run.
+    const real = randomUUID();
+    await create(real, { customer_name: 'Dry Once' }).expect(201);
+    const replayed = await create(real, { customer_name: 'Dry Once' }).expect(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.headers['dry-run']).toBeUndefined();
+  });
+
   it('does not keep a 400: the corrected request with the same key runs', async () => {
     const key = randomUUID();
     await create(key, { customer_name: 'Bad', phone_number: '12ab' }).expect(400);

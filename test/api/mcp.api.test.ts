@@ -2,11 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXCLUDED_OPERATIONS } from '../../src/modules/mcp/mcp-tools.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { operationsOf } from '../support/openapi.js';
+import { repoRoot } from '../support/server-process.js';
 
 let ctx: TestContext;
 let w: World;
@@ -107,6 +110,25 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(names).toContain('updateAgent');
   });
 
+  it('docs/mcp.md names the numbers of tools and operations this server has', async () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/mcp.md'), 'utf8');
+    const operations = operationsOf(ctx.openapi);
+    const tokenOnly = operations.filter((o) => o.tokenOnly).length;
+    const tools = apiKeyOperationIds().length;
+    const [, shownTools, shownOperations, shownTokenOnly, shownOthers] =
+      /`tools\/list` \((\d+) tools for this all-permission key: the (\d+) operations less the (\d+) token-only ones\s+and (\d+) more left out above;/
+        .exec(doc)!
+        .map(Number);
+    expect({ tools: shownTools, operations: shownOperations, tokenOnly: shownTokenOnly }).toEqual({
+      tools,
+      operations: operations.length,
+      tokenOnly,
+    });
+    expect(shownTools).toBe(operations.length - tokenOnly - shownOthers!);
+    expect(/\| jq '\.result\.tools \| length'\n(\d+)\n/.exec(doc)?.[1]).toBe(String(tools));
+    expect(/MCP \(stdio\): (\d+) tools from/.exec(doc)?.[1]).toBe(String(tools));
+  });
+
   it('calls getAgent and returns the agent as text and structuredContent (API key as a Bearer token)', async () => {
     const client = await httpClient({ Authorization: `Bearer ${w.key}` });
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('getMe');
@@ -200,18 +222,35 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(await agentName(other)).toBe('Out of scope');
   });
 
-  it("counts each tool call against the key's rate limit, and not initialize or tools/list", async () => {
-    const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 2 });
-    const client = await httpClient({ 'X-API-Key': key.key });
-    await client.listTools();
-    await client.listTools();
-    for (let i = 0; i < 2; i++) {
-      const ok = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
-      expect(ok.isError).toBeFalsy();
+  it("counts every message against the key's rate limit once, tools/list and initialize too", async () => {
+    const minute = new Date(Date.now() + 60_000);
+    minute.setUTCSeconds(0, 0);
+    ctx.clock.set(minute);
+    try {
+      const key = await ctx.build.apiKey(w.orgId, w.userId, { rateLimitPerMinute: 6 });
+      // initialize and notifications/initialized: two messages.
+      const client = await httpClient({ 'X-API-Key': key.key });
+      await client.listTools();
+      await client.listTools();
+      // A tool call is one message: its REST request is not counted again.
+      for (let i = 0; i < 2; i++) {
+        const ok = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
+        expect(ok.isError).toBeFalsy();
+      }
+      const refused = await ctx.http
+        .post('/mcp')
+        .set('X-API-Key', key.key)
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} })
+        .expect(429);
+      expect(refused.body.error.code).toBe('RATE_LIMITED');
+      expect(refused.headers['retry-after']).toBe('60');
+      await expect(client.listTools()).rejects.toThrow(/RATE_LIMITED/);
+      // The same budget as /v1.
+      await ctx.http.get(`/v1/agents/${w.agentId}`).set('X-API-Key', key.key).expect(429);
+    } finally {
+      ctx.clock.set(new Date());
     }
-    const limited = await client.callTool({ name: 'getAgent', arguments: { agentId: w.agentId } });
-    expect(limited.isError).toBe(true);
-    expect(text(limited)).toMatch(/^RATE_LIMITED: Rate limit exceeded/);
   });
 
   it('offers only read tools when MCP_TOOLS=read', async () => {

@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { expectSchema } from '../support/expect-schema.js';
+import { repoRoot } from '../support/server-process.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/webhook-receiver.js';
 import { WebhookTestResultSchema } from '../../src/modules/webhooks/webhook-test.schemas.js';
 import { WebhookTestPayloadSchema } from '../../src/modules/webhooks/webhook-payload.js';
@@ -240,5 +243,35 @@ describe('POST /v1/me/webhook/test', () => {
     });
     const firstSecret = await secretOf(w.orgId, w.token);
     expect(() => verified(firstSecret, request!)).toThrow();
+  });
+});
+
+describe('docs/webhooks.md', () => {
+  it("runs the test-ping example's commands as written, in order: each answers 2xx and each ping is delivered", async () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/webhooks.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Test pings'));
+    const block = /```bash\n([\s\S]*?)\n```/.exec(section)![1]!;
+    const world = await ctx.build.world();
+    const commands = block
+      .replace(/\\\n\s*/g, '')
+      .split('\n')
+      .filter((line) => line.startsWith('curl '));
+    expect(commands.length).toBeGreaterThanOrEqual(2);
+    const pings: unknown[] = [];
+    for (const command of commands) {
+      const [, method, target] = /-X (\w+) "\$BASE([^"]+)"/.exec(command)!;
+      const body = /-d '([^']*)'/.exec(command)?.[1];
+      let req = ctx.http[method!.toLowerCase() as 'post' | 'patch'](target!.replace('$AGENT', world.agentId));
+      if (command.includes('X-API-Key: $KEY')) req = req.set('X-API-Key', world.key);
+      if (command.includes('Bearer $TOKEN')) req = req.set('Authorization', `Bearer ${world.token}`);
+      if (body !== undefined) {
+        const json = body.replace(/https:\/\/hooks\.example\.com\/\w+/g, receiver.url('ok'));
+        req = req.set('Content-Type', 'application/json').send(json);
+      }
+      const res = await req;
+      expect(res.status, `${command}\n${JSON.stringify(res.body)}`).toBeLessThan(300);
+      if (target!.endsWith('/webhook/test')) pings.push(res.body);
+    }
+    expect(pings).toEqual([expect.objectContaining({ delivered: true }), expect.objectContaining({ delivered: true })]);
   });
 });

@@ -141,6 +141,11 @@ const cases: Case[] = [
     line: /refused the password of user "postgres": fix the password in DATABASE_URL/,
   },
   {
+    name: 'the database closes the connection without a word',
+    env: async () => ({ DATABASE_URL: `postgres://postgres@127.0.0.1:${await holdPort()}/voice` }),
+    line: /the server at 127\.0\.0\.1:\d+ accepted the connection and closed it without answering as PostgreSQL: if PostgreSQL is still starting .*fix the host and port/,
+  },
+  {
     name: 'the database does not exist',
     env: async () => ({ DATABASE_URL: databaseUrl(adminUrl(), 'vam_no_such_database') }),
     line: /database "vam_no_such_database" does not exist on .*: create it .*or fix the database name in DATABASE_URL/,
@@ -197,6 +202,11 @@ describe.concurrent('a start that cannot succeed', () => {
       expect(lines[0]).toMatch(c.line);
       expect(code).toBe(1);
       expect(server.output()).not.toMatch(/(^|\\n)\s+at /m); // neither on stderr nor in a log line
+      // The line is the only report: no warning or error from the database driver besides it.
+      expect(
+        logLines(server).filter((line) => (line.level ?? 0) >= 40),
+        server.output(),
+      ).toEqual([]);
       // Nothing was started on the way: no credentials printed, no cluster created.
       expect(server.stdout()).not.toContain('First start');
       if (env.DATA_DIR && c.name.startsWith('PORT')) expect(existsSync(path.join(env.DATA_DIR, 'pg'))).toBe(false);
@@ -222,6 +232,48 @@ describe('Redis refuses the connection', () => {
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
   }, 90_000);
+});
+
+describe('a start on a DATABASE_URL without organizations, TRUST_PROXY=true in production', () => {
+  it('creates nothing, logs how to bootstrap, and warns once about TRUST_PROXY', async ({ expect }) => {
+    const database = await createServerDatabase();
+    drops.push(database.drop);
+    const server = start({ NODE_ENV: 'production', TRUST_PROXY: 'true', DATABASE_URL: database.url });
+    await waitUntilListening(server);
+    const lines = logLines(server);
+    expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
+      expect.stringMatching(/^TRUST_PROXY=true trusts X-Forwarded-For from any peer: .*addresses or CIDRs/),
+    ]);
+    expect(lines.map((line) => line.msg)).toContainEqual(
+      expect.stringMatching(/^no organization yet: `npm run cli -- bootstrap` creates one/),
+    );
+    expect(server.stdout()).not.toContain('First start');
+    const db = createDb(database.url, 1);
+    expect(Number((await db('organizations').count({ n: '*' }).first())!.n)).toBe(0);
+    await db.destroy();
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  }, 90_000);
+});
+
+describe('npm run cli in a second shell', () => {
+  it("joins the running server's embedded PostgreSQL on its port, whatever EMBEDDED_PG_PORT it has", async ({
+    expect,
+  }) => {
+    const dataDir = tempDir();
+    const server = start({ DATABASE_URL: undefined, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) });
+    await waitUntilListening(server, 120_000);
+    const cli = spawnServer(process.execPath, ['dist/cli.js', 'credentials'], {
+      env: { DATABASE_URL: undefined, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) },
+      cwd: buildDir,
+    });
+    const { code } = await cli.exited;
+    expect(cli.stderr()).toBe('');
+    expect(code).toBe(0);
+    expect(JSON.parse(cli.stdout())).toMatchObject({ organization: { name: 'Demo Organization' } });
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  }, 180_000);
 });
 
 describe('LOG_LEVEL=debug', () => {

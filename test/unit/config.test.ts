@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+import { configWarnings, parseConfig } from '../../src/config.js';
 
 describe('parseConfig', () => {
   it('takes DATABASE_LISTEN_URL beside DATABASE_URL, and refuses it alone', () => {
@@ -35,5 +35,20 @@ describe('parseConfig', () => {
     ).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1', '192.0.2.0/24']);
     expect(() => parseConfig({ TRUST_PROXY: '10.0.0.0/8, proxy.internal' })).toThrow('TRUST_PROXY: proxy.internal');
     expect(() => parseConfig({ TRUST_PROXY: '10.1.2.3/8' })).toThrow('Host bits are set');
+  });
+});
+
+describe('configWarnings', () => {
+  const secret = 'x'.repeat(32);
+  it('warns once about TRUST_PROXY=true in production, recommending the proxies, and not otherwise', () => {
+    const production = (TRUST_PROXY: string) =>
+      configWarnings(parseConfig({ NODE_ENV: 'production', JWT_SECRET: secret, TRUST_PROXY }));
+    expect(production('true')).toEqual([
+      expect.stringMatching(/^TRUST_PROXY=true trusts X-Forwarded-For from any peer: .*addresses or CIDRs/),
+    ]);
+    expect(production('1')).toHaveLength(1);
+    expect(production('10.0.0.0/8')).toEqual([]);
+    expect(production('false')).toEqual([]);
+    expect(configWarnings(parseConfig({ NODE_ENV: 'development', TRUST_PROXY: 'true' }))).toEqual([]);
   });
 });

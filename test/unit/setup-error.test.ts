@@ -24,6 +24,14 @@ describe('explaining a failed start', () => {
       ],
       [pgError('ENOTFOUND', 'getaddrinfo ENOTFOUND db.internal'), /^database host "db\.internal" was not found/],
       [new Error('timeout expired'), /^PostgreSQL at db\.internal:6432 did not answer/],
+      [
+        pgError('ECONNRESET', 'read ECONNRESET'),
+        /^the server at db\.internal:6432 accepted the connection and closed it without answering as PostgreSQL/,
+      ],
+      [
+        new Error('Connection terminated unexpectedly'),
+        /^the server at db\.internal:6432 accepted the connection and closed it without answering as PostgreSQL: if PostgreSQL is still starting .*fix the host and port/,
+      ],
     ];
     for (const [error, line] of cases) {
       const explained = explainSetupError(error, 'database', url);
@@ -31,6 +39,19 @@ describe('explaining a failed start', () => {
       expect((explained as Error).message).toMatch(line);
       expect((explained as Error).message).not.toContain('s3cret');
       expect((explained as Error).cause).toBe(error);
+    }
+  });
+
+  it('blames EMBEDDED_PG_PORT and DATA_DIR, not DATABASE_URL, when DATABASE_URL is not set', () => {
+    for (const error of [
+      pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:54329'),
+      new Error('Connection terminated unexpectedly'),
+    ]) {
+      const explained = explainSetupError(error, 'database', undefined) as Error;
+      expect(explained).toBeInstanceOf(SetupError);
+      expect(explained.message).toMatch(/^the embedded PostgreSQL \(DATABASE_URL is not set\) did not answer/);
+      expect(explained.message).toMatch(/EMBEDDED_PG_PORT and DATA_DIR of the running server/);
+      expect(explained.message).not.toMatch(/fix .* in DATABASE_URL/);
     }
   });
 

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../http/validate.js';
 import type { AgentVersionService } from './agent-version.service.js';
@@ -21,7 +22,7 @@ export function agentVersionRouter(versions: AgentVersionService): Router {
   });
   router.post('/:version/restore', async (req, res) => {
     const { agentId, version } = parse(versionParams, req.params);
-    res.status(201).json(await versions.restore(authOf(req), agentId, version));
+    res.status(201).json(await versions.restore(authOf(req), agentId, version, writeConditions(req)));
   });
   return router;
 }

@@ -3,6 +3,7 @@ import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import type { Page } from '../../http/pagination.js';
 import { parse } from '../../http/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -100,7 +101,13 @@ export class AgentVersionService {
    * with their ids, tools added since are removed), the workflow through the workflow rules. Any
    * problem (say, an employee deleted since) is a 409 listing them all, and nothing changes.
    */
-  async restore(auth: AuthContext, agentId: string, version: number): Promise<VersionResponse> {
+  /** `If-Match` takes the agent's ETag, checked against the locked agent as a PATCH is. */
+  async restore(
+    auth: AuthContext,
+    agentId: string,
+    version: number,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<VersionResponse> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const target = (await this.find(agent, version)).configuration;
     const current = await this.tools.list(agent.id);
@@ -128,6 +135,7 @@ export class AgentVersionService {
       throw new ConflictError(`Version ${version} cannot be restored: it no longer passes validation`, details);
 
     const restored = await inTransaction(this.db, async (trx) => {
+      await this.agentService.lockForWrite(trx, agent, conditions);
       const now = this.clock.now();
       const row = await this.agents
         .with(trx)

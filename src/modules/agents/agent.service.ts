@@ -137,8 +137,11 @@ export class AgentService {
     return toAgent(row);
   }
 
-  /** The agent's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
-  private async lockForWrite(
+  /**
+   * The agent's row locked for this write, after its `If-Match` (412) and the organization's rule
+   * (428); restoring a version takes it too.
+   */
+  async lockForWrite(
     trx: Knex.Transaction,
     agent: { id: string; organization_id: string },
     conditions: WriteConditions,

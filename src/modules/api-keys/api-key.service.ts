@@ -80,7 +80,8 @@ export class ApiKeyService {
     await this.validateReferences(auth, input);
     const { expires_at, ...changes } = input;
     const updated = await inTransaction(this.db, async (trx) => {
-      await this.lockForWrite(trx, keyId, orgs, conditions);
+      const current = await this.lockForWrite(trx, keyId, orgs, conditions);
+      if (expires_at !== undefined) assertExpiryNotExtended(current, expires_at);
       return this.keys
         .with(trx)
         .update(
@@ -196,6 +197,21 @@ export class ApiKeyService {
       if (!found.has(id)) details.push({ field: `allowed_agent_ids[${i}]`, message: 'Agent not found' });
     });
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
+  }
+}
+
+/**
+ * A rotated key lives only for the overlap its rotation gave it: its expiry may come earlier, never
+ * later (nor be removed), or the replaced credential would outlive its replacement's purpose.
+ */
+function assertExpiryNotExtended(key: ApiKeyRecord, expiresAt: string | null): void {
+  if (!key.rotated_to) return;
+  const current = key.expires_at?.getTime() ?? Infinity;
+  const requested = expiresAt === null ? Infinity : new Date(expiresAt).getTime();
+  if (requested > current) {
+    throw new ConflictError(
+      `API key was rotated to ${key.rotated_to}: its expiry can be brought forward, not extended or removed`,
+    );
   }
 }
 

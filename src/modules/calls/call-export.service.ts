@@ -1,4 +1,4 @@
-import type { AuthContext } from '../../auth/auth-context.js';
+import { callerIdentity, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors/index.js';
 import { z } from '../../openapi/zod.js';
@@ -65,7 +65,7 @@ export class CallExportService {
   async open(auth: AuthContext, agentId: string, query: unknown): Promise<CallExport> {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     const { format, ...filters } = parseCallsQuery(CallExportQuery, agent, query);
-    const caller = auth.apiKeyId ?? `user:${auth.userId}`;
+    const caller = callerIdentity(auth);
     // Counted across instances (call_export_slots); the slot is a lease renewed while the export runs.
     const held = await this.slots.take(caller, EXPORTS_PER_KEY, EXPORT_LEASE_SECONDS);
     if (!held) throw new ExportLimitError();
@@ -114,6 +114,6 @@ export class CallExportService {
 
   /** Exports running now for this caller, in every instance (for tests and metrics). */
   async runningFor(auth: AuthContext): Promise<number> {
-    return this.slots.held(auth.apiKeyId ?? `user:${auth.userId}`);
+    return this.slots.held(callerIdentity(auth));
   }
 }

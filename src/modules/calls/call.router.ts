@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { CallService } from './call.service.js';
@@ -66,12 +67,12 @@ export function callRouter(calls: CallService, stats: CallStatsService, exporter
 
   router.get('/:callId', async (req, res) => {
     const { agentId, callId } = parse(callParams, req.params);
-    res.json(await calls.get(authOf(req), agentId, callId));
+    sendResource(req, res, await calls.get(authOf(req), agentId, callId));
   });
 
   router.patch('/:callId', async (req, res) => {
     const { agentId, callId } = parse(callParams, req.params);
-    res.json(await calls.update(authOf(req), agentId, callId, req.body));
+    sendResource(req, res, await calls.update(authOf(req), agentId, callId, req.body, writeConditions(req)));
   });
 
   return router;

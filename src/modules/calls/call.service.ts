@@ -3,8 +3,10 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
 import { parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
@@ -98,7 +100,14 @@ export class CallService {
   }
 
   /** done, note, employee_id, extracted_data (replaced whole). Marking a call done trashes it when the organization auto-deletes done calls. */
-  async update(auth: AuthContext, agentId: string, callId: string, body: unknown): Promise<Call> {
+  /** `If-Match` is checked against the locked call, as its GET shows it. */
+  async update(
+    auth: AuthContext,
+    agentId: string,
+    callId: string,
+    body: unknown,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<Call> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
     const { extracted_data: extractedInput, ...input } = parseBody(UpdateCallSchema, body);
@@ -107,6 +116,10 @@ export class CallService {
       const calls = this.calls.with(trx);
       const current = await calls.lock(agent, callId);
       if (!current) throw new NotFoundError('Call');
+      await assertWritePreconditions(trx, conditions, {
+        organizationId: agent.organization_id,
+        current: toCall(current),
+      });
       if (input.employee_id) await this.requireEmployee(calls, agent, input.employee_id);
       const changes: Partial<CallRow> = Object.fromEntries(
         Object.entries(input).filter(([, value]) => value !== undefined),

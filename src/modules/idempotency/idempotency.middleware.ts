@@ -7,6 +7,17 @@ import type { IdempotencyService } from './idempotency.service.js';
 export const IDEMPOTENT_METHODS = ['POST', 'PUT', 'PATCH'] as const;
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** Headers that say what the answer was, so its replay says the same (a dry run stays a dry run). */
+const KEPT_HEADERS = ['Dry-Run', 'Test-Cases-Failed'] as const;
+
+function keptHeaders(res: Response): Record<string, string> | null {
+  let kept: Record<string, string> | null = null;
+  for (const name of KEPT_HEADERS) {
+    const value = res.get(name);
+    if (value !== undefined) (kept ??= {})[name] = value;
+  }
+  return kept;
+}
 
 function bodyText(chunk: unknown): string | null {
   if (chunk === undefined || chunk === null || typeof chunk === 'function') return null;
@@ -36,8 +47,9 @@ export function idempotency(
       return next();
     const begun = await service.begin(req.auth, header, { method: req.method, path: req.originalUrl, body: req.body });
     if (begun.kind === 'replay') {
-      const { status, contentType, location, body } = begun.response;
+      const { status, contentType, location, body, headers } = begun.response;
       res.status(status).set(REPLAYED_HEADER, 'true');
+      if (headers) res.set(headers);
       if (contentType) res.set('Content-Type', contentType);
       if (location) res.set('Location', location);
       res.end(body ?? undefined);
@@ -55,6 +67,7 @@ export function idempotency(
           contentType: res.get('Content-Type') ?? null,
           location: res.get('Location') ?? null,
           body: bodyText(args[0]),
+          headers: keptHeaders(res),
         })
         .catch((error) => logger.warn({ err: error }, 'idempotency record not completed'))
         .finally(() => end(...args));

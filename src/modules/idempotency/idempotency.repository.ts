@@ -7,6 +7,7 @@ export type IdempotencyRecord = {
   response_content_type: string | null;
   response_location: string | null;
   response_body: string | null;
+  response_headers: Record<string, string> | null;
 };
 
 export type StoredResponse = {
@@ -14,6 +15,8 @@ export type StoredResponse = {
   contentType: string | null;
   location: string | null;
   body: string | null;
+  /** Headers that describe the answer (`Dry-Run`, `Test-Cases-Failed`); null when it had none. */
+  headers: Record<string, string> | null;
 };
 
 const COLUMNS = [
@@ -23,6 +26,7 @@ const COLUMNS = [
   'response_content_type',
   'response_location',
   'response_body',
+  'response_headers',
 ] as const;
 
 /** `idempotency_keys`: one row per credential and key. */
@@ -49,6 +53,7 @@ export class IdempotencyRepository {
        ON CONFLICT (credential, idempotency_key) DO UPDATE SET
          organization_id = EXCLUDED.organization_id, fingerprint = EXCLUDED.fingerprint, state = 'running',
          response_status = NULL, response_content_type = NULL, response_location = NULL, response_body = NULL,
+         response_headers = NULL,
          locked_at = EXCLUDED.locked_at, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
        WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
           OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_at <= ?)
@@ -74,13 +79,16 @@ export class IdempotencyRepository {
   }
 
   async complete(credential: string, key: string, response: StoredResponse): Promise<void> {
-    await this.db('idempotency_keys').where({ credential, idempotency_key: key, state: 'running' }).update({
-      state: 'done',
-      response_status: response.status,
-      response_content_type: response.contentType,
-      response_location: response.location,
-      response_body: response.body,
-    });
+    await this.db('idempotency_keys')
+      .where({ credential, idempotency_key: key, state: 'running' })
+      .update({
+        state: 'done',
+        response_status: response.status,
+        response_content_type: response.contentType,
+        response_location: response.location,
+        response_body: response.body,
+        response_headers: response.headers === null ? null : JSON.stringify(response.headers),
+      });
   }
 
   /** The request ended in a way a retry should run again (validation error, outage). */

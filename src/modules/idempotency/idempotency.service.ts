@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuthContext } from '../../auth/auth-context.js';
+import { callerIdentity, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../../errors/index.js';
 import type { IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
@@ -48,7 +48,7 @@ export class IdempotencyService {
 
   async begin(auth: AuthContext, header: string, request: IdempotentRequest, attempt = 0): Promise<Begin> {
     const key = parseIdempotencyKey(header);
-    const credential = auth.apiKeyId ? `key:${auth.apiKeyId}` : `user:${auth.userId}`;
+    const credential = callerIdentity(auth);
     const organizations = [...auth.organizations.keys()];
     const fingerprint = fingerprintOf(request);
     const now = this.clock.now();
@@ -77,6 +77,7 @@ export class IdempotencyService {
         contentType: record.response_content_type,
         location: record.response_location,
         body: record.response_body,
+        headers: record.response_headers,
       },
     };
   }

@@ -60,7 +60,7 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
 
   router.delete('/:documentId/chunks', async (req, res) => {
     const { agentId, documentId } = parse(documentParams, req.params);
-    await kb.deleteChunks(authOf(req), agentId, documentId);
+    await kb.deleteChunks(authOf(req), agentId, documentId, writeConditions(req));
     res.status(204).end();
   });
 

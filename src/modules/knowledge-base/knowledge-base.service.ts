@@ -141,7 +141,13 @@ export class KnowledgeBaseService {
     return this.documents.listChunks(agent.organization_id, documentId, page);
   }
 
-  async deleteChunks(auth: AuthContext, agentId: string, documentId: string): Promise<void> {
+  /** `If-Match` takes the document's ETag: its chunks are part of it. */
+  async deleteChunks(
+    auth: AuthContext,
+    agentId: string,
+    documentId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const now = this.clock.now();
@@ -149,9 +155,8 @@ export class KnowledgeBaseService {
       // Lock order (src/db/locks.ts): the document row, then its chunks, as a document delete
       // (whose cascade reaches the chunks through the row) takes them. A document deleted since
       // the check above is gone with its chunks: 404.
-      const documents = this.documents.with(trx);
-      if (!(await documents.lock(agent.organization_id, documentId))) throw new NotFoundError('Document');
-      await documents.deleteChunks(agent.organization_id, documentId, now);
+      await this.lockForWrite(trx, agent, documentId, conditions);
+      await this.documents.with(trx).deleteChunks(agent.organization_id, documentId, now);
     });
   }
 

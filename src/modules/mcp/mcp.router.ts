@@ -10,6 +10,8 @@ export type McpRouterDeps = {
   document: object;
   /** The same authentication as /v1 (X-API-Key or Authorization: Bearer). */
   authenticate: RequestHandler;
+  /** The same API-key rate limit as /v1: every MCP message counts (tools/list and initialize too). */
+  rateLimit: RequestHandler[];
   /** The same JSON body parser as /v1. */
   jsonBody: RequestHandler;
   tools: 'read' | 'all';
@@ -72,7 +74,7 @@ const loadSdk = () => (sdk ??= importSdk());
 export function mcpRouter(deps: McpRouterDeps): Router {
   const tools = toolsFromDocument(deps.document);
   const router = Router();
-  router.post('/', bearerApiKey, deps.authenticate, deps.jsonBody, async (req, res) => {
+  router.post('/', bearerApiKey, deps.authenticate, ...deps.rateLimit, deps.jsonBody, async (req, res) => {
     const [{ StreamableHTTPServerTransport }, { createMcpServer, fetchDispatch }] = await loadSdk();
     const visible = visibleTools(tools, callerOf(req.auth as AuthContext), deps.tools);
     let calls = 0;

@@ -143,6 +143,11 @@ export class SimulationRepository {
     return row;
   }
 
+  /** Inside a transaction: the case locked for a write (undefined: no such case of this agent). */
+  async findCaseForUpdate(agentId: string, id: string): Promise<TestCaseRow | undefined> {
+    return this.db('agent_test_cases').where({ agent_id: agentId, id }).forUpdate().first(CASE_COLUMNS);
+  }
+
   async deleteCase(agentId: string, id: string): Promise<boolean> {
     return (await this.db('agent_test_cases').where({ agent_id: agentId, id }).delete()) > 0;
   }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../http/validate.js';
 import { testCaseParams } from './simulation.schemas.js';
@@ -24,7 +25,7 @@ export function testCaseRouter(cases: TestCaseService): Router {
   });
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await cases.create(authOf(req), agentId, req.body));
+    sendResource(req, res, await cases.create(authOf(req), agentId, req.body), { status: 201 });
   });
   router.post('/run', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
@@ -36,7 +37,7 @@ export function testCaseRouter(cases: TestCaseService): Router {
   });
   router.delete('/:caseId', async (req, res) => {
     const { agentId, caseId } = parse(testCaseParams, req.params);
-    await cases.delete(authOf(req), agentId, caseId);
+    await cases.delete(authOf(req), agentId, caseId, writeConditions(req));
     res.status(204).end();
   });
   return router;

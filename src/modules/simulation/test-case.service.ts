@@ -2,7 +2,9 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, NotFoundError } from '../../errors/index.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
 import { parseBody } from '../../http/validate.js';
+import { assertWritePreconditions } from '../../http/write-preconditions.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { E164 } from '../agents/agent-input.schemas.js';
 import { callerDisclosure } from '../agents/caller-disclosure.js';
@@ -83,9 +85,24 @@ export class TestCaseService {
     return toTestCase(row);
   }
 
-  async delete(auth: AuthContext, agentId: string, caseId: string): Promise<void> {
+  /** `If-Match` takes the case's ETag (its create answer's, or the tag of the case as the list shows it). */
+  async delete(
+    auth: AuthContext,
+    agentId: string,
+    caseId: string,
+    conditions: WriteConditions = UNCONDITIONAL,
+  ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
-    if (!(await this.repository.deleteCase(agent.id, caseId))) throw new NotFoundError('Test case');
+    await inTransaction(this.db, async (trx) => {
+      const repository = this.repository.with(trx);
+      const current = await repository.findCaseForUpdate(agent.id, caseId);
+      if (!current) throw new NotFoundError('Test case');
+      await assertWritePreconditions(trx, conditions, {
+        organizationId: agent.organization_id,
+        current: toTestCase(current),
+      });
+      await repository.deleteCase(agent.id, caseId);
+    });
   }
 
   /** Every saved case against the stored configuration, a stored version, or unsaved changes (agents:read). */
