@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { assertPermission, type AuthContext } from '../auth/auth-context.js';
-import type { Permission } from '../auth/permissions.js';
+import { isPermission, type Permission } from '../auth/permissions.js';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors/index.js';
 import type { OpenApiDocument } from '../openapi/document.js';
 import { operationPermission } from '../openapi/operation-permission.js';
@@ -58,6 +58,7 @@ function ruleOf(path: string, operation: Operation, document: OpenApiDocument): 
     return index === -1 ? undefined : index;
   };
   const security = operation.security ?? [];
+  const permission = operationPermission(operation);
   return {
     accepted: [...query.map((p) => p.name), ...prefixes.map((prefix) => `${prefix}<name>`)],
     names: new Set(query.map((p) => p.name)),
@@ -65,7 +66,7 @@ function ruleOf(path: string, operation: Operation, document: OpenApiDocument): 
     prefixes,
     isPublic: security.length === 0,
     tokenOnly: security.length > 0 && security.every((requirement) => !('ApiKeyAuth' in requirement)),
-    permission: operationPermission(operation),
+    permission: permission !== undefined && isPermission(permission) ? permission : undefined,
     agentSegment: segment('agentId'),
     orgSegment: segment('orgId'),
   };
@@ -139,8 +140,11 @@ export function queryProblems(rule: QueryRule, query: Record<string, unknown>): 
   const details: ErrorDetail[] = [];
   for (const name of Object.keys(query)) {
     if (name === ALWAYS_ACCEPTED) continue;
-    if (!rule.names.has(name) && !rule.prefixes.some((prefix) => name.startsWith(prefix))) {
-      details.push({ field: name, message: unknownMessage(name, rule) });
+    if (!rule.names.has(name)) {
+      // A family's parameters are the service's to check, repetition included.
+      if (!rule.prefixes.some((prefix) => name.startsWith(prefix))) {
+        details.push({ field: name, message: unknownMessage(name, rule) });
+      }
     } else if (Array.isArray(query[name]) && !rule.arrays.has(name)) {
       details.push({ field: name, message: 'Given more than once; send it once' });
     }

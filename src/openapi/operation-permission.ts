@@ -1,5 +1,3 @@
-import { isPermission, type Permission } from '../auth/permissions.js';
-
 const PERMISSION_IN_SUMMARY = /\b([a-z]+:(?:read|write))\b/;
 
 /**
@@ -7,8 +5,7 @@ const PERMISSION_IN_SUMMARY = /\b([a-z]+:(?:read|write))\b/;
  * else the permission its summary names (`List calls (calls:read)`); undefined for the public and
  * the role-only operations (API keys, webhook secret, /me).
  */
-export function operationPermission(operation: { summary?: string; 'x-permission'?: unknown }): Permission | undefined {
+export function operationPermission(operation: { summary?: string; 'x-permission'?: unknown }): string | undefined {
   const declared = operation['x-permission'];
-  const name = typeof declared === 'string' ? declared : PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
-  return name !== undefined && isPermission(name) ? name : undefined;
+  return typeof declared === 'string' ? declared : PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
 }
