@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { operationsOf, type Operation } from '../support/openapi.js';
+import { isPermission } from '../../src/auth/permissions.js';
+import { toolsFromDocument } from '../../src/modules/mcp/mcp-tools.js';
 import type { OpenApiDocument } from '../../src/openapi/document.js';
+import { operationPermission } from '../../src/openapi/operation-permission.js';
 
 // Every operation refuses a query parameter its entry in the OpenAPI document does not declare.
 let ctx: TestContext;
@@ -19,12 +22,14 @@ afterAll(() => ctx.close());
 const calls = (agentId = w.agentId) => `/v1/agents/${agentId}/calls`;
 
 type DocParameter = { $ref?: string; name?: string; in?: string };
+type DocOperation = { operationId?: string; summary?: string; parameters?: DocParameter[] };
+
+const entryOf = (op: Operation) =>
+  (document.paths as Record<string, Record<string, DocOperation>>)[op.path]![op.method]!;
 
 /** The query parameters the document declares for one operation, as the client sees them. */
 function declaredQuery(op: Operation): string[] {
-  const entry = (document.paths as Record<string, Record<string, { parameters?: DocParameter[] }>>)[op.path]![
-    op.method
-  ]!;
+  const entry = entryOf(op);
   const shared = (document.components?.parameters ?? {}) as Record<string, DocParameter>;
   return (entry.parameters ?? [])
     .map((p) => (p.$ref ? shared[p.$ref.split('/').pop()!]! : p))
@@ -236,5 +241,23 @@ describe("TalkPilot's documented filters still answer 200", () => {
       .expect(200);
     await ctx.http.get(`/v1/api-keys?organization_id=${w.orgId}`).set('Authorization', `Bearer ${w.token}`).expect(200);
     await ctx.http.get('/v1/agents?page=1&limit=5').set('X-API-Key', w.key).expect(200);
+  });
+});
+
+describe('what clients are told', () => {
+  it('gives the MCP tools no query argument the operation does not declare', () => {
+    const tools = new Map(toolsFromDocument(document).map((tool) => [tool.name, tool]));
+    for (const op of operationsOf(document)) {
+      const tool = tools.get(entryOf(op).operationId!);
+      if (!tool) continue;
+      expect(declaredQuery(op), tool.name).toEqual(expect.arrayContaining(tool.queryParams));
+    }
+  });
+
+  it('names a permission for every operation an API key may call, so that its 403 comes before the 400', () => {
+    for (const op of operationsOf(document).filter((o) => !o.public && !o.tokenOnly)) {
+      const permission = operationPermission(entryOf(op)) ?? '';
+      expect(isPermission(permission), `${op.method} ${op.path}`).toBe(true);
+    }
   });
 });
