@@ -76,6 +76,7 @@ export type QueryRules = (method: string, template: string) => QueryRule | undef
 
 /** Every operation's rule, keyed by path template and method, so that a request looks its rule up once. */
 export function queryRules(document: OpenApiDocument): QueryRules {
+  // By path, then method: a lookup builds no string.
   const byPath = new Map<string, Map<string, QueryRule>>();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     const byMethod = new Map<string, QueryRule>();
@@ -136,21 +137,24 @@ function unknownMessage(name: string, rule: QueryRule): string {
  * non-array parameter given more than once. `query` is Express' parsed query (the simple parser:
  * a repeated name is an array, `a[b]` stays a name of its own).
  */
-export function queryProblems(rule: QueryRule, query: Record<string, unknown>): ErrorDetail[] {
-  const details: ErrorDetail[] = [];
-  for (const name of Object.keys(query)) {
+export function queryProblems(rule: QueryRule, query: Record<string, unknown>): readonly ErrorDetail[] {
+  // Allocates nothing for a query that passes, which is every request of a working client.
+  let details: ErrorDetail[] | undefined;
+  for (const name in query) {
     if (name === ALWAYS_ACCEPTED) continue;
     if (!rule.names.has(name)) {
       // A family's parameters are the service's to check, repetition included.
       if (!rule.prefixes.some((prefix) => name.startsWith(prefix))) {
-        details.push({ field: name, message: unknownMessage(name, rule) });
+        (details ??= []).push({ field: name, message: unknownMessage(name, rule) });
       }
     } else if (Array.isArray(query[name]) && !rule.arrays.has(name)) {
-      details.push({ field: name, message: 'Given more than once; send it once' });
+      (details ??= []).push({ field: name, message: 'Given more than once; send it once' });
     }
   }
-  return details;
+  return details ?? NONE;
 }
+
+const NONE: readonly ErrorDetail[] = Object.freeze([]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -195,7 +199,7 @@ export function strictQuery(rules: QueryRules, agents: AgentResolver): RequestHa
     if (!rule) return next();
     const details = queryProblems(rule, req.query as Record<string, unknown>);
     if (details.length === 0) return next();
-    const refused = new ValidationError('Invalid query parameters', details);
+    const refused = new ValidationError('Invalid query parameters', [...details]);
     if (rule.isPublic || !req.auth) return next(refused);
     // The mount's dashboard-token guard answers an API key with its own 401.
     if (rule.tokenOnly && req.auth.kind !== 'token') return next();
