@@ -6,8 +6,8 @@ import type { OpenApiDocument } from '../openapi/document.js';
 import { operationPermission } from '../openapi/operation-permission.js';
 
 /**
- * Query parameter names every operation accepts besides its declared ones: `_`, the cache buster
- * that browsers' and jQuery's `cache: false` append.
+ * The one query parameter every operation accepts besides its declared ones: `_`, the cache buster
+ * that jQuery's `cache: false` and many HTTP clients append.
  */
 export const ALWAYS_ACCEPTED = '_';
 
