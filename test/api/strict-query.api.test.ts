@@ -81,6 +81,19 @@ describe('an undeclared query parameter (every operation of the document)', () =
     expect(await callCount()).toBe(before);
   });
 
+  it('leaves an Idempotency-Key free for the corrected request', async () => {
+    const key = `strict-${randomUUID()}`;
+    const body = { call_id: `strict-${randomUUID()}`, duration: 5 };
+    await ctx.http
+      .post(`${calls()}?bogus=1`)
+      .set('X-API-Key', w.key)
+      .set('Idempotency-Key', key)
+      .send(body)
+      .expect(400);
+    const res = await ctx.http.post(calls()).set('X-API-Key', w.key).set('Idempotency-Key', key).send(body).expect(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
   it('names every unknown parameter, each once, beside a declared one', async () => {
     const res = await ctx.http.get(`${calls()}?done=true&foo=1&bar=2`).set('X-API-Key', w.key).expect(400);
     expect(res.body.error.message).toBe('Invalid query parameters');
