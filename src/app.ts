@@ -17,6 +17,7 @@ import { requestLog } from './http/request-log.js';
 import { matchRoute, routeMatcher } from './http/route-match.js';
 import { securityHeaders } from './http/security-headers.js';
 import { series } from './http/series.js';
+import { queryRules, strictQuery } from './http/strict-query.js';
 import './http/types.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 
@@ -56,8 +57,10 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     ]),
   );
 
-  for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, router);
-  app.get('/v1/openapi.json', (_req, res) => {
+  // Every operation refuses a query parameter its document entry does not declare.
+  const strict = strictQuery(queryRules(document), container.agentAccess);
+  for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, strict, router);
+  app.get('/v1/openapi.json', strict, (_req, res) => {
     res.json(document);
   });
   // One router under /v1: the prefix is matched and stripped once per request, not once per layer.
@@ -72,6 +75,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
       inputGuard,
       idempotency(container.idempotency, logger, withoutIdempotencyKey),
       auditContext(container.auditRecorder),
+      strict,
     ]),
   );
   for (const { path, access = 'any', router } of mounts) {

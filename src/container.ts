@@ -279,6 +279,8 @@ export function buildContainer(deps: AppDeps) {
     cache,
     /** What authentication reads: the cache, or (cache off) the database, key and agent in one query. */
     credentials: config.READ_CACHE_ENABLED ? cache : credentials,
+    /** The agent check of the services, also asked before a query's 400 (src/http/strict-query.ts). */
+    agentAccess,
     lastUsed,
     metrics,
     modules,

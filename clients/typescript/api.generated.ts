@@ -3608,7 +3608,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a body that is not a JSON object); `details` names the field */
+    /** @description VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a query parameter the operation does not declare or a declared one given twice, a body that is not a JSON object); `details` names the field */
     BadRequest: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3733,6 +3733,7 @@ export interface operations {
           'application/json': components['schemas']['Health'];
         };
       };
+      400: components['responses']['BadRequest'];
       405: components['responses']['MethodNotAllowed'];
       500: components['responses']['InternalError'];
       /** @description The database does not answer */
@@ -3779,6 +3780,7 @@ export interface operations {
           };
         };
       };
+      400: components['responses']['BadRequest'];
       405: components['responses']['MethodNotAllowed'];
       500: components['responses']['InternalError'];
     };

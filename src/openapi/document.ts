@@ -86,8 +86,9 @@ function registerComponents(registry: OpenAPIRegistry): void {
     'responses',
     'BadRequest',
     error(
-      'VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a body that is not a JSON ' +
-        'object); `details` names the field',
+      'VALIDATION_ERROR: the request cannot be read (a malformed path, query or header, a query parameter the ' +
+        'operation does not declare or a declared one given twice, a body that is not a JSON object); `details` ' +
+        'names the field',
     ),
   );
   registry.registerComponent(
@@ -157,10 +158,11 @@ function addCrossCuttingParts(document: OpenApiDocument): void {
     }
     responses['405'] ??= ref('responses', 'MethodNotAllowed');
     responses['500'] ??= ref('responses', 'InternalError');
+    // Any operation refuses a query parameter it does not declare (src/http/strict-query.ts).
+    responses['400'] ??= ref('responses', 'BadRequest');
     if (op.security.length > 0) {
       // Behind the credentials every request passes the same middleware (src/app.ts): the input
       // guard and the path decoding can refuse any of them, and any of them may meet a database outage.
-      responses['400'] ??= ref('responses', 'BadRequest');
       responses['503'] ??= ref('responses', 'ServiceUnavailable');
       if (WRITES.has(method)) {
         // The body parser reads every write, whether the operation takes a body or not.

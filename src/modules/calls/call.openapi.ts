@@ -10,6 +10,7 @@ import {
   PaginationSchema,
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
+import { QUERY_PREFIXES } from '../../http/strict-query.js';
 import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
 import { EXPORT_FORMATS, EXPORTS_PER_KEY } from './call-export.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
@@ -74,6 +75,9 @@ export const EXTRACTED_FILTERS_DESCRIPTION =
   '`extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; ' +
   'an unknown field or a value of the wrong type is 400 naming the parameter.';
 
+/** The `extracted.` family, declared on the operations that take it (checked in extracted-filters.ts). */
+const EXTRACTED_QUERY_PREFIXES = ['extracted.'];
+
 const statsQueryShape = {
   from: z
     .string()
@@ -130,6 +134,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     tags,
     summary: 'List calls (calls:read), newest first; items without the transcript',
     description: EXTRACTED_FILTERS_DESCRIPTION,
+    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
     security: anyAuth,
     request: { params: AgentParams, query: ListQuery },
     responses: { 200: json(CallPageSchema, 'A page of calls'), ...errors },
@@ -160,6 +165,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       'Counts, done counts and durations per hour, day, week or month in a time zone, empty buckets included; ' +
       "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
       EXTRACTED_FILTERS_DESCRIPTION,
+    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
     security: anyAuth,
     request: { params: AgentParams, query: AgentStatsQuery },
     responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
@@ -176,6 +182,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       'call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as ' +
       `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
       EXTRACTED_FILTERS_DESCRIPTION,
+    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
     security: anyAuth,
     request: { params: AgentParams, query: ExportQuery },
     responses: {

@@ -4,6 +4,8 @@
  * a tool call's arguments back to the HTTP request it stands for.
  */
 
+import { operationPermission } from '../../openapi/operation-permission.js';
+
 /**
  * Operations whose answer carries a secret (an assistant's transcript is no place for one), and the
  * calls export, a stream of up to millions of calls that a tool result would hold in memory whole.
@@ -71,7 +73,6 @@ export type McpTool = {
 };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-const PERMISSION_IN_SUMMARY = /\b([a-z]+:(?:read|write))\b/;
 
 /** `#/components/schemas/X` (and parameters) replaced by what they point at, so each schema stands alone. */
 function inline(schema: unknown, document: ToolSourceDocument, seen: readonly string[] = []): unknown {
@@ -153,7 +154,7 @@ function toolFrom(
 ): McpTool | undefined {
   const name = operation.operationId;
   if (!name) return undefined;
-  const permission = PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
+  const permission = operationPermission(operation);
   // A POST that needs only a read permission (a greeting preview, a knowledge-base search) reads.
   const readOnly = method === 'get' || permission?.endsWith(':read') === true;
   const tool: McpTool = {

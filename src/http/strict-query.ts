@@ -1,0 +1,208 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { assertPermission, type AuthContext } from '../auth/auth-context.js';
+import { isPermission, type Permission } from '../auth/permissions.js';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors/index.js';
+import type { OpenApiDocument } from '../openapi/document.js';
+import { operationPermission } from '../openapi/operation-permission.js';
+
+/**
+ * The one query parameter every operation accepts besides its declared ones: `_`, the cache buster
+ * that jQuery's `cache: false` and many HTTP clients append.
+ */
+export const ALWAYS_ACCEPTED = '_';
+
+/**
+ * The operation extension naming families of query parameters whose names depend on the data, such
+ * as `extracted.<name>` (one per analysis field of the agent): a parameter starting with one of the
+ * listed prefixes is the operation's own, checked by its service.
+ */
+export const QUERY_PREFIXES = 'x-query-prefixes';
+
+/** What one operation of the document accepts in its query string, computed once at startup. */
+export type QueryRule = {
+  /** Declared names in document order, then the prefix families (`extracted.<name>`), for messages. */
+  accepted: readonly string[];
+  names: ReadonlySet<string>;
+  /** Declared as arrays: the only parameters that may be given more than once. */
+  arrays: ReadonlySet<string>;
+  prefixes: readonly string[];
+  /** No credentials: the 400 needs no access check before it. */
+  isPublic: boolean;
+  /** Only a dashboard token may call it: an API key gets the mount's own 401 first. */
+  tokenOnly: boolean;
+  permission: Permission | undefined;
+  /** Index of the `{agentId}` / `{orgId}` segment in the path, if the path has one. */
+  agentSegment: number | undefined;
+  orgSegment: number | undefined;
+};
+
+type Parameter = { $ref?: string; name?: string; in?: string; schema?: { type?: unknown } };
+type Operation = {
+  parameters?: Parameter[];
+  security?: Record<string, string[]>[];
+  summary?: string;
+  [QUERY_PREFIXES]?: string[];
+};
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+function ruleOf(path: string, operation: Operation, document: OpenApiDocument): QueryRule {
+  const shared = (document.components?.parameters ?? {}) as Record<string, Parameter>;
+  const query = (operation.parameters ?? [])
+    .map((p) => (p.$ref ? shared[p.$ref.split('/').pop()!] : p))
+    .filter((p): p is Parameter & { name: string } => p?.in === 'query' && typeof p.name === 'string');
+  const prefixes = operation[QUERY_PREFIXES] ?? [];
+  const segments = path.split('/');
+  const segment = (name: string) => {
+    const index = segments.indexOf(`{${name}}`);
+    return index === -1 ? undefined : index;
+  };
+  const security = operation.security ?? [];
+  const permission = operationPermission(operation);
+  return {
+    accepted: [...query.map((p) => p.name), ...prefixes.map((prefix) => `${prefix}<name>`)],
+    names: new Set(query.map((p) => p.name)),
+    arrays: new Set(query.filter((p) => p.schema?.type === 'array').map((p) => p.name)),
+    prefixes,
+    isPublic: security.length === 0,
+    tokenOnly: security.length > 0 && security.every((requirement) => !('ApiKeyAuth' in requirement)),
+    permission: permission !== undefined && isPermission(permission) ? permission : undefined,
+    agentSegment: segment('agentId'),
+    orgSegment: segment('orgId'),
+  };
+}
+
+export type QueryRules = (method: string, template: string) => QueryRule | undefined;
+
+/** Every operation's rule, keyed by path template and method, so that a request looks its rule up once. */
+export function queryRules(document: OpenApiDocument): QueryRules {
+  // By path, then method: a lookup builds no string.
+  const byPath = new Map<string, Map<string, QueryRule>>();
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const byMethod = new Map<string, QueryRule>();
+    for (const method of METHODS) {
+      const operation = (item as Record<string, Operation | undefined>)[method];
+      if (operation) byMethod.set(method.toUpperCase(), ruleOf(path, operation, document));
+    }
+    byPath.set(path, byMethod);
+  }
+  return (method, template) => byPath.get(template)?.get(method === 'HEAD' ? 'GET' : method);
+}
+
+/** Levenshtein distance, for the suggestion only (names are short). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The declared name the client probably meant: one a typo away (`donee` -> `done`, `limt` -> `limit`;
+ * up to two edits from six characters on), the same in another case, or one that the given name begins
+ * (`phone` -> `phone_number`) or that begins it (`searchterm` -> `search`).
+ */
+export function suggestParameter(name: string, declared: Iterable<string>): string | undefined {
+  const given = name.toLowerCase();
+  let best: { name: string; score: number } | undefined;
+  for (const candidate of declared) {
+    const lower = candidate.toLowerCase();
+    const edits = distance(given, lower);
+    const close = edits <= (Math.min(given.length, lower.length) >= 6 ? 2 : 1);
+    const prefix = given.length >= 3 && (lower.startsWith(given) || given.startsWith(lower));
+    if (!close && !prefix) continue;
+    const score = close ? edits : 3;
+    if (!best || score < best.score) best = { name: candidate, score };
+  }
+  return best?.name;
+}
+
+function unknownMessage(name: string, rule: QueryRule): string {
+  const suggestion = suggestParameter(name, rule.names);
+  const hint = suggestion ? ` Did you mean ${suggestion}?` : '';
+  const accepted =
+    rule.accepted.length > 0
+      ? ` This operation accepts: ${rule.accepted.join(', ')}.`
+      : ' This operation takes no query parameters.';
+  return `Unknown query parameter.${hint}${accepted}`;
+}
+
+/**
+ * One detail per parameter the operation does not declare (its name as `field`) and per declared
+ * non-array parameter given more than once. `query` is Express' parsed query (the simple parser:
+ * a repeated name is an array, `a[b]` stays a name of its own).
+ */
+export function queryProblems(rule: QueryRule, query: Record<string, unknown>): readonly ErrorDetail[] {
+  // Allocates nothing for a query that passes, which is every request of a working client.
+  let details: ErrorDetail[] | undefined;
+  for (const name in query) {
+    if (name === ALWAYS_ACCEPTED) continue;
+    if (!rule.names.has(name)) {
+      // A family's parameters are the service's to check, repetition included.
+      if (!rule.prefixes.some((prefix) => name.startsWith(prefix))) {
+        (details ??= []).push({ field: name, message: unknownMessage(name, rule) });
+      }
+    } else if (Array.isArray(query[name]) && !rule.arrays.has(name)) {
+      (details ??= []).push({ field: name, message: 'Given more than once; send it once' });
+    }
+  }
+  return details ?? NONE;
+}
+
+const NONE: readonly ErrorDetail[] = Object.freeze([]);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the services use to check an agent of the path (AgentAccess). */
+export type AgentResolver = { resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<unknown> };
+
+/**
+ * Throws what the operation's service would answer first for a caller who may not call it: 403 for
+ * a missing permission, 404 for an agent or organization of the path that does not exist or is out
+ * of reach, 403 AGENT_NOT_ACCESSIBLE outside a key's agents. Asks the same checks the services make
+ * (AgentAccess.resolve, assertPermission), with the permission the document declares.
+ */
+async function assertMayCall(auth: AuthContext, rule: QueryRule, path: string, agents: AgentResolver): Promise<void> {
+  const segments = path.split('/');
+  const agentId = rule.agentSegment === undefined ? undefined : segments[rule.agentSegment];
+  const orgId = rule.orgSegment === undefined ? undefined : segments[rule.orgSegment];
+  // A malformed id is the route's own 400; this one is a 400 too.
+  if (agentId !== undefined) {
+    if (rule.permission && UUID.test(agentId)) await agents.resolve(auth, agentId.toLowerCase(), rule.permission);
+    return;
+  }
+  if (rule.permission) assertPermission(auth, rule.permission);
+  if (orgId !== undefined && UUID.test(orgId)) {
+    const id = orgId.toLowerCase();
+    if (!auth.organizations.has(id)) throw new NotFoundError('Organization');
+    if (rule.permission) assertPermission(auth, rule.permission, id);
+  }
+}
+
+/**
+ * Refuses a query parameter the matched operation does not declare in the OpenAPI document, and a
+ * repeated one, with 400 VALIDATION_ERROR naming each. After authentication; a caller who may not
+ * call the operation gets its 401/403/404 first, as the service would give it. Requests without a
+ * query string pass at the cost of one `indexOf`.
+ */
+export function strictQuery(rules: QueryRules, agents: AgentResolver): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const url = req.originalUrl;
+    const mark = url.indexOf('?');
+    if (mark === -1 || req.routeTemplate === undefined) return next();
+    const rule = rules(req.method, req.routeTemplate.path);
+    if (!rule) return next();
+    const details = queryProblems(rule, req.query as Record<string, unknown>);
+    if (details.length === 0) return next();
+    const refused = new ValidationError('Invalid query parameters', [...details]);
+    if (rule.isPublic || !req.auth) return next(refused);
+    // The mount's dashboard-token guard answers an API key with its own 401.
+    if (rule.tokenOnly && req.auth.kind !== 'token') return next();
+    assertMayCall(req.auth, rule, url.slice(0, mark), agents).then(() => next(refused), next);
+  };
+}
