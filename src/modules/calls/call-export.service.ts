@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors/index.js';
+import type { StreamedBody } from '../../http/streamed-body.js';
 import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { csvHeader, csvLine, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
@@ -11,7 +12,12 @@ import { bound, flag } from './call.schemas.js';
 import { text } from '../../validation/text.js';
 import { timeRange } from './call.rules.js';
 
-export const EXPORT_BATCH_SIZE = 500;
+/**
+ * Text read and written per batch of an export: with the batch on its way and the next in the
+ * making, a slow reader holds a few times this however large the calls (a call bigger than this,
+ * at most the body limit, is a batch of its own).
+ */
+export const EXPORT_BATCH_BYTES = 256 * 1024;
 /** How long an export's slot stays held without renewal: a dead instance's slots are free after this. */
 export const EXPORT_LEASE_SECONDS = 30;
 const RENEW_EVERY_MS = 10_000;
@@ -32,14 +38,7 @@ export const CallExportQuery = z
       ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
   });
 
-export type CallExport = {
-  contentType: string;
-  filename: string;
-  /** The body in pieces; pulled one batch at a time. Returning it early ends the export and frees its slot. */
-  chunks: AsyncGenerator<string>;
-  /** Frees the export's slot (idempotent); the chunks do it when they end, the router when the response closes. */
-  close: () => void;
-};
+export type CallExport = StreamedBody & { contentType: string; filename: string };
 
 class ExportLimitError extends AppError {
   constructor() {
@@ -89,16 +88,10 @@ export class CallExportService {
     async function* chunks(): AsyncGenerator<string> {
       try {
         if (format === 'csv') yield csvHeader(fields);
-        let after: { at: string; id: string } | null = null;
-        for (;;) {
-          const rows = await calls.exportBatch(agent, filters, after, EXPORT_BATCH_SIZE);
-          if (rows.length === 0) return;
+        for await (const rows of calls.exportBatches(agent, filters, EXPORT_BATCH_BYTES)) {
           let out = '';
           for (const row of rows) out += format === 'csv' ? csvLine(row, fields) : ndjsonLine(row);
           yield out;
-          if (rows.length < EXPORT_BATCH_SIZE) return;
-          const last = rows[rows.length - 1]!;
-          after = { at: last.position_at, id: last.id };
         }
       } finally {
         release();
