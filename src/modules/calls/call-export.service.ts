@@ -4,7 +4,14 @@ import { AppError } from '../../errors/index.js';
 import type { StreamedBody } from '../../http/streamed-body.js';
 import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { csvHeader, csvLine, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
+import {
+  csvHeader,
+  csvLine,
+  EXPORT_BATCH_BYTES,
+  EXPORT_FORMATS,
+  EXPORTS_PER_KEY,
+  ndjsonLine,
+} from './call-export.js';
 import type { CallRepository } from './call.repository.js';
 import type { ExportSlotRepository } from './call-export-slots.repository.js';
 import { parseCallsQuery } from './call.service.js';
@@ -12,12 +19,6 @@ import { bound, flag } from './call.schemas.js';
 import { text } from '../../validation/text.js';
 import { timeRange } from './call.rules.js';
 
-/**
- * Text read and written per batch of an export: with the batch on its way and the next in the
- * making, a slow reader holds a few times this however large the calls (a call bigger than this,
- * at most the body limit, is a batch of its own).
- */
-export const EXPORT_BATCH_BYTES = 256 * 1024;
 /** How long an export's slot stays held without renewal: a dead instance's slots are free after this. */
 export const EXPORT_LEASE_SECONDS = 30;
 const RENEW_EVERY_MS = 10_000;
@@ -87,12 +88,14 @@ export class CallExportService {
     const calls = this.calls;
     async function* chunks(): AsyncGenerator<string> {
       try {
-        if (format === 'csv') yield csvHeader(fields);
+        // The header goes with the first batch: a failure in its query is still an error answer.
+        let out = format === 'csv' ? csvHeader(fields) : '';
         for await (const rows of calls.exportBatches(agent, filters, EXPORT_BATCH_BYTES)) {
-          let out = '';
           for (const row of rows) out += format === 'csv' ? csvLine(row, fields) : ndjsonLine(row);
           yield out;
+          out = '';
         }
+        if (out !== '') yield out;
       } finally {
         release();
       }

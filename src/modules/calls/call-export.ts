@@ -9,6 +9,13 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Exports running at once per API key (or dashboard user); one more is a 429. */
 export const EXPORTS_PER_KEY = 2;
 
+/**
+ * Text read and written per batch of an export (and of a data subject's): with the batch on its way and the next in the
+ * making, a slow reader holds a few times this however large the calls (a call bigger than this,
+ * at most the body limit, is a batch of its own).
+ */
+export const EXPORT_BATCH_BYTES = 256 * 1024;
+
 /** One call per line, the object the list returns. */
 export function ndjsonLine(row: CallRow): string {
   return `${JSON.stringify(toCallListItem(row))}\n`;
