@@ -89,6 +89,30 @@ describe('POST /v1/organization/{orgId}/data-subjects/export', () => {
     expect(res.body).toMatchObject({ contacts: [], calls: [], mentions: { webhook_deliveries: 0 } });
   });
 
+  it('streams a person with many long calls: every call once, oldest first, transcripts whole', async () => {
+    const w = await ctx.build.world();
+    // Every other call about 270 KB of text (entries of at most 100 000 characters each).
+    const long = (i: number) =>
+      Array.from({ length: i % 2 === 0 ? 3 : 1 }, (_, n) => ({
+        role: 'user',
+        text: `${i}.${n} ${'Anna '.repeat(18_000)}`,
+      }));
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      ctx.clock.set(new Date(Date.parse('2026-03-01T10:00:00Z') + i * 60_000).toISOString());
+      ids.push((await call(w, '+49 30 5550000', { transcript: long(i) })).id);
+    }
+    const res = await exportOf(w, { phone_number: '030 5550000' }).expect(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expectSchema(res, DataSubjectExportSchema);
+    expect(res.body.calls.map((c: { id: string }) => c.id)).toEqual(ids);
+    res.body.calls.forEach((c: { transcript: string }, i: number) =>
+      expect(c.transcript).toBe(JSON.stringify(long(i))),
+    );
+    const audit = await ctx.db('audit_log').where({ organization_id: w.orgId, action: 'data_subject.exported' });
+    expect(audit.map((a) => a.details)).toEqual([{ contacts: 0, calls: 8 }]);
+  });
+
   it.each([
     [{}, ['phone_number', 'email', 'contact_id']],
     [{ phone_number: '+49301234567', email: 'a@example.com' }, ['phone_number', 'email']],
