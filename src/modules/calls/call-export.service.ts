@@ -4,14 +4,7 @@ import { AppError } from '../../errors/index.js';
 import type { StreamedBody } from '../../http/streamed-body.js';
 import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import {
-  csvHeader,
-  csvLine,
-  EXPORT_BATCH_BYTES,
-  EXPORT_FORMATS,
-  EXPORTS_PER_KEY,
-  ndjsonLine,
-} from './call-export.js';
+import { csvHeader, csvLine, EXPORT_BATCH_BYTES, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
 import type { CallRepository } from './call.repository.js';
 import type { ExportSlotRepository } from './call-export-slots.repository.js';
 import { parseCallsQuery } from './call.service.js';
@@ -86,16 +79,24 @@ export class CallExportService {
       slots.release(held).catch(() => undefined);
     };
     const calls = this.calls;
+    /** The body after the CSV header, one string per batch. */
+    async function* lines(): AsyncGenerator<string> {
+      if (format === 'csv')
+        for await (const rows of calls.exportRows(agent, filters, EXPORT_BATCH_BYTES))
+          yield rows.map((row) => csvLine(row, fields)).join('');
+      else
+        for await (const rows of calls.exportListRows(agent, filters, EXPORT_BATCH_BYTES))
+          yield rows.map(ndjsonLine).join('');
+    }
     async function* chunks(): AsyncGenerator<string> {
       try {
         // The header goes with the first batch: a failure in its query is still an error answer.
-        let out = format === 'csv' ? csvHeader(fields) : '';
-        for await (const rows of calls.exportBatches(agent, filters, EXPORT_BATCH_BYTES)) {
-          for (const row of rows) out += format === 'csv' ? csvLine(row, fields) : ndjsonLine(row);
-          yield out;
-          out = '';
+        let header = format === 'csv' ? csvHeader(fields) : '';
+        for await (const batch of lines()) {
+          yield header + batch;
+          header = '';
         }
-        if (out !== '') yield out;
+        if (header !== '') yield header;
       } finally {
         release();
       }

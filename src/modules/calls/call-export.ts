@@ -1,5 +1,5 @@
 import type { AnalysisField } from '../agents/analysis-fields.js';
-import { toCallListItem, type CallRow } from './call.repository.js';
+import { toCallListItem, type CallListRow, type CallRow } from './call.repository.js';
 
 /** Pure formatting of exported calls: NDJSON lines and RFC 4180 CSV rows. */
 
@@ -17,7 +17,7 @@ export const EXPORTS_PER_KEY = 2;
 export const EXPORT_BATCH_BYTES = 256 * 1024;
 
 /** One call per line, the object the list returns. */
-export function ndjsonLine(row: CallRow): string {
+export function ndjsonLine(row: CallListRow): string {
   return `${JSON.stringify(toCallListItem(row))}\n`;
 }
 

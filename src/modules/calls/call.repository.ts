@@ -245,19 +245,23 @@ const LIST_ORDER = [
  * export (quoting aside). Computed from the values (a stored size would be the compressed one: a
  * megabyte of one repeated word is kept in a few kilobytes).
  */
-const CALL_TEXT_BYTES = [
+function textBytes(columns: readonly string[]): string {
+  return columns.map((column) => `coalesce(octet_length(${column}), 0)`).join(' + ');
+}
+const LIST_TEXT_COLUMNS = [
   'c.customer_name',
   'c.customer_request',
   'c.phone_number',
   'c.disconnection_reason',
   'c.call_summary',
   'c.note',
-  'c.audio_file_url',
-  'c.transcript::text',
   'c.extracted_data::text',
-]
-  .map((column) => `coalesce(octet_length(${column}), 0)`)
-  .join(' + ');
+];
+const WHOLE = {
+  columns: ROW_COLUMNS,
+  bytes: textBytes([...LIST_TEXT_COLUMNS, 'c.audio_file_url', 'c.transcript::text']),
+};
+const LIST = { columns: LIST_ROW_COLUMNS, bytes: textBytes(LIST_TEXT_COLUMNS) };
 
 /** Keys of the calls read per statement by callsInBatches: a few dozen bytes each. */
 const KEY_PAGE = 1000;
@@ -290,12 +294,32 @@ export function groupBySize<K extends { bytes: number }>(keys: readonly K[], max
  * holds no connection (the pool stays free for other requests) and no snapshot. A call changed
  * between its key and its row is read as it is then, and left out if it no longer matches.
  */
-export async function* callsInBatches(
+export function callsInBatches(
   db: Db | Knex.Transaction,
   scope: () => Knex.QueryBuilder,
   direction: 'asc' | 'desc',
   maxBytes: number,
 ): AsyncGenerator<CallRow[]> {
+  return inBatches<CallRow>(db, scope, direction, maxBytes, WHOLE);
+}
+
+/** callsInBatches with the columns of a list item: no transcript is read at all. */
+export function callListRowsInBatches(
+  db: Db | Knex.Transaction,
+  scope: () => Knex.QueryBuilder,
+  direction: 'asc' | 'desc',
+  maxBytes: number,
+): AsyncGenerator<CallListRow[]> {
+  return inBatches<CallListRow>(db, scope, direction, maxBytes, LIST);
+}
+
+async function* inBatches<R>(
+  db: Db | Knex.Transaction,
+  scope: () => Knex.QueryBuilder,
+  direction: 'asc' | 'desc',
+  maxBytes: number,
+  read: { columns: readonly string[]; bytes: string },
+): AsyncGenerator<R[]> {
   const order = [
     { column: 'c.created_at', order: direction },
     { column: 'c.id', order: direction },
@@ -304,25 +328,24 @@ export async function* callsInBatches(
   let after: CallKey | undefined;
   for (;;) {
     const page = scope();
-    if (after)
-      page.whereRaw(`(c.created_at, c.id) ${past} (?::timestamptz, ?::uuid)`, [after.position_at, after.id]);
+    if (after) page.whereRaw(`(c.created_at, c.id) ${past} (?::timestamptz, ?::uuid)`, [after.position_at, after.id]);
     const keys: CallKey[] = await page
       .select(
         'c.id',
         // To the microsecond (a JS Date has milliseconds): the next page starts exactly after this call.
         db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
-        db.raw(`(${CALL_TEXT_BYTES})::int AS bytes`),
+        db.raw(`(${read.bytes})::int AS bytes`),
       )
       .orderBy(order)
       .limit(KEY_PAGE);
     for (const group of groupBySize(keys, maxBytes)) {
-      const rows: CallRow[] = await scope()
+      const rows: R[] = await scope()
         .leftJoin('employees as e', 'e.id', 'c.employee_id')
         .whereIn(
           'c.id',
           group.map((key) => key.id),
         )
-        .select(...ROW_COLUMNS)
+        .select(...read.columns)
         .orderBy(order);
       if (rows.length > 0) yield rows;
     }
@@ -530,19 +553,23 @@ export class CallRepository {
    * Every whole call matching the filters, newest first, in batches of at most `maxBytes` of text
    * (callsInBatches).
    */
-  exportBatches(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallRow[]> {
+  exportRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallRow[]> {
+    return callsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  }
+
+  /** The same as list items: without the transcript, which is then never read. */
+  exportListRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallListRow[]> {
+    return callListRowsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  }
+
+  private exportScope(agent: AgentRef, filters: ListCallsFilters): () => Knex.QueryBuilder {
     const range = timeRange(filters.from, filters.to);
-    return callsInBatches(
-      this.db,
-      () =>
-        whereCallFilters(
-          this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
-          filters,
-          range,
-        ),
-      'desc',
-      maxBytes,
-    );
+    return () =>
+      whereCallFilters(
+        this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
+        filters,
+        range,
+      );
   }
 
   /**
