@@ -66,14 +66,3 @@ export async function requestKeyPrefix(lookup: () => Promise<string | null>): Pr
   if (context) context.keyPrefix = prefix;
   return prefix;
 }
-
-/**
- * noteAuditResource for the request being served now, to be called later from work that runs
- * outside its asynchronous context (the end of a streamed answer, pulled by the socket).
- */
-export function auditNoteOfThisRequest(): (note: RequestContext['note']) => void {
-  const context = currentRequestContext();
-  return (note) => {
-    if (context && !context.finished) Object.assign(context.note, note);
-  };
-}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectHash } from '../../src/modules/privacy/data-subject.rules.js';
 import { DataSubjectErasureSchema, DataSubjectExportSchema } from '../../src/modules/privacy/data-subject.schemas.js';
@@ -109,8 +110,26 @@ describe('POST /v1/organization/{orgId}/data-subjects/export', () => {
     res.body.calls.forEach((c: { transcript: string }, i: number) =>
       expect(c.transcript).toBe(JSON.stringify(long(i))),
     );
-    const audit = await ctx.db('audit_log').where({ organization_id: w.orgId, action: 'data_subject.exported' });
-    expect(audit.map((a) => a.details)).toEqual([{ contacts: 0, calls: 8 }]);
+    const audited = () => ctx.db('audit_log').where({ organization_id: w.orgId, action: 'data_subject.exported' });
+    expect((await audited()).map((a) => a.details)).toEqual([{ contacts: 0, calls: 8 }]);
+
+    // A client that goes away after the first bytes has seen the person's data: it is in the audit log too.
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        new URL(`${ctx.baseUrl}/v1/organization/${w.orgId}/data-subjects/export`),
+        { method: 'POST', headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json' } },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
+      req.on('error', (error) => (req.destroyed ? resolve() : reject(error)));
+      req.end(JSON.stringify({ phone_number: '+49305550000' }));
+    });
+    expect(await audited()).toHaveLength(2);
   });
 
   it.each([

@@ -83,6 +83,12 @@ async function seed(): Promise<void> {
   );
 }
 
+/** CPU seconds the server process has used (user and system). */
+function cpuSeconds(): number {
+  const fields = readFileSync(`/proc/${nodePid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function residentMb(field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${nodePid}/status`, 'utf8');
   return Number(/^(\w+):\s+(\d+) kB$/m.exec(status.split('\n').find((l) => l.startsWith(field))!)![2]) / 1024;
@@ -140,9 +146,11 @@ function get(path: string): Promise<number> {
 describe('npm run start:prod under five large exports at once', () => {
   it(
     `serves them all to slow readers, stays under ${RSS_LIMIT_MB} MB resident and keeps answering`,
-    { timeout: 180_000 },
+    { timeout: 400_000 },
     async () => {
       const exportPath = `/v1/agents/${world.agentId}/calls/export`;
+      const started = performance.now();
+      const cpuBefore = cpuSeconds();
       let done = false;
       let peakRss = residentMb('VmRSS');
       const answers: { status: number; ms: number }[] = [];
@@ -151,7 +159,8 @@ describe('npm run start:prod under five large exports at once', () => {
         while (!done) {
           const started = performance.now();
           answers.push({
-            status: await get(`/v1/agents/${world.agentId}/calls?limit=1`),
+            // A refused connection (the process gone) is an answer that failed, not an error of the test.
+            status: await get(`/v1/agents/${world.agentId}/calls?limit=1`).catch(() => 0),
             ms: performance.now() - started,
           });
           peakRss = Math.max(peakRss, residentMb('VmRSS'));
@@ -187,6 +196,9 @@ describe('npm run start:prod under five large exports at once', () => {
       expect(answers.filter((a) => a.status !== 200)).toEqual([]);
       // Generous: the machine is busy with the exports; a request stuck behind them would take as long as they do.
       expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5000);
+      console.info(
+        `export-memory: ${Math.round((performance.now() - started) / 1000)} s, server CPU ${Math.round(cpuSeconds() - cpuBefore)} s`,
+      );
       console.info(
         `export-memory: peak RSS ${Math.round(Math.max(peakRss, highWater))} MB (VmHWM ${Math.round(highWater)} MB)`,
       );

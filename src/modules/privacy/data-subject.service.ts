@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { auditNoteOfThisRequest, noteAuditResource } from '../../audit/request-context.js';
+import { noteAuditResource } from '../../audit/request-context.js';
 import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
@@ -66,12 +66,21 @@ export class DataSubjectService {
     const orgId = this.authorize(auth, organizationId);
     const identifier = identifierOf(parseBody(DataSubjectExportRequestSchema, body));
     const subject = await this.subjects.resolve(orgId, identifier);
-    const [webhookBodies, idempotencyRecords] = await Promise.all([
+    const [callCount, webhookBodies, idempotencyRecords] = await Promise.all([
+      this.subjects.countCalls(subject),
       this.subjects.countWebhookBodies(subject),
       this.subjects.countIdempotencyRecords(subject),
     ]);
     const contacts = this.subjects.exportContacts(subject);
-    const note = auditNoteOfThisRequest();
+    noteAuditResource({
+      organizationId: orgId,
+      action: 'data_subject.exported',
+      resourceType: 'data_subject',
+      details: { contacts: contacts.length, calls: callCount },
+    });
+    // The audit entry is written before the first byte (the transaction hook writes it): an export
+    // that the client cuts short has still shown the person's data, and is recorded too.
+    await inTransaction(this.db, async () => undefined);
     const calls = this.subjects.exportCalls(subject, EXPORT_BATCH_BYTES);
     const tail = {
       mentions: { webhook_deliveries: webhookBodies, idempotency_records: idempotencyRecords },
@@ -81,18 +90,15 @@ export class DataSubjectService {
     async function* chunks(): AsyncGenerator<string> {
       // The head goes with the first batch: a failure in its query is still an error answer.
       let out = `{"identifier":${JSON.stringify(identifier)},"contacts":${JSON.stringify(contacts)},"calls":[`;
-      let count = 0;
+      let first = true;
       for await (const batch of calls) {
-        for (const call of batch) out += `${count++ === 0 ? '' : ','}${JSON.stringify(call)}`;
+        for (const call of batch) {
+          out += `${first ? '' : ','}${JSON.stringify(call)}`;
+          first = false;
+        }
         yield out;
         out = '';
       }
-      note({
-        organizationId: orgId,
-        action: 'data_subject.exported',
-        resourceType: 'data_subject',
-        details: { contacts: contacts.length, calls: count },
-      });
       yield `${out}],${JSON.stringify(tail).slice(1)}`;
     }
     // Nothing is held between batches: a response that ends early just stops pulling.
