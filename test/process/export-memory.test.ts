@@ -8,6 +8,7 @@ import { Builders, type World } from '../support/builders.js';
 import {
   buildDist,
   createServerDatabase,
+  isAlive,
   killLeftovers,
   spawnServer,
   waitUntilListening,
@@ -146,13 +147,14 @@ function get(path: string): Promise<number> {
 describe('npm run start:prod under five large exports at once', () => {
   it(
     `serves them all to slow readers, stays under ${RSS_LIMIT_MB} MB resident and keeps answering`,
-    { timeout: 400_000 },
+    { timeout: 300_000 },
     async () => {
       const exportPath = `/v1/agents/${world.agentId}/calls/export`;
       const started = performance.now();
       const cpuBefore = cpuSeconds();
       let done = false;
-      let peakRss = residentMb('VmRSS');
+      const startRss = residentMb('VmRSS');
+      let peakRss = startRss;
       const answers: { status: number; ms: number }[] = [];
       // Another tenant's requests meanwhile: the list of calls, one after the other.
       const others = (async () => {
@@ -181,6 +183,7 @@ describe('npm run start:prod under five large exports at once', () => {
       for (const csv of [csvA!, csvB!]) {
         expect(csv.status).toBe(200);
         expect(csv.bytes).toBeGreaterThan(CALLS * ENTRIES * ENTRY_CHARS);
+        expect(csv.lines).toBe(CALLS + 1);
         expect(csv.tail.endsWith('\r\n')).toBe(true);
       }
       for (const ndjson of [ndjsonA!, ndjsonB!]) {
@@ -191,7 +194,7 @@ describe('npm run start:prod under five large exports at once', () => {
       expect(subject!.bytes).toBeGreaterThan(CALLS * ENTRIES * ENTRY_CHARS);
       expect(subject!.tail).toMatch(/"exported_at":"[^"]+"}$/);
 
-      expect(server.child.exitCode).toBeNull();
+      expect(isAlive(nodePid)).toBe(true);
       expect(answers.length).toBeGreaterThan(3);
       expect(answers.filter((a) => a.status !== 200)).toEqual([]);
       // Generous: the machine is busy with the exports; a request stuck behind them would take as long as they do.
@@ -200,7 +203,7 @@ describe('npm run start:prod under five large exports at once', () => {
         `export-memory: ${Math.round((performance.now() - started) / 1000)} s, server CPU ${Math.round(cpuSeconds() - cpuBefore)} s`,
       );
       console.info(
-        `export-memory: peak RSS ${Math.round(Math.max(peakRss, highWater))} MB (VmHWM ${Math.round(highWater)} MB)`,
+        `export-memory: RSS ${Math.round(startRss)} MB before, peak ${Math.round(Math.max(peakRss, highWater))} MB (VmHWM ${Math.round(highWater)} MB)`,
       );
       expect(highWater).toBeLessThan(RSS_LIMIT_MB);
     },
