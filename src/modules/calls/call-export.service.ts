@@ -1,9 +1,10 @@
 import { callerIdentity, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors/index.js';
+import type { StreamedBody } from '../../http/streamed-body.js';
 import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { csvHeader, csvLine, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
+import { csvHeader, csvLine, EXPORT_BATCH_BYTES, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';
 import type { CallRepository } from './call.repository.js';
 import type { ExportSlotRepository } from './call-export-slots.repository.js';
 import { parseCallsQuery } from './call.service.js';
@@ -11,7 +12,6 @@ import { bound, flag } from './call.schemas.js';
 import { text } from '../../validation/text.js';
 import { timeRange } from './call.rules.js';
 
-export const EXPORT_BATCH_SIZE = 500;
 /** How long an export's slot stays held without renewal: a dead instance's slots are free after this. */
 export const EXPORT_LEASE_SECONDS = 30;
 const RENEW_EVERY_MS = 10_000;
@@ -32,14 +32,7 @@ export const CallExportQuery = z
       ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
   });
 
-export type CallExport = {
-  contentType: string;
-  filename: string;
-  /** The body in pieces; pulled one batch at a time. Returning it early ends the export and frees its slot. */
-  chunks: AsyncGenerator<string>;
-  /** Frees the export's slot (idempotent); the chunks do it when they end, the router when the response closes. */
-  close: () => void;
-};
+export type CallExport = StreamedBody & { contentType: string; filename: string };
 
 class ExportLimitError extends AppError {
   constructor() {
@@ -86,20 +79,24 @@ export class CallExportService {
       slots.release(held).catch(() => undefined);
     };
     const calls = this.calls;
+    /** The body after the CSV header, one string per batch. */
+    async function* lines(): AsyncGenerator<string> {
+      if (format === 'csv')
+        for await (const rows of calls.exportRows(agent, filters, EXPORT_BATCH_BYTES))
+          yield rows.map((row) => csvLine(row, fields)).join('');
+      else
+        for await (const rows of calls.exportListRows(agent, filters, EXPORT_BATCH_BYTES))
+          yield rows.map(ndjsonLine).join('');
+    }
     async function* chunks(): AsyncGenerator<string> {
       try {
-        if (format === 'csv') yield csvHeader(fields);
-        let after: { at: string; id: string } | null = null;
-        for (;;) {
-          const rows = await calls.exportBatch(agent, filters, after, EXPORT_BATCH_SIZE);
-          if (rows.length === 0) return;
-          let out = '';
-          for (const row of rows) out += format === 'csv' ? csvLine(row, fields) : ndjsonLine(row);
-          yield out;
-          if (rows.length < EXPORT_BATCH_SIZE) return;
-          const last = rows[rows.length - 1]!;
-          after = { at: last.position_at, id: last.id };
+        // The header goes with the first batch: a failure in its query is still an error answer.
+        let header = format === 'csv' ? csvHeader(fields) : '';
+        for await (const batch of lines()) {
+          yield header + batch;
+          header = '';
         }
+        if (header !== '') yield header;
       } finally {
         release();
       }

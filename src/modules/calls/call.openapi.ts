@@ -179,7 +179,9 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     summary: "Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)",
     description:
       'NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per ' +
-      'call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. Sent as ' +
+      'call field, `extracted.<name>` per analysis field of the agent, the transcript as one JSON cell. A text ' +
+      "cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (no spreadsheet runs it as a " +
+      'formula), and the phone_number cell always does (kept as text). Sent as ' +
       `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
       EXTRACTED_FILTERS_DESCRIPTION,
     [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,

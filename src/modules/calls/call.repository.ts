@@ -240,6 +240,126 @@ const LIST_ORDER = [
   { column: 'c.id', order: 'desc' as const },
 ];
 
+/**
+ * What a call's text columns weigh uncompressed, in bytes: about what its row takes in memory and
+ * in an export (quoting aside). The stored size would be the compressed one (a megabyte of one
+ * repeated word is kept in a few kilobytes). octet_length reads a text's raw size from its header;
+ * a jsonb value has no such function, and `|| '[]'` (or `'{}'`) decompresses it into a new value of
+ * the same size, about forty times cheaper than writing it as text to measure that.
+ */
+function textBytes(sizes: readonly string[]): string {
+  return sizes.map((size) => `coalesce(${size}, 0)`).join(' + ');
+}
+const LIST_TEXT_SIZES = [
+  'octet_length(c.customer_name)',
+  'octet_length(c.customer_request)',
+  'octet_length(c.phone_number)',
+  'octet_length(c.disconnection_reason)',
+  'octet_length(c.call_summary)',
+  'octet_length(c.note)',
+  `pg_column_size(c.extracted_data || '{}'::jsonb)`,
+];
+const WHOLE = {
+  columns: ROW_COLUMNS,
+  bytes: textBytes([
+    ...LIST_TEXT_SIZES,
+    'octet_length(c.audio_file_url)',
+    `pg_column_size(c.transcript || '[]'::jsonb)`,
+  ]),
+};
+const LIST = { columns: LIST_ROW_COLUMNS, bytes: textBytes(LIST_TEXT_SIZES) };
+
+/** Keys of the calls read per statement by callsInBatches: a few dozen bytes each. */
+const KEY_PAGE = 1000;
+
+type CallKey = { id: string; position_at: string; bytes: number };
+
+/** `keys` cut into runs of at most `maxBytes` in all; a bigger call is a run of its own. */
+export function groupBySize<K extends { bytes: number }>(keys: readonly K[], maxBytes: number): K[][] {
+  const groups: K[][] = [];
+  let group: K[] = [];
+  let bytes = 0;
+  for (const key of keys) {
+    if (group.length > 0 && bytes + key.bytes > maxBytes) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(key);
+    bytes += key.bytes;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/**
+ * The whole calls of `scope` (a query over `calls as c`, scoped to an organization), ordered by
+ * (created_at, id) in `direction`, in batches of at most `maxBytes` of text (a bigger call comes
+ * alone): a page of keys with each call's size, then each batch's rows by id, with `scope` again.
+ * Memory is one batch however large the calls, and every statement is short, so a slow reader
+ * holds no connection (the pool stays free for other requests) and no snapshot. A call changed
+ * between its key and its row is read as it is then, and left out if it no longer matches.
+ */
+export function callsInBatches(
+  db: Db | Knex.Transaction,
+  scope: () => Knex.QueryBuilder,
+  direction: 'asc' | 'desc',
+  maxBytes: number,
+): AsyncGenerator<CallRow[]> {
+  return inBatches<CallRow>(db, scope, direction, maxBytes, WHOLE);
+}
+
+/** callsInBatches with the columns of a list item: no transcript is read at all. */
+export function callListRowsInBatches(
+  db: Db | Knex.Transaction,
+  scope: () => Knex.QueryBuilder,
+  direction: 'asc' | 'desc',
+  maxBytes: number,
+): AsyncGenerator<CallListRow[]> {
+  return inBatches<CallListRow>(db, scope, direction, maxBytes, LIST);
+}
+
+async function* inBatches<R>(
+  db: Db | Knex.Transaction,
+  scope: () => Knex.QueryBuilder,
+  direction: 'asc' | 'desc',
+  maxBytes: number,
+  read: { columns: readonly string[]; bytes: string },
+): AsyncGenerator<R[]> {
+  const order = [
+    { column: 'c.created_at', order: direction },
+    { column: 'c.id', order: direction },
+  ];
+  const past = direction === 'desc' ? '<' : '>';
+  let after: CallKey | undefined;
+  for (;;) {
+    const page = scope();
+    if (after) page.whereRaw(`(c.created_at, c.id) ${past} (?::timestamptz, ?::uuid)`, [after.position_at, after.id]);
+    const keys: CallKey[] = await page
+      .select(
+        'c.id',
+        // To the microsecond (a JS Date has milliseconds): the next page starts exactly after this call.
+        db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
+        db.raw(`(${read.bytes})::int AS bytes`),
+      )
+      .orderBy(order)
+      .limit(KEY_PAGE);
+    for (const group of groupBySize(keys, maxBytes)) {
+      const rows: R[] = await scope()
+        .leftJoin('employees as e', 'e.id', 'c.employee_id')
+        .whereIn(
+          'c.id',
+          group.map((key) => key.id),
+        )
+        .select(...read.columns)
+        .orderBy(order);
+      if (rows.length > 0) yield rows;
+    }
+    if (keys.length < KEY_PAGE) return;
+    after = keys[keys.length - 1];
+  }
+}
+
 export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -436,29 +556,26 @@ export class CallRepository {
   }
 
   /**
-   * One batch of an export: up to `limit` whole calls matching the filters, newest first, after the
-   * keyset position `after` (null = from the newest). Each batch is one short statement on the list
-   * indexes, so an export holds no connection or snapshot between batches and its memory is one batch.
+   * Every whole call matching the filters, newest first, in batches of at most `maxBytes` of text
+   * (callsInBatches).
    */
-  async exportBatch(
-    agent: AgentRef,
-    filters: ListCallsFilters,
-    after: { at: string; id: string } | null,
-    limit: number,
-  ): Promise<(CallRow & { position_at: string })[]> {
-    const query = whereCallFilters(
-      this.db('calls as c')
-        .leftJoin('employees as e', 'e.id', 'c.employee_id')
-        .where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
-      filters,
-      timeRange(filters.from, filters.to),
-    );
-    if (after) query.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [after.at, after.id]);
-    return query
-      .select(...ROW_COLUMNS)
-      .select(this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`))
-      .orderBy(LIST_ORDER)
-      .limit(limit);
+  exportRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallRow[]> {
+    return callsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  }
+
+  /** The same as list items: without the transcript, which is then never read. */
+  exportListRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallListRow[]> {
+    return callListRowsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  }
+
+  private exportScope(agent: AgentRef, filters: ListCallsFilters): () => Knex.QueryBuilder {
+    const range = timeRange(filters.from, filters.to);
+    return () =>
+      whereCallFilters(
+        this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
+        filters,
+        range,
+      );
   }
 
   /**

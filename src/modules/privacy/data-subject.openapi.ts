@@ -17,7 +17,7 @@ export function registerDataSubjectPaths(registry: OpenAPIRegistry): void {
     ...access('privacy:write', 'unrestricted'),
     tags: ['Privacy'],
     summary:
-      'Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays',
+      'Everything stored about one person (privacy:write; DSGVO Art. 15 and 20): contacts, calls with transcripts, counts of other mentions. Exactly one of phone_number, email, contact_id; an unknown person is 200 with empty lists. Not kept for Idempotency-Key replays. Streamed: the calls are read and written in batches bounded by bytes; after the first bytes an error can only cut the connection, so an answer that is not complete JSON has failed',
     security: anyAuth,
     request: { params, body: jsonBody(DataSubjectExportRequestSchema) },
     responses: {

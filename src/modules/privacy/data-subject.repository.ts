@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
-import { toCall, WITHOUT_FREE_TEXT_OUTCOMES, type Call, type CallRow } from '../calls/call.repository.js';
+import { callsInBatches, toCall, WITHOUT_FREE_TEXT_OUTCOMES, type Call } from '../calls/call.repository.js';
 import { CONTACT_COLUMNS, toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
 import { literalLike, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
 import type { DataSubjectIdentifier } from './data-subject.schemas.js';
@@ -91,14 +91,11 @@ export class DataSubjectRepository {
     return subject.contacts.map(toContact);
   }
 
-  /** The person's calls with every field, oldest first. */
-  async exportCalls(subject: Subject): Promise<Call[]> {
-    if (subject.agentIds.length === 0 || subject.phoneForms.length === 0) return [];
-    const rows: CallRow[] = await this.callsOf(subject, 'c')
-      .leftJoin('employees as e', 'e.id', 'c.employee_id')
-      .select('c.*', 'e.name as employee_name')
-      .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }]);
-    return rows.map(toCall);
+  /** The person's calls with every field, oldest first, in batches of at most `maxBytes` of text. */
+  async *exportCalls(subject: Subject, maxBytes: number): AsyncGenerator<Call[]> {
+    if (subject.agentIds.length === 0 || subject.phoneForms.length === 0) return;
+    for await (const rows of callsInBatches(this.db, () => this.callsOf(subject, 'c'), 'asc', maxBytes))
+      yield rows.map(toCall);
   }
 
   async countCalls(subject: Subject): Promise<number> {

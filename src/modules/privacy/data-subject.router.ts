@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
+import { sendStreamed } from '../../http/streamed-body.js';
 import { parse, uuidParams } from '../../http/validate.js';
 import type { DataSubjectService } from './data-subject.service.js';
 
@@ -10,7 +11,8 @@ export function dataSubjectExportRouter(subjects: DataSubjectService): Router {
   const router = Router({ mergeParams: true });
   router.post('/', async (req, res) => {
     const { orgId } = parse(orgIdParams, req.params);
-    res.json(await subjects.export(authOf(req), orgId, req.body));
+    const body = await subjects.export(authOf(req), orgId, req.body);
+    await sendStreamed(res, body, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
   });
   return router;
 }

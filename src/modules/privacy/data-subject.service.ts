@@ -9,8 +9,10 @@ import {
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError } from '../../errors/index.js';
+import type { StreamedBody } from '../../http/streamed-body.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { parseBody } from '../../http/validate.js';
+import { EXPORT_BATCH_BYTES } from '../calls/call-export.js';
 import type { DataSubjectRepository, ErasureRow, Subject } from './data-subject.repository.js';
 import { subjectHash, type ErasureCounts } from './data-subject.rules.js';
 import {
@@ -60,14 +62,18 @@ export class DataSubjectService {
     private readonly clock: Clock,
   ) {}
 
-  /** Everything stored about the person: contacts, calls with all fields, counts of other mentions. */
-  async export(auth: AuthContext, organizationId: string, body: unknown) {
+  /**
+   * Everything stored about the person: contacts, calls with all fields, counts of other mentions.
+   * The answer is one JSON object made while it is sent, the calls in batches bounded by bytes, so
+   * a person with many long calls takes no more memory than one with a few.
+   */
+  async export(auth: AuthContext, organizationId: string, body: unknown): Promise<StreamedBody> {
     const orgId = this.authorize(auth, organizationId);
     assertEveryAgent(auth);
     const identifier = identifierOf(parseBody(DataSubjectExportRequestSchema, body));
     const subject = await this.subjects.resolve(orgId, identifier);
-    const [calls, webhookBodies, idempotencyRecords] = await Promise.all([
-      this.subjects.exportCalls(subject),
+    const [callCount, webhookBodies, idempotencyRecords] = await Promise.all([
+      this.subjects.countCalls(subject),
       this.subjects.countWebhookBodies(subject),
       this.subjects.countIdempotencyRecords(subject),
     ]);
@@ -76,15 +82,33 @@ export class DataSubjectService {
       organizationId: orgId,
       action: 'data_subject.exported',
       resourceType: 'data_subject',
-      details: { contacts: contacts.length, calls: calls.length },
+      details: { contacts: contacts.length, calls: callCount },
     });
-    return {
-      identifier,
-      contacts,
-      calls,
+    // The audit entry is written before the first byte (the transaction hook writes it): an export
+    // that the client cuts short has still shown the person's data, and is recorded too.
+    await inTransaction(this.db, async () => undefined);
+    const calls = this.subjects.exportCalls(subject, EXPORT_BATCH_BYTES);
+    const tail = {
       mentions: { webhook_deliveries: webhookBodies, idempotency_records: idempotencyRecords },
       exported_at: this.clock.now().toISOString(),
     };
+    // The fields in the order of DataSubjectExportSchema, as res.json would write the whole object.
+    async function* chunks(): AsyncGenerator<string> {
+      // The head goes with the first batch: a failure in its query is still an error answer.
+      let out = `{"identifier":${JSON.stringify(identifier)},"contacts":${JSON.stringify(contacts)},"calls":[`;
+      let first = true;
+      for await (const batch of calls) {
+        for (const call of batch) {
+          out += `${first ? '' : ','}${JSON.stringify(call)}`;
+          first = false;
+        }
+        yield out;
+        out = '';
+      }
+      yield `${out}],${JSON.stringify(tail).slice(1)}`;
+    }
+    // Nothing is held between batches: a response that ends early just stops pulling.
+    return { chunks: chunks(), close: () => undefined };
   }
 
   /**
