@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { assertPermission, type AuthContext } from '../auth/auth-context.js';
+import { assertEveryAgent, assertPermission, type AuthContext } from '../auth/auth-context.js';
 import { isPermission, type Permission } from '../auth/permissions.js';
-import { NotFoundError, ValidationError, type ErrorDetail } from '../errors/index.js';
+import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../errors/index.js';
 import type { OpenApiDocument } from '../openapi/document.js';
 import { operationPermission } from '../openapi/operation-permission.js';
 
@@ -31,6 +31,10 @@ export type QueryRule = {
   /** Only a dashboard token may call it: an API key gets the mount's own 401 first. */
   tokenOnly: boolean;
   permission: Permission | undefined;
+  /** Declared `developer_admin`: that dashboard role (in the path's organization, if it has one). */
+  roleRequired: boolean;
+  /** Declared `x-agent-scope: unrestricted`: refused to a key restricted to certain agents. */
+  everyAgent: boolean;
   /** Index of the `{agentId}` / `{orgId}` segment in the path, if the path has one. */
   agentSegment: number | undefined;
   orgSegment: number | undefined;
@@ -40,7 +44,8 @@ type Parameter = { $ref?: string; name?: string; in?: string; schema?: { type?: 
 type Operation = {
   parameters?: Parameter[];
   security?: Record<string, string[]>[];
-  summary?: string;
+  'x-permission'?: unknown;
+  'x-agent-scope'?: unknown;
   [QUERY_PREFIXES]?: string[];
 };
 
@@ -67,6 +72,8 @@ function ruleOf(path: string, operation: Operation, document: OpenApiDocument): 
     isPublic: security.length === 0,
     tokenOnly: security.length > 0 && security.every((requirement) => !('ApiKeyAuth' in requirement)),
     permission: permission !== undefined && isPermission(permission) ? permission : undefined,
+    roleRequired: permission === 'developer_admin',
+    everyAgent: operation['x-agent-scope'] === 'unrestricted',
     agentSegment: segment('agentId'),
     orgSegment: segment('orgId'),
   };
@@ -177,12 +184,18 @@ async function assertMayCall(auth: AuthContext, rule: QueryRule, path: string, a
     return;
   }
   if (rule.permission) assertPermission(auth, rule.permission);
+  if (rule.roleRequired && ![...auth.roles.values()].includes('developer_admin'))
+    throw new ForbiddenError(ROLE_REQUIRED);
   if (orgId !== undefined && UUID.test(orgId)) {
     const id = orgId.toLowerCase();
     if (!auth.organizations.has(id)) throw new NotFoundError('Organization');
     if (rule.permission) assertPermission(auth, rule.permission, id);
+    if (rule.roleRequired && auth.roles.get(id) !== 'developer_admin') throw new ForbiddenError(ROLE_REQUIRED);
   }
+  if (rule.everyAgent) assertEveryAgent(auth);
 }
+
+const ROLE_REQUIRED = 'This operation requires the developer_admin role';
 
 /**
  * Refuses a query parameter the matched operation does not declare in the OpenAPI document, and a

@@ -1,11 +1,9 @@
-const PERMISSION_IN_SUMMARY = /\b([a-z]+:(?:read|write))\b/;
-
 /**
- * The permission an operation of the document needs: its `x-permission` declaration when it has one,
- * else the permission its summary names (`List calls (calls:read)`); undefined for the public and
- * the role-only operations (API keys, webhook secret, /me).
+ * What an operation of the document declares a caller must hold: its `x-permission` (see `access` in
+ * common.ts: a permission, `developer_admin`, `signed_in` or `public`). The permission-matrix test
+ * fails on an operation without one, so strict query checks and the MCP tools can rely on it.
  */
-export function operationPermission(operation: { summary?: string; 'x-permission'?: unknown }): string | undefined {
+export function operationPermission(operation: { 'x-permission'?: unknown }): string | undefined {
   const declared = operation['x-permission'];
-  return typeof declared === 'string' ? declared : PERMISSION_IN_SUMMARY.exec(operation.summary ?? '')?.[1];
+  return typeof declared === 'string' ? declared : undefined;
 }

@@ -215,6 +215,22 @@ describe('order: credentials, then the resource, then the query', () => {
     expect(await callCount(stranger.agentId)).toBe(0);
   });
 
+  it('answers 403 to a member token on a developer_admin operation, and to a scoped key on an every-agent operation', async () => {
+    const member = await ctx.build.user(w.orgId, 'member');
+    const token = ctx.build.token(member.id);
+    for (const path of ['/v1/api-keys?bogus=1', `/v1/organization/${w.orgId}/webhook-secret?bogus=1`]) {
+      const res = await ctx.http.get(path).set('Authorization', `Bearer ${token}`).expect(403);
+      expect(res.body.error.code, path).toBe('FORBIDDEN');
+    }
+    const { key } = await ctx.build.apiKey(w.orgId, w.userId, { allowedAgentIds: [w.agentId] });
+    const res = await ctx.http
+      .post(`/v1/organization/${w.orgId}/data-subjects/export?bogus=1`)
+      .set('X-API-Key', key)
+      .send({ phone_number: '+4930123456' })
+      .expect(403);
+    expect(res.body.error.code).toBe('AGENT_NOT_ACCESSIBLE');
+  });
+
   it("answers an API key on a dashboard-token-only operation with the mount's 401", async () => {
     const res = await ctx.http.get('/v1/api-keys?bogus=1').set('X-API-Key', w.key).expect(401);
     expect(res.body.error.message).toContain('requires a dashboard login token');

@@ -4,6 +4,7 @@
  * a tool call's arguments back to the HTTP request it stands for.
  */
 
+import { isPermission } from '../../auth/permissions.js';
 import { operationPermission } from '../../openapi/operation-permission.js';
 
 /**
@@ -68,7 +69,7 @@ export type McpTool = {
   body: 'none' | 'flat' | 'nested';
   /** No credentials needed; or only a dashboard token (no API key). */
   access: 'public' | 'any' | 'tokenOnly';
-  /** The permission the operation's summary names (`agents:write`), when it names one. */
+  /** The permission the operation declares (`x-permission: agents:write`); undefined for a role or public one. */
   permission?: string;
 };
 
@@ -154,7 +155,8 @@ function toolFrom(
 ): McpTool | undefined {
   const name = operation.operationId;
   if (!name) return undefined;
-  const permission = operationPermission(operation);
+  const declared = operationPermission(operation);
+  const permission = declared !== undefined && isPermission(declared) ? declared : undefined;
   // A POST that needs only a read permission (a greeting preview, a knowledge-base search) reads.
   const readOnly = method === 'get' || permission?.endsWith(':read') === true;
   const tool: McpTool = {
