@@ -185,3 +185,22 @@ export function redactPii(text: string, kinds: readonly PiiKind[], referenceYear
   if (kinds.includes('phone')) out = replacePhones(out);
   return out;
 }
+
+/**
+ * Call outcomes with `kinds` redacted in the values of string-typed fields. Enum values, dates,
+ * numbers and booleans stay as they are: they are checked against the field's type, which a
+ * placeholder would break, and hold no free text.
+ */
+export function redactStringOutcomes<T extends Record<string, string | number | boolean>>(
+  fields: readonly { name: string; type: string }[],
+  data: T,
+  kinds: readonly PiiKind[],
+  referenceYear: number,
+): T {
+  if (kinds.length === 0) return data;
+  const strings = new Set(fields.filter((f) => f.type === 'string').map((f) => f.name));
+  const out: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(data))
+    out[name] = strings.has(name) && typeof value === 'string' ? redactPii(value, kinds, referenceYear) : value;
+  return out as T;
+}
