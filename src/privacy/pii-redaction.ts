@@ -69,7 +69,8 @@ const PHONE_CANDIDATE = /(?<![\w+])(?:\+|\(0|0)[\d \t/()-]{5,}\d/g;
  * order numbers (`4911 0815 1234 5`) stay. Other country codes are left out: a bare digit run
  * starting with them is far more often an order number.
  */
-const BARE_COUNTRY_CANDIDATE = /(?<![\w+,.])(?:49|43|41)(?:[ \t/-][1-9][\d \t/()-]{4,}\d|[1-9]\d{6,13}(?![\d]|[,.]\d))/g;
+const BARE_COUNTRY_CANDIDATE =
+  /(?<![\w+,.])(?:49|43|41)(?:[ \t/-][1-9][\d \t/()-]{4,}\d|[1-9]\d{6,13}(?![\d]|[,.]\d))/g;
 /** At least nine digits as written (`030 1234567`): shorter digit runs are order numbers, not phones. */
 const PHONE_MIN_DIGITS = 9;
 

@@ -79,7 +79,9 @@ describe('caller numbers at intake', () => {
       await ctx
         .db('events')
         .whereRaw(`payload->'call'->>'id' = ?`, [c.id])
-        .update({ payload: ctx.db.raw(`jsonb_set(payload, '{call,phone_number}', to_jsonb(?::text))`, [phone_number]) });
+        .update({
+          payload: ctx.db.raw(`jsonb_set(payload, '{call,phone_number}', to_jsonb(?::text))`, [phone_number]),
+        });
       ids.push(c.id);
     }
     await normalizeCallerNumbers(ctx.db);

@@ -46,7 +46,11 @@ export const ZERO_COUNTS: ErasureCounts = {
 
 type Named = { customer_name: string | null; first_name: string | null; last_name: string | null };
 
-const words = (text: string | null) => (text ?? '').trim().split(/\s+/).filter((w) => w !== '');
+const words = (text: string | null) =>
+  (text ?? '')
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
 
 /**
  * The full names of a contact as free text writes them: `customer_name` and `first_name last_name`,

@@ -78,7 +78,7 @@ export const ErasureCountsSchema = z
 export const KbDocumentToReviewSchema = z
   .object({
     id: z.uuid(),
-    agent_id: z.uuid().nullable().openapi({ description: "null: an organization document" }),
+    agent_id: z.uuid().nullable().openapi({ description: 'null: an organization document' }),
     title: z.string(),
   })
   .openapi('KbDocumentToReview');
