@@ -107,12 +107,20 @@ describe('erasure by address and full name', () => {
     ];
     // A first name alone names too many people.
     const other = await call(w, { customer_name: 'Anna Meier', call_summary: 'Anna ruft an' });
+    await ctx.http
+      .post(`/v1/agents/${w.agentId}/calls`)
+      .set('X-API-Key', w.key)
+      .set('Idempotency-Key', 'intake-anna-schmidt')
+      .send({ call_id: `idem-${randomUUID()}`, duration: 30, customer_name: 'Anna Schmidt' })
+      .expect(201);
 
-    // The note is no part of the call.completed body: four bodies name the person.
+    // The note is no part of the call.completed body: five of the six bodies name the person.
     const dry = await erase(w, { email: 'anna@example.com', dry_run: true }).expect(200);
-    expect(dry.body.erased).toMatchObject({ contacts: 1, calls: 5, webhook_deliveries: 4 });
+    const counts = { contacts: 1, calls: 6, webhook_deliveries: 5, idempotency_records: 1 };
+    expect(dry.body.erased).toMatchObject(counts);
     const res = await erase(w, { email: 'anna@example.com' }).expect(200);
-    expect(res.body.erased).toMatchObject({ contacts: 1, calls: 5, webhook_deliveries: 4 });
+    expect(res.body.erased).toMatchObject(counts);
+    expect(await ctx.db('idempotency_keys').where({ idempotency_key: 'intake-anna-schmidt' })).toEqual([]);
     for (const c of found) {
       const row = await callRow(c.id);
       expect(row).toMatchObject({ customer_name: null, call_summary: null, note: null, transcript: null });

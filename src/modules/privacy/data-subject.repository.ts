@@ -14,6 +14,8 @@ export type Subject = {
   phoneForms: string[];
   /** Lower case. */
   emails: string[];
+  /** Their contacts' full names (fullNamesOf). */
+  fullNames: string[];
   /** ILIKE patterns of the person's addresses and full names, looked for in free text. */
   textPatterns: string[];
   /** ILIKE patterns of the person's full names and name words, looked for in a known caller's greeting. */
@@ -153,6 +155,7 @@ export class DataSubjectRepository {
       contacts: rows,
       phoneForms: [...new Set([...phones].flatMap(phoneVariants))],
       emails: [...emails],
+      fullNames,
       textPatterns: [...emails, ...fullNames].map(contains),
       greetingPatterns: [...new Set([...fullNames, ...rows.flatMap(nameWordsOf)])].map(contains),
     };
@@ -358,14 +361,17 @@ export class DataSubjectRepository {
   /**
    * Stored answers of the organization's requests (or, for callers that reach several organizations,
    * of its members' credentials) whose body names one of the person's numbers (as a JSON string),
-   * addresses or contact ids.
+   * addresses, full names or contact ids.
    */
   private idempotencyOf(subject: Subject): Knex.QueryBuilder | undefined {
     const exact = [
       ...subject.phoneForms.map((p) => `%"${literalLike(p)}"%`),
       ...subject.contacts.map((c) => `%${c.id}%`),
     ];
-    const caseless = subject.emails.map((e) => `%"${literalLike(e)}"%`);
+    const caseless = [
+      ...subject.emails.map((e) => `%"${literalLike(e)}"%`),
+      ...subject.fullNames.map((n) => `%${literalLike(n)}%`),
+    ];
     if (exact.length === 0 && caseless.length === 0) return undefined;
     const org = subject.organizationId;
     const members = this.db('memberships').where({ organization_id: org }).select('user_id');
