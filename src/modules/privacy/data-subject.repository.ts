@@ -77,14 +77,16 @@ const ERASED_CALL_FIELDS = `customer_name = NULL, customer_request = NULL, phone
 /**
  * A call of the person (alias `c`, parameters :phones and :texts): by number, or by an address or full
  * name in a field the erasure empties. Nothing the erasure keeps is looked at, so an erased call
- * never matches again.
+ * never matches again. Text can only be found by reading it: with an address or a name to look for,
+ * a batch reads the organization's calls (the transcript, the largest, last) until it has found
+ * its rows; erasures are rare and the batches lock only the rows they found.
  */
 const CALL_OF_SUBJECT = `(c.phone_number = ANY(:phones::text[])
   OR c.customer_name ILIKE ANY(:texts::text[]) OR c.customer_request ILIKE ANY(:texts::text[])
   OR c.call_summary ILIKE ANY(:texts::text[]) OR c.note ILIKE ANY(:texts::text[])
+  OR ${MENTIONED_IN_OUTCOMES('c.extracted_data', 'c.agent_id', ':texts::text[]')}
   OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(c.transcript) = 'array' THEN c.transcript ELSE '[]' END) t
-              WHERE t->>'text' ILIKE ANY(:texts::text[]))
-  OR ${MENTIONED_IN_OUTCOMES('c.extracted_data', 'c.agent_id', ':texts::text[]')})`;
+              WHERE t->>'text' ILIKE ANY(:texts::text[])))`;
 
 /** A stored call.completed body of the person (alias `e`), as CALL_OF_SUBJECT. */
 const EVENT_OF_SUBJECT = `((e.payload->'call'->>'phone_number') = ANY(:phones::text[])
