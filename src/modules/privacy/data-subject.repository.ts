@@ -114,13 +114,44 @@ function callIdsOf(subject: Subject): string {
   return arms.join(' UNION ');
 }
 
-/** A stored call.completed body of the person (alias `e`), as CALL_OF_SUBJECT. */
-const EVENT_OF_SUBJECT = `((e.payload->'call'->>'phone_number') = ANY(:phones::text[])
-  OR (e.payload->'call'->>'customer_name') ILIKE ANY(:texts::text[])
+/** A stored call.completed body (alias `e`) that names the person in its text (as CALL_OF_SUBJECT). */
+const EVENT_TEXT_OF_SUBJECT = `((e.payload->'call'->>'customer_name') ILIKE ANY(:texts::text[])
   OR (e.payload->'call'->>'customer_request') ILIKE ANY(:texts::text[])
   OR (e.payload->'call'->>'call_summary') ILIKE ANY(:texts::text[])
   OR (e.payload->'call'->>'transcript') ILIKE ANY(:texts::text[])
   OR ${MENTIONED_IN_OUTCOMES("e.payload->'call'->'extracted_data'", "(e.payload->'call'->>'agent_id')::uuid", ':texts::text[]')})`;
+
+/** A stored call.completed body (alias `e`) that still holds something an erasure removes. */
+const EVENT_NOT_ERASED = `((e.payload->'call'->>'phone_number') IS NOT NULL
+  OR (e.payload->'call'->>'customer_name') IS NOT NULL OR (e.payload->'call'->>'customer_request') IS NOT NULL
+  OR (e.payload->'call'->>'call_summary') IS NOT NULL OR (e.payload->'call'->>'transcript') IS NOT NULL
+  OR EXISTS (SELECT 1 FROM jsonb_each(${OUTCOMES("e.payload->'call'->'extracted_data'")}) d
+              WHERE NOT ${KEPT_OUTCOME("(e.payload->'call'->>'agent_id')::uuid", 'd.key', 'd.value')}))`;
+
+const OWN_BODIES = `FROM events e WHERE e.organization_id = :org AND e.type = 'call.completed'`;
+
+/**
+ * The ids of the person's stored call.completed bodies, each way through an index: the body of each
+ * of their calls (callIdsOf; events_call_id), a body with their number (events_call_phone_number),
+ * and, read in full, the bodies whose agent was deleted (their calls went with it) that name them.
+ * A body is the person's only while it still holds something to erase, so it never matches again.
+ */
+function eventIdsOf(subject: Subject): string {
+  const arms = [
+    ...(findsCalls(subject)
+      ? [
+          `SELECT e.id ${OWN_BODIES} AND (e.payload->'call'->>'id') IN (SELECT x.id::text FROM (${callIdsOf(subject)}) x)`,
+        ]
+      : []),
+    ...(subject.phoneForms.length > 0
+      ? [`SELECT e.id ${OWN_BODIES} AND (e.payload->'call'->>'phone_number') = ANY(:phones::text[])`]
+      : []),
+    ...(subject.textPatterns.length > 0
+      ? [`SELECT e.id ${OWN_BODIES} AND e.agent_id IS NULL AND ${EVENT_TEXT_OF_SUBJECT}`]
+      : []),
+  ];
+  return `e.id IN (${arms.join(' UNION ')}) AND ${EVENT_NOT_ERASED}`;
+}
 
 /**
  * A saved test case of the person (alias `t`): their number as the caller, or, for a known caller, a
@@ -244,7 +275,7 @@ export class DataSubjectRepository {
     const { rowCount } = await this.db.raw(
       `WITH batch AS (
          SELECT id FROM events e
-          WHERE organization_id = :org AND type = 'call.completed' AND ${EVENT_OF_SUBJECT}
+          WHERE e.organization_id = :org AND e.type = 'call.completed' AND ${eventIdsOf(subject)}
           LIMIT :limit FOR UPDATE
        )
        UPDATE events e SET payload = jsonb_set(e.payload, '{call}', (e.payload->'call') || :erased::jsonb
@@ -384,7 +415,7 @@ export class DataSubjectRepository {
   private eventsOf(subject: Subject): Knex.QueryBuilder {
     return this.db('events as e')
       .where({ 'e.organization_id': subject.organizationId, 'e.type': 'call.completed' })
-      .whereRaw(EVENT_OF_SUBJECT, matchParams(subject));
+      .whereRaw(eventIdsOf(subject), matchParams(subject));
   }
 
   /**

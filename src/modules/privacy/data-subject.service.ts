@@ -102,8 +102,9 @@ export class DataSubjectService {
     const subject = await this.subjects.resolve(orgId, identifier);
     if (input.dry_run) return this.dryRun(subject, identifier);
     const erasure = await this.subjects.startOrResume(orgId, subjectHash(orgId, identifier), this.clock.now());
-    await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
+    // Bodies first: they are found through the calls they belong to, which the next step empties.
     await this.inBatches(erasure.id, 'webhook_deliveries', (s) => s.redactWebhookBodyBatch(subject, BATCH_SIZE));
+    await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
     await this.inBatches(erasure.id, 'idempotency_records', (s) => s.deleteIdempotencyBatch(subject, BATCH_SIZE));
     await this.inBatches(erasure.id, 'test_cases', (s) => s.eraseTestCaseBatch(subject, this.clock.now(), BATCH_SIZE));
     const done = await this.complete(erasure.id, subject);
