@@ -132,6 +132,26 @@ describe('erasure by address and full name', () => {
   });
 });
 
+describe('stored bodies whose agent was deleted', () => {
+  it('are found by the name or address in their text and redacted', async () => {
+    const w = await ctx.build.world();
+    await contact(w, { phone_number: '+49 170 5550001', email: 'anna@example.com' });
+    const gone = (await ctx.build.agent(w.orgId, { name: 'Alt' })).id;
+    const res = await ctx.http
+      .post(`/v1/agents/${gone}/calls`)
+      .set('X-API-Key', w.key)
+      .send({ call_id: `gone-${randomUUID()}`, duration: 30, call_summary: 'Rückruf an anna@example.com' })
+      .expect(201);
+    await ctx.http.delete(`/v1/agents/${gone}`).set('X-API-Key', w.key).expect(204);
+    expect(await callRow(res.body.id)).toBeUndefined();
+    expect((await eventOf(res.body.id)).call_summary).toBe('Rückruf an anna@example.com');
+
+    const erased = await erase(w, { email: 'anna@example.com' }).expect(200);
+    expect(erased.body.erased).toMatchObject({ calls: 0, webhook_deliveries: 1 });
+    expect((await eventOf(res.body.id)).call_summary).toBeNull();
+  });
+});
+
 describe('erased outcomes: an allow-list', () => {
   it('keeps only declared enum and boolean values; dates, numbers, strings and keys no longer declared go', async () => {
     const w = await ctx.build.world();
