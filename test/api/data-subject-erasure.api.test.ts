@@ -207,6 +207,12 @@ describe("erasure and the person's saved test cases", () => {
       input: { at, caller_number: '+491709990001' },
       expect: { greeting_contains: 'Hallo Bernd' },
     });
+    // Names are matched as whole words: Annabell is someone else.
+    const similar = await create(w, {
+      name: 'Stammkundin',
+      input: { at, caller_number: '+491709990002' },
+      expect: { greeting_contains: 'Hallo Annabell' },
+    });
     const noCaller = await create(w, { name: 'Montag offen', input: { at }, expect: { accepting_calls: true } });
 
     const dry = await erase(w, { phone_number: '+491707778889', dry_run: true }).expect(200);
@@ -224,7 +230,8 @@ describe("erasure and the person's saved test cases", () => {
       expect: { greeting_contains: 'Hallo Bernd' },
     });
     expect(byId.has(noCaller.body.id)).toBe(true);
-    expect(JSON.stringify(rows)).not.toMatch(/7778889|Schmidt|Hallo Anna/);
+    expect(byId.get(similar.body.id)).toMatchObject({ expect: { greeting_contains: 'Hallo Annabell' } });
+    expect(JSON.stringify(rows)).not.toMatch(/7778889|Schmidt|Hallo Anna\b/);
   });
 });
 

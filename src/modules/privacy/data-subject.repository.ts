@@ -18,7 +18,7 @@ export type Subject = {
   fullNames: string[];
   /** ILIKE patterns of the person's addresses and full names, looked for in free text. */
   textPatterns: string[];
-  /** ILIKE patterns of the person's full names and name words, looked for in a known caller's greeting. */
+  /** Case-insensitive regular expressions (whole words) of the person's full names and name words, looked for in a known caller's greeting. */
   greetingPatterns: string[];
 };
 
@@ -159,7 +159,7 @@ function eventIdsOf(subject: Subject): string {
  * case name with their address or full name.
  */
 const TEST_CASE_OF_SUBJECT = `((t.input->>'caller_number') = ANY(:phones::text[])
-  OR ((t.input->>'caller_number') IS NOT NULL AND (t.expect->>'greeting_contains') ILIKE ANY(:greetings::text[]))
+  OR ((t.input->>'caller_number') IS NOT NULL AND (t.expect->>'greeting_contains') ~* ANY(:greetings::text[]))
   OR t.name ILIKE ANY(:texts::text[]))`;
 
 /** A case left with nothing to expect, or named after the person, goes; the others lose number and greeting. */
@@ -216,7 +216,7 @@ export class DataSubjectRepository {
       emails: [...emails],
       fullNames,
       textPatterns: [...emails, ...fullNames].map(contains),
-      greetingPatterns: [...new Set([...fullNames, ...rows.flatMap(nameWordsOf)])].map(contains),
+      greetingPatterns: [...new Set([...fullNames, ...rows.flatMap(nameWordsOf)])].map(wholeWords),
     };
   }
 
@@ -451,6 +451,11 @@ export class DataSubjectRepository {
         if (caseless.length > 0) q.orWhereRaw('response_body ILIKE ANY(?::text[])', [caseless]);
       });
   }
+}
+
+/** A PostgreSQL regular expression matching `text` as whole words (`Li` not inside `Lisa`). */
+function wholeWords(text: string): string {
+  return `\\m${text.replace(/[.^$*+?()[\]{}|\\-]/g, (c) => `\\${c}`)}\\M`;
 }
 
 /** Something to look for: a number, an address or a full name. */
