@@ -941,7 +941,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts */
+    /** Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted; calls found by any stored form of the number or by the person's address or full name in their texts keep only non-personal fields and enum and boolean outcomes; stored webhook bodies redacted alike; stored idempotent answers deleted; saved test cases lose the person's number and greeting; knowledge-base documents that mention the person are listed in kb_documents_to_review, not changed. `dry_run: true` counts and changes nothing. Erasing again answers zero counts */
     post: operations['eraseDataSubject'];
     delete?: never;
     options?: never;
@@ -1140,6 +1140,7 @@ export interface components {
         calls: number;
         webhook_deliveries: number;
         idempotency_records: number;
+        test_cases: number;
       };
       /** Format: date-time */
       erased_at: string;
@@ -1665,7 +1666,7 @@ export interface components {
       /** @description Refuse (409 TEST_CASES_FAILED) any write that would make one of the agent's test cases fail: to its configuration, sub-resources and contacts, or to its backup agent */
       require_passing_test_cases?: boolean;
       /**
-       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @description Personal data call intake replaces in transcript, summary, request, caller name, note and string outcomes before storing or sending (a call PATCH redacts note and outcomes alike): phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
        * @example [
        *       "phone",
        *       "iban"
@@ -1821,7 +1822,7 @@ export interface components {
       /** @description Refuse (409 TEST_CASES_FAILED) any write that would make one of the agent's test cases fail: to its configuration, sub-resources and contacts, or to its backup agent */
       require_passing_test_cases?: boolean;
       /**
-       * @description Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
+       * @description Personal data call intake replaces in transcript, summary, request, caller name, note and string outcomes before storing or sending (a call PATCH redacts note and outcomes alike): phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)
        * @example [
        *       "phone",
        *       "iban"
@@ -3036,7 +3037,7 @@ export interface components {
     CallIntake: {
       /** @description Identifier in the telephony layer; a repeated one returns the stored call */
       call_id: string;
-      /** @description Caller number */
+      /** @description Caller number in any written form; stored as E.164 when it is a valid number (030/1234567, 0049 30 1234567 and 49301234567 become +49301234567), else as written without spaces, dashes and brackets */
       phone_number?: string | null;
       customer_name?: string | null;
       customer_request?: string | null;
@@ -3529,6 +3530,8 @@ export interface components {
       erasure_id: string | null;
       dry_run: boolean;
       erased: components['schemas']['ErasureCounts'];
+      /** @description Knowledge-base documents whose title or text mentions one of the person's numbers, addresses or full names, oldest first, at most 100. Erasure does not change them: review and edit or delete them by hand */
+      kb_documents_to_review: components['schemas']['KbDocumentToReview'][];
     };
     /** @description Counts; a dry run: what would be erased */
     ErasureCounts: {
@@ -3540,6 +3543,18 @@ export interface components {
       webhook_deliveries: number;
       /** @description Stored idempotent answers deleted */
       idempotency_records: number;
+      /** @description Saved test cases that lost the person's number and greeting expectation (deleted when nothing was left to expect or their name named the person) */
+      test_cases: number;
+    };
+    KbDocumentToReview: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description null: an organization document
+       */
+      agent_id: string | null;
+      title: string;
     };
     /** @description Exactly one of phone_number, email, contact_id */
     DataSubjectEraseRequest: {

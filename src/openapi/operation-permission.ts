@@ -3,7 +3,7 @@
  * common.ts: a permission, `developer_admin`, `signed_in` or `public`). The permission-matrix test
  * fails on an operation without one, so strict query checks and the MCP tools can rely on it.
  */
-export function operationPermission(operation: { 'x-permission'?: unknown }): string | undefined {
-  const declared = operation['x-permission'];
+export function operationPermission(operation: object): string | undefined {
+  const declared = (operation as { 'x-permission'?: unknown })['x-permission'];
   return typeof declared === 'string' ? declared : undefined;
 }

@@ -31,6 +31,19 @@ export function normalizePhoneNumber(input: string): string | null {
   return E164_PATTERN.test(parsed.number) ? parsed.number : null;
 }
 
+/**
+ * A caller number as a telephony layer reports it, as E.164 when it is a valid number: the written
+ * forms `normalizePhoneNumber` takes, and also a country code without `+` or `00` in front
+ * (`49301234567`, as some SIP trunks send the caller id). null for anything else (`anonymous`, an
+ * internal extension, a number that is not valid in its country).
+ */
+export function normalizeCallerNumber(input: string): string | null {
+  const written = normalizePhoneNumber(input);
+  if (written !== null) return written;
+  const digits = input.trim().replace(/[\s\-./()[\]]/g, '');
+  return /^[1-9]\d{7,14}$/.test(digits) ? normalizePhoneNumber(`+${digits}`) : null;
+}
+
 /** A request field holding a phone number: accepted in the written forms above, output as E.164. */
 export const phoneNumberField = z
   .string()

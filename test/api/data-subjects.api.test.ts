@@ -223,7 +223,8 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(dry.body).toEqual({
       erasure_id: null,
       dry_run: true,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1 },
+      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
+      kb_documents_to_review: [],
     });
     expect(await ctx.db('contacts').where({ id: c.id }).first()).toBeDefined();
     expect(await ctx.db('data_subject_erasures').where({ organization_id: w.orgId })).toEqual([]);
@@ -232,7 +233,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expectSchema(res, DataSubjectErasureSchema);
     expect(res.body).toMatchObject({
       dry_run: false,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1 },
+      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
     });
     const erasureId = res.body.erasure_id as string;
 
@@ -273,6 +274,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       calls: 2,
       webhook_deliveries: 2,
       idempotency_records: 1,
+      test_cases: 0,
     });
     expect(JSON.stringify(audit[0])).not.toContain('1701234567');
     const listed = await ctx.http
@@ -289,13 +291,19 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       event: 'data_subject.erased',
       erasure_id: erasureId,
       organization_id: w.orgId,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1 },
+      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
     });
     expect(sent.body).not.toContain('1701234567');
     expect(sent.body).not.toContain('anna');
 
     const again = await erase(w, { phone_number: '+491701234567' }).expect(200);
-    expect(again.body.erased).toEqual({ contacts: 0, calls: 0, webhook_deliveries: 0, idempotency_records: 0 });
+    expect(again.body.erased).toEqual({
+      contacts: 0,
+      calls: 0,
+      webhook_deliveries: 0,
+      idempotency_records: 0,
+      test_cases: 0,
+    });
     expect(again.body.erasure_id).not.toBe(erasureId);
     const exported = await exportOf(w, { phone_number: '+491701234567' }).expect(200);
     expect(exported.body).toMatchObject({ contacts: [], calls: [] });

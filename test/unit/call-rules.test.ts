@@ -3,7 +3,7 @@ import {
   containsPattern,
   countPlan,
   intakeOutcome,
-  normalizePhoneNumber,
+  callerNumberOf,
   timeRange,
   trashOnDone,
 } from '../../src/modules/calls/call.rules.js';
@@ -40,10 +40,14 @@ describe('trashOnDone', () => {
   });
 });
 
-describe('normalizePhoneNumber', () => {
-  it('drops spaces, dashes and brackets and keeps anything else', () => {
-    expect(normalizePhoneNumber('+49 (30) 123-45 67')).toBe('+49301234567');
-    expect(normalizePhoneNumber('anonymous')).toBe('anonymous');
+describe('callerNumberOf', () => {
+  it('stores every written form of a valid number as E.164', () => {
+    for (const written of ['+49 (30) 123-45 67', '030/1234567', '0049 30 1234567', '49301234567', '+49 (0)30 1234567'])
+      expect(callerNumberOf(written)).toBe('+49301234567');
+  });
+  it('keeps what is not a valid number, with spaces, dashes and brackets dropped', () => {
+    expect(callerNumberOf('anonymous')).toBe('anonymous');
+    expect(callerNumberOf('(12) 34')).toBe('1234');
   });
 });
 

@@ -28,6 +28,15 @@ describe('redactPii: what is replaced (German formats first)', () => {
     ['geb. 04.01.75', 'geb. [BIRTHDATE]'],
     ['born 1980-12-24', 'born [BIRTHDATE]'],
     ['Geburtstag: 01.03.2025 (das Baby)', 'Geburtstag: [BIRTHDATE] (das Baby)'],
+    ['iban de89 3704 0044 0532 0130 00 bitte', 'iban [IBAN] bitte'],
+    ['de89370400440532013000', '[IBAN]'],
+    ['IBAN: DE 89 3704 0044 0532 0130 00.', 'IBAN: [IBAN].'],
+    ['Mail an jörg@bücher.de bitte', 'Mail an [EMAIL] bitte'],
+    ['anna@xn--bcher-kva.de', '[EMAIL]'],
+    ['Zoë.Müller@straße.example', '[EMAIL]'],
+    ['Rückruf 49 171 2345678 bitte', 'Rückruf [PHONE] bitte'],
+    ['Nummer 49301234567.', 'Nummer [PHONE].'],
+    ['aus Wien 43 1 5134567', 'aus Wien [PHONE]'],
   ])('%j -> %j', (input, expected) => {
     expect(redactPii(input, ALL, YEAR)).toBe(expected);
   });
@@ -55,6 +64,11 @@ describe('redactPii: look-alikes that stay', () => {
     'DE12 3456 7890 1234 5678 90',
     'Karte 4111 1111 1111 1112',
     'Mail an support at firma dot de',
+    'ab 12 Uhr bis 18 Uhr und am Samstag',
+    'at 12 uhr bis 18 uhr oder 19 uhr',
+    'de12 3456 7890 1234 5678 90',
+    'Preis 49,90 € für 49 Stück',
+    'Bestellnummer 4911 2345 6789',
   ])('%j stays', (input) => {
     expect(redactPii(input, ALL, YEAR)).toBe(input);
   });

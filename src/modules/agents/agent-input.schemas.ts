@@ -237,7 +237,7 @@ export function agentWritableShape(options: { allowPrivateWebhookTargets: boolea
     }),
     redact_pii: eventSelection(PII_KINDS).openapi({
       description:
-        'Personal data call intake replaces in transcript, summary and request before storing or sending: phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
+        'Personal data call intake replaces in transcript, summary, request, caller name, note and string outcomes before storing or sending (a call PATCH redacts note and outcomes alike): phone -> [PHONE], email -> [EMAIL], iban -> [IBAN], card -> [CARD], birthdate -> [BIRTHDATE] (default: none)',
       example: ['phone', 'iban'],
     }),
     analysis_fields: analysisFieldsInput,

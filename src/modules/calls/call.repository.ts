@@ -7,7 +7,7 @@ import {
   countPlan,
   DEFAULT_RETENTION_DAYS,
   hourPlan,
-  normalizePhoneNumber,
+  callerNumberOf,
   timeRange,
   type TimeRange,
 } from './call.rules.js';
@@ -169,7 +169,7 @@ export function whereCallFilters(
   if (filters.done !== undefined) query.where('c.done', filters.done);
   if (range.from) query.where('c.created_at', '>=', range.from);
   if (range.before) query.where('c.created_at', '<', range.before);
-  if (filters.phone_number) query.where('c.phone_number', normalizePhoneNumber(filters.phone_number));
+  if (filters.phone_number) query.where('c.phone_number', callerNumberOf(filters.phone_number));
   if (filters.search) whereContains(query, filters.search);
   for (const filter of filters.extracted ?? []) whereExtracted(query, filter);
   return query;
@@ -587,7 +587,7 @@ export class CallRepository {
       .where({
         agent_id: agent.id,
         organization_id: agent.organization_id,
-        phone_number: normalizePhoneNumber(phoneNumber),
+        phone_number: callerNumberOf(phoneNumber),
       })
       .andWhere('created_at', '>=', dayStart)
       .andWhere('created_at', '<', dayEnd)

@@ -1,14 +1,21 @@
 /** Pure rules of call intake and filtering. */
 
+import { normalizeCallerNumber } from '../../phone/phone-number.js';
+
 /** Calls shorter than this are marked done on intake when the agent has `short_calls_auto_edit`. */
 export const SHORT_CALL_SECONDS = 10;
 
 /** Retention of call data when the agent has none configured (`retention_days: null`). */
 export const DEFAULT_RETENTION_DAYS = 90;
 
-/** Spaces, dashes and brackets go, as for contacts, so "+49 (30) 123-45" finds "+493012345". */
-export function normalizePhoneNumber(value: string): string {
-  return value.replace(/[\s\-()]/g, '');
+/**
+ * A caller number as calls store and look it up: E.164 when it is a valid number in any written form
+ * (`030/1234567`, `0049 30 1234567`, `49301234567` all become `+49301234567`), so that one person has
+ * one number across calls, contacts and erasure. Anything else (`anonymous`, an extension) keeps its
+ * written form with spaces, dashes and brackets removed.
+ */
+export function callerNumberOf(value: string): string {
+  return normalizeCallerNumber(value) ?? value.replace(/[\s\-()]/g, '');
 }
 
 export function intakeOutcome(

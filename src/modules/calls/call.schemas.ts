@@ -48,7 +48,10 @@ export const IntakeCallSchema = z
     call_id: text({ min: 1, max: 255 })
       .refine((id) => id.trim() !== '', 'Must not be blank')
       .openapi({ description: 'Identifier in the telephony layer; a repeated one returns the stored call' }),
-    phone_number: text({ max: 50 }).nullable().optional().openapi({ description: 'Caller number' }),
+    phone_number: text({ max: 50 }).nullable().optional().openapi({
+      description:
+        'Caller number in any written form; stored as E.164 when it is a valid number (030/1234567, 0049 30 1234567 and 49301234567 become +49301234567), else as written without spaces, dashes and brackets',
+    }),
     customer_name: optionalText(500),
     customer_request: optionalText(10_000),
     duration: z.number().min(0).max(604_800).openapi({ description: 'Seconds' }),

@@ -17,12 +17,12 @@ import {
   type CallRepository,
   type CallRow,
 } from './call.repository.js';
-import { redactPii } from '../../privacy/pii-redaction.js';
+import { redactPii, redactStringOutcomes } from '../../privacy/pii-redaction.js';
 import type { z } from 'zod';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { parseExtractedFilters, withoutExtractedKeys, type ExtractedFilter } from './extracted-filters.js';
 import { checkExtractedData, type ExtractedData } from './extracted-data.js';
-import { intakeOutcome, normalizePhoneNumber, trashOnDone } from './call.rules.js';
+import { callerNumberOf, intakeOutcome, trashOnDone } from './call.rules.js';
 import { IntakeCallSchema, ListCallsQuery, UpdateCallSchema, type IntakeCallInput } from './call.schemas.js';
 
 /**
@@ -74,7 +74,7 @@ export class CallService {
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
-    const extracted = this.extracted(agent, input.extracted_data);
+    const extracted = this.extracted(agent, input.extracted_data, this.clock.now().getUTCFullYear());
     return inTransaction(this.db, async (trx) => {
       const calls = this.calls.with(trx);
       const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
@@ -111,7 +111,10 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');
     const { extracted_data: extractedInput, ...input } = parseBody(UpdateCallSchema, body);
-    const extracted = extractedInput === undefined ? undefined : this.extracted(agent, extractedInput);
+    const year = this.clock.now().getUTCFullYear();
+    const extracted = extractedInput === undefined ? undefined : this.extracted(agent, extractedInput, year);
+    // A note written by staff is redacted as the agent's own texts are.
+    if (typeof input.note === 'string') input.note = redactPii(input.note, agent.redact_pii ?? [], year);
     const row = await inTransaction(this.db, async (trx) => {
       const calls = this.calls.with(trx);
       const current = await calls.lock(agent, callId);
@@ -134,11 +137,15 @@ export class CallService {
     return toCall(row);
   }
 
-  /** The outcomes to store, checked against the agent's analysis_fields as they are now; 400 naming each problem. */
-  private extracted(agent: AgentRow, data: Record<string, unknown> | undefined): ExtractedData {
-    const checked = checkExtractedData(agent.analysis_fields ?? [], data);
+  /**
+   * The outcomes to store, checked against the agent's analysis_fields as they are now (400 naming
+   * each problem), with the agent's redact_pii kinds replaced in the string-typed ones.
+   */
+  private extracted(agent: AgentRow, data: Record<string, unknown> | undefined, year: number): ExtractedData {
+    const fields = agent.analysis_fields ?? [];
+    const checked = checkExtractedData(fields, data);
     if (checked.details.length > 0) throw new ValidationError('Request body is invalid', checked.details);
-    return checked.data;
+    return redactStringOutcomes(fields, checked.data, agent.redact_pii ?? [], year);
   }
 
   /** 400 unless the employee belongs to this agent. */
@@ -165,9 +172,9 @@ export class CallService {
       organization_id: agent.organization_id,
       agent_id: agent.id,
       call_id: input.call_id,
-      customer_name: input.customer_name ?? null,
+      customer_name: redact(input.customer_name ?? null),
       customer_request: redact(input.customer_request ?? null),
-      phone_number: input.phone_number ? normalizePhoneNumber(input.phone_number) : null,
+      phone_number: input.phone_number ? callerNumberOf(input.phone_number) : null,
       duration: input.duration,
       done,
       general_success: input.general_success ?? null,
@@ -177,7 +184,7 @@ export class CallService {
       audio_file_url: input.audio_file_url ?? null,
       final_score: input.final_score ?? null,
       employee_id: input.employee_id ?? null,
-      note: input.note ?? null,
+      note: redact(input.note ?? null),
       deleted_at: trash ? now : null,
       created_at: now,
       updated_at: now,

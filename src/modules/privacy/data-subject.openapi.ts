@@ -32,7 +32,7 @@ export function registerDataSubjectPaths(registry: OpenAPIRegistry): void {
     ...access('privacy:write', 'unrestricted'),
     tags: ['Privacy'],
     summary:
-      "Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted, calls keep only non-personal fields, stored webhook bodies redacted, stored idempotent answers deleted. `dry_run: true` counts and changes nothing. Erasing again answers zero counts",
+      "Erase one person's data (privacy:write; DSGVO Art. 17): contacts deleted; calls found by any stored form of the number or by the person's address or full name in their texts keep only non-personal fields and enum and boolean outcomes; stored webhook bodies redacted alike; stored idempotent answers deleted; saved test cases lose the person's number and greeting; knowledge-base documents that mention the person are listed in kb_documents_to_review, not changed. `dry_run: true` counts and changes nothing. Erasing again answers zero counts",
     security: anyAuth,
     request: { params, body: jsonBody(DataSubjectEraseRequestSchema) },
     responses: {

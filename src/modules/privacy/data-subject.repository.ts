@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
-import { callsInBatches, toCall, WITHOUT_FREE_TEXT_OUTCOMES, type Call } from '../calls/call.repository.js';
+import { callsInBatches, toCall, type Call } from '../calls/call.repository.js';
 import { CONTACT_COLUMNS, toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
-import { literalLike, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
+import { fullNamesOf, literalLike, nameWordsOf, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
 import type { DataSubjectIdentifier } from './data-subject.schemas.js';
 
 /** A person as found in one organization: their contacts and every number and address they carry. */
@@ -14,7 +14,19 @@ export type Subject = {
   phoneForms: string[];
   /** Lower case. */
   emails: string[];
+  /** Their contacts' full names (fullNamesOf). */
+  fullNames: string[];
+  /** ILIKE patterns of the person's addresses and full names, looked for in free text. */
+  textPatterns: string[];
+  /** Case-insensitive regular expressions (whole words) of the person's full names and name words, looked for in a known caller's greeting. */
+  greetingPatterns: string[];
 };
+
+/** A knowledge-base document that mentions the person: listed for a person to review, never changed. */
+export type KbDocumentToReview = { id: string; agent_id: string | null; title: string };
+
+/** At most this many documents are listed (oldest first); an organization's review starts from them. */
+export const KB_REVIEW_LIMIT = 100;
 
 export type ErasureRow = ErasureCounts & {
   id: string;
@@ -29,13 +41,129 @@ const ERASURE_COLUMNS = [
   'calls',
   'webhook_deliveries',
   'idempotency_records',
+  'test_cases',
   'completed_at',
 ];
 
-/** What an erased call keeps: id, agent, duration, done, timestamps and statistics. */
+/**
+ * Whether outcome `key` = `value` (jsonb) of a call of `agent` survives an erasure: only a value of a
+ * field the agent declares now as `boolean`, or as `enum` with that value listed. An allow-list, so
+ * that keys no longer declared and date, number and string outcomes all go.
+ */
+const KEPT_OUTCOME = (agent: string, key: string, value: string) =>
+  `EXISTS (SELECT 1 FROM agents fa, jsonb_array_elements(fa.analysis_fields) f
+            WHERE fa.id = ${agent} AND f->>'name' = ${key}
+              AND ((f->>'type' = 'boolean' AND jsonb_typeof(${value}) = 'boolean')
+                OR (f->>'type' = 'enum' AND f->'values' @> jsonb_build_array(${value}))))`;
+
+/** `data` (an outcomes object, or anything else for none) as `jsonb_each` can read it. */
+const OUTCOMES = (data: string) => `(CASE WHEN jsonb_typeof(${data}) = 'object' THEN ${data} ELSE '{}'::jsonb END)`;
+
+/** The outcomes an erasure keeps (KEPT_OUTCOME). */
+const ALLOWED_OUTCOMES = (data: string, agent: string) =>
+  `COALESCE((SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(${OUTCOMES(data)}) d
+              WHERE ${KEPT_OUTCOME(agent, 'd.key', 'd.value')}), '{}'::jsonb)`;
+
+/** An outcome the erasure removes mentions the person (`patterns`: a text[] parameter). */
+const MENTIONED_IN_OUTCOMES = (data: string, agent: string, patterns: string) =>
+  `EXISTS (SELECT 1 FROM jsonb_each(${OUTCOMES(data)}) d
+            WHERE (d.value #>> '{}') ILIKE ANY(${patterns}) AND NOT ${KEPT_OUTCOME(agent, 'd.key', 'd.value')})`;
+
+/** What an erased call keeps: id, agent, duration, done, enum and boolean outcomes, timestamps and statistics. */
 const ERASED_CALL_FIELDS = `customer_name = NULL, customer_request = NULL, phone_number = NULL, call_summary = NULL,
-  transcript = NULL, audio_file_url = NULL, note = NULL, extracted_data = ${WITHOUT_FREE_TEXT_OUTCOMES},
+  transcript = NULL, audio_file_url = NULL, note = NULL, extracted_data = ${ALLOWED_OUTCOMES('c.extracted_data', 'c.agent_id')},
   is_purged = true, purged_at = :now, updated_at = :now`;
+
+/**
+ * A call of the person (alias `c`, parameters :phones and :texts): by number, or by an address or full
+ * name in a field the erasure empties. Nothing the erasure keeps is looked at, so an erased call
+ * never matches again.
+ */
+const CALL_OF_SUBJECT = `(c.phone_number = ANY(:phones::text[])
+  OR c.customer_name ILIKE ANY(:texts::text[]) OR c.customer_request ILIKE ANY(:texts::text[])
+  OR c.call_summary ILIKE ANY(:texts::text[]) OR c.note ILIKE ANY(:texts::text[])
+  OR ${MENTIONED_IN_OUTCOMES('c.extracted_data', 'c.agent_id', ':texts::text[]')}
+  OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(c.transcript) = 'array' THEN c.transcript ELSE '[]' END) t
+              WHERE t->>'text' ILIKE ANY(:texts::text[])))`;
+
+const OWN_CALLS = `FROM calls c WHERE c.organization_id = :org AND c.agent_id = ANY(:agents::uuid[])`;
+
+/**
+ * The ids of the person's calls, found through indexes where there is one: the number through
+ * (agent_id, phone_number), each address or name through the trigram index on call_search_text
+ * (the calls' search text), which narrows before CALL_OF_SUBJECT decides on the few it finds.
+ * Outcomes have no text index: those are read for the organization's calls that have any, a small
+ * column. Reading every call's transcript instead costs about a millisecond a call (a 5 kB
+ * transcript under ILIKE), minutes for a large organization.
+ */
+function callIdsOf(subject: Subject): string {
+  const searched = subject.textPatterns.map(
+    (_, i) =>
+      `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE :text${i}`,
+  );
+  const arms = [
+    ...(subject.phoneForms.length > 0 ? [`SELECT c.id ${OWN_CALLS} AND c.phone_number = ANY(:phones::text[])`] : []),
+    ...searched.map((condition) => `SELECT c.id ${OWN_CALLS} AND ${condition}`),
+    ...(subject.textPatterns.length > 0
+      ? [
+          `SELECT c.id ${OWN_CALLS} AND c.extracted_data <> '{}'::jsonb
+             AND ${MENTIONED_IN_OUTCOMES('c.extracted_data', 'c.agent_id', ':texts::text[]')}`,
+        ]
+      : []),
+  ];
+  return arms.join(' UNION ');
+}
+
+/** A stored call.completed body (alias `e`) that names the person in its text (as CALL_OF_SUBJECT). */
+const EVENT_TEXT_OF_SUBJECT = `((e.payload->'call'->>'customer_name') ILIKE ANY(:texts::text[])
+  OR (e.payload->'call'->>'customer_request') ILIKE ANY(:texts::text[])
+  OR (e.payload->'call'->>'call_summary') ILIKE ANY(:texts::text[])
+  OR (e.payload->'call'->>'transcript') ILIKE ANY(:texts::text[])
+  OR ${MENTIONED_IN_OUTCOMES("e.payload->'call'->'extracted_data'", "(e.payload->'call'->>'agent_id')::uuid", ':texts::text[]')})`;
+
+/** A stored call.completed body (alias `e`) that still holds something an erasure removes. */
+const EVENT_NOT_ERASED = `((e.payload->'call'->>'phone_number') IS NOT NULL
+  OR (e.payload->'call'->>'customer_name') IS NOT NULL OR (e.payload->'call'->>'customer_request') IS NOT NULL
+  OR (e.payload->'call'->>'call_summary') IS NOT NULL OR (e.payload->'call'->>'transcript') IS NOT NULL
+  OR EXISTS (SELECT 1 FROM jsonb_each(${OUTCOMES("e.payload->'call'->'extracted_data'")}) d
+              WHERE NOT ${KEPT_OUTCOME("(e.payload->'call'->>'agent_id')::uuid", 'd.key', 'd.value')}))`;
+
+const OWN_BODIES = `FROM events e WHERE e.organization_id = :org AND e.type = 'call.completed'`;
+
+/**
+ * The ids of the person's stored call.completed bodies, each way through an index: the body of each
+ * of their calls (callIdsOf; events_call_id), a body with their number (events_call_phone_number),
+ * and, read in full, the bodies whose agent was deleted (their calls went with it) that name them.
+ * A body is the person's only while it still holds something to erase, so it never matches again.
+ */
+function eventIdsOf(subject: Subject): string {
+  const arms = [
+    ...(findsCalls(subject)
+      ? [
+          `SELECT e.id ${OWN_BODIES} AND (e.payload->'call'->>'id') IN (SELECT x.id::text FROM (${callIdsOf(subject)}) x)`,
+        ]
+      : []),
+    ...(subject.phoneForms.length > 0
+      ? [`SELECT e.id ${OWN_BODIES} AND (e.payload->'call'->>'phone_number') = ANY(:phones::text[])`]
+      : []),
+    ...(subject.textPatterns.length > 0
+      ? [`SELECT e.id ${OWN_BODIES} AND e.agent_id IS NULL AND ${EVENT_TEXT_OF_SUBJECT}`]
+      : []),
+  ];
+  return `e.id IN (${arms.join(' UNION ')}) AND ${EVENT_NOT_ERASED}`;
+}
+
+/**
+ * A saved test case of the person (alias `t`): their number as the caller, or, for a known caller, a
+ * greeting expectation that names them (`suggest` writes the greeting with the contact's name), or a
+ * case name with their address or full name.
+ */
+const TEST_CASE_OF_SUBJECT = `((t.input->>'caller_number') = ANY(:phones::text[])
+  OR ((t.input->>'caller_number') IS NOT NULL AND (t.expect->>'greeting_contains') ~* ANY(:greetings::text[]))
+  OR t.name ILIKE ANY(:texts::text[]))`;
+
+/** A case left with nothing to expect, or named after the person, goes; the others lose number and greeting. */
+const TEST_CASE_DELETED = `(t.name ILIKE ANY(:texts::text[]) OR (t.expect - 'greeting_contains') = '{}'::jsonb)`;
 
 /** The personal fields of a stored call.completed body, emptied. */
 const ERASED_EVENT_CALL = JSON.stringify({
@@ -78,12 +206,17 @@ export class DataSubjectRepository {
       for (const n of [row.phone_number, row.mobile_number, row.landline_number]) if (n) phones.add(n);
       if (row.email) emails.add(row.email.toLowerCase());
     }
+    const contains = (text: string) => `%${literalLike(text)}%`;
+    const fullNames = [...new Set(rows.flatMap(fullNamesOf))];
     return {
       organizationId,
       agentIds: agents.map((a) => a.id),
       contacts: rows,
       phoneForms: [...new Set([...phones].flatMap(phoneVariants))],
       emails: [...emails],
+      fullNames,
+      textPatterns: [...emails, ...fullNames].map(contains),
+      greetingPatterns: [...new Set([...fullNames, ...rows.flatMap(nameWordsOf)])].map(wholeWords),
     };
   }
 
@@ -93,19 +226,19 @@ export class DataSubjectRepository {
 
   /** The person's calls with every field, oldest first, in batches of at most `maxBytes` of text. */
   async *exportCalls(subject: Subject, maxBytes: number): AsyncGenerator<Call[]> {
-    if (subject.agentIds.length === 0 || subject.phoneForms.length === 0) return;
+    if (!findsCalls(subject)) return;
     for await (const rows of callsInBatches(this.db, () => this.callsOf(subject, 'c'), 'asc', maxBytes))
       yield rows.map(toCall);
   }
 
   async countCalls(subject: Subject): Promise<number> {
-    if (subject.agentIds.length === 0 || subject.phoneForms.length === 0) return 0;
+    if (!findsCalls(subject)) return 0;
     const row = await this.callsOf(subject, 'c').count({ n: '*' }).first();
     return Number(row?.n ?? 0);
   }
 
   async countWebhookBodies(subject: Subject): Promise<number> {
-    if (subject.phoneForms.length === 0) return 0;
+    if (!findsText(subject)) return 0;
     const row = await this.eventsOf(subject).count({ n: '*' }).first();
     return Number(row?.n ?? 0);
   }
@@ -119,40 +252,91 @@ export class DataSubjectRepository {
 
   /** Removes the personal fields of up to `limit` of the person's calls; returns how many. */
   async eraseCallBatch(subject: Subject, now: Date, limit: number): Promise<number> {
-    if (subject.agentIds.length === 0 || subject.phoneForms.length === 0) return 0;
+    if (!findsCalls(subject)) return 0;
     const { rowCount } = await this.db.raw(
       `WITH batch AS (
-         SELECT id FROM calls
-          WHERE organization_id = :org AND agent_id = ANY(:agents::uuid[]) AND phone_number = ANY(:phones::text[])
+         SELECT id FROM calls c
+          -- CALL_OF_SUBJECT again: a row erased by a concurrent erasure no longer matches once locked
+          WHERE c.id IN (${callIdsOf(subject)}) AND ${CALL_OF_SUBJECT}
           LIMIT :limit FOR UPDATE
        )
        UPDATE calls c SET ${ERASED_CALL_FIELDS} FROM batch WHERE c.id = batch.id`,
-      { org: subject.organizationId, agents: subject.agentIds, phones: subject.phoneForms, limit, now },
+      { ...matchParams(subject), limit, now },
     );
     return rowCount ?? 0;
   }
 
   /** Empties the personal fields of up to `limit` stored call.completed bodies of the person. */
   async redactWebhookBodyBatch(subject: Subject, limit: number): Promise<number> {
-    if (subject.phoneForms.length === 0) return 0;
+    if (!findsText(subject)) return 0;
     const { rowCount } = await this.db.raw(
       `WITH batch AS (
-         SELECT id FROM events
-          WHERE organization_id = :org AND type = 'call.completed'
-            AND (payload->'call'->>'phone_number') = ANY(:phones::text[])
+         SELECT id FROM events e
+          WHERE e.organization_id = :org AND e.type = 'call.completed' AND ${eventIdsOf(subject)}
           LIMIT :limit FOR UPDATE
        )
        UPDATE events e SET payload = jsonb_set(e.payload, '{call}', (e.payload->'call') || :erased::jsonb
-              -- the free-text outcomes, as on the call (the typed ones stay)
-              || CASE WHEN e.payload->'call'->'extracted_data' IS NOT NULL THEN jsonb_build_object('extracted_data',
-                   (e.payload->'call'->'extracted_data') - ARRAY(
-                     SELECT f->>'name' FROM agents fa, jsonb_array_elements(fa.analysis_fields) f
-                      WHERE fa.id = (e.payload->'call'->>'agent_id')::uuid AND f->>'type' = 'string'))
-                 ELSE '{}'::jsonb END)
+              -- the outcomes as on the call: enum and boolean ones stay
+              || jsonb_build_object('extracted_data', ${ALLOWED_OUTCOMES(
+                "e.payload->'call'->'extracted_data'",
+                "(e.payload->'call'->>'agent_id')::uuid",
+              )}))
          FROM batch WHERE e.id = batch.id`,
-      { org: subject.organizationId, phones: subject.phoneForms, limit, erased: ERASED_EVENT_CALL },
+      { ...matchParams(subject), limit, erased: ERASED_EVENT_CALL },
     );
     return rowCount ?? 0;
+  }
+
+  /**
+   * Strips up to `limit` of the person's saved test cases of their number and greeting expectation
+   * (TEST_CASE_OF_SUBJECT); deletes those left with no expectation or named after the person.
+   */
+  async eraseTestCaseBatch(subject: Subject, now: Date, limit: number): Promise<number> {
+    if (!findsText(subject)) return 0;
+    const { rows } = await this.db.raw(
+      `WITH batch AS (
+         SELECT id FROM agent_test_cases t WHERE organization_id = :org AND ${TEST_CASE_OF_SUBJECT}
+          LIMIT :limit FOR UPDATE
+       ), gone AS (
+         DELETE FROM agent_test_cases t USING batch WHERE t.id = batch.id AND ${TEST_CASE_DELETED} RETURNING t.id
+       ), stripped AS (
+         UPDATE agent_test_cases t SET input = t.input - 'caller_number', expect = t.expect - 'greeting_contains',
+                updated_at = :now
+           FROM batch WHERE t.id = batch.id AND NOT ${TEST_CASE_DELETED} RETURNING t.id
+       )
+       SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM stripped) AS n`,
+      { ...matchParams(subject), limit, now },
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async countTestCases(subject: Subject): Promise<number> {
+    if (!findsText(subject)) return 0;
+    const { rows } = await this.db.raw(
+      `SELECT count(*) AS n FROM agent_test_cases t WHERE organization_id = :org AND ${TEST_CASE_OF_SUBJECT}`,
+      matchParams(subject),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Knowledge-base documents of the organization (its own and its agents') whose title, text or
+   * chunks mention one of the person's numbers, addresses or full names; oldest first, at most
+   * KB_REVIEW_LIMIT. Read only: a document is the organization's content, a person decides.
+   */
+  async kbDocumentsToReview(subject: Subject): Promise<KbDocumentToReview[]> {
+    const patterns = [...subject.textPatterns, ...subject.phoneForms.map((p) => `%${literalLike(p)}%`)];
+    if (patterns.length === 0) return [];
+    const { rows } = await this.db.raw(
+      `SELECT d.id, d.agent_id, d.title FROM kb_documents d
+        WHERE d.organization_id = :org
+          AND (d.title ILIKE ANY(:patterns::text[]) OR d.content ILIKE ANY(:patterns::text[])
+               OR EXISTS (SELECT 1 FROM kb_chunks k WHERE k.document_id = d.id AND k.organization_id = :org
+                           AND k.content ILIKE ANY(:patterns::text[])))
+        ORDER BY d.created_at, d.id LIMIT :limit`,
+      { org: subject.organizationId, patterns, limit: KB_REVIEW_LIMIT },
+    );
+    return rows as KbDocumentToReview[];
   }
 
   /** Deletes up to `limit` stored idempotent answers that contain the person. */
@@ -218,30 +402,33 @@ export class DataSubjectRepository {
     return row!;
   }
 
-  private callsOf(subject: Subject, alias: string): Knex.QueryBuilder {
+  private callsOf(subject: Subject, alias: 'c'): Knex.QueryBuilder {
     return this.db(`calls as ${alias}`)
       .where(`${alias}.organization_id`, subject.organizationId)
       .whereIn(`${alias}.agent_id`, subject.agentIds)
-      .whereIn(`${alias}.phone_number`, subject.phoneForms);
+      .whereRaw(`${alias}.id IN (${callIdsOf(subject)}) AND ${CALL_OF_SUBJECT}`, matchParams(subject));
   }
 
   private eventsOf(subject: Subject): Knex.QueryBuilder {
-    return this.db('events')
-      .where({ organization_id: subject.organizationId, type: 'call.completed' })
-      .whereRaw(`(payload->'call'->>'phone_number') = ANY(?::text[])`, [subject.phoneForms]);
+    return this.db('events as e')
+      .where({ 'e.organization_id': subject.organizationId, 'e.type': 'call.completed' })
+      .whereRaw(eventIdsOf(subject), matchParams(subject));
   }
 
   /**
    * Stored answers of the organization's requests (or, for callers that reach several organizations,
    * of its members' credentials) whose body names one of the person's numbers (as a JSON string),
-   * addresses or contact ids.
+   * addresses, full names or contact ids.
    */
   private idempotencyOf(subject: Subject): Knex.QueryBuilder | undefined {
     const exact = [
       ...subject.phoneForms.map((p) => `%"${literalLike(p)}"%`),
       ...subject.contacts.map((c) => `%${c.id}%`),
     ];
-    const caseless = subject.emails.map((e) => `%"${literalLike(e)}"%`);
+    const caseless = [
+      ...subject.emails.map((e) => `%"${literalLike(e)}"%`),
+      ...subject.fullNames.map((n) => `%${literalLike(n)}%`),
+    ];
     if (exact.length === 0 && caseless.length === 0) return undefined;
     const org = subject.organizationId;
     const members = this.db('memberships').where({ organization_id: org }).select('user_id');
@@ -261,4 +448,30 @@ export class DataSubjectRepository {
         if (caseless.length > 0) q.orWhereRaw('response_body ILIKE ANY(?::text[])', [caseless]);
       });
   }
+}
+
+/** A PostgreSQL regular expression matching `text` as whole words (`Li` not inside `Lisa`). */
+function wholeWords(text: string): string {
+  return `\\m${text.replace(/[.^$*+?()[\]{}|\\-]/g, (c) => `\\${c}`)}\\M`;
+}
+
+/** Something to look for: a number, an address or a full name. */
+function findsText(subject: Subject): boolean {
+  return subject.phoneForms.length > 0 || subject.textPatterns.length > 0;
+}
+
+function findsCalls(subject: Subject): boolean {
+  return subject.agentIds.length > 0 && findsText(subject);
+}
+
+/** The named parameters of the *_OF_SUBJECT conditions. */
+function matchParams(subject: Subject) {
+  return {
+    org: subject.organizationId,
+    agents: subject.agentIds,
+    phones: subject.phoneForms,
+    texts: subject.textPatterns,
+    greetings: subject.greetingPatterns,
+    ...Object.fromEntries(subject.textPatterns.map((pattern, i) => [`text${i}`, pattern])),
+  };
 }

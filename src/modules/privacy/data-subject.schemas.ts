@@ -68,8 +68,20 @@ export const ErasureCountsSchema = z
       .int()
       .openapi({ description: 'Stored webhook bodies (one per event, whatever its deliveries) redacted' }),
     idempotency_records: z.number().int().openapi({ description: 'Stored idempotent answers deleted' }),
+    test_cases: z.number().int().openapi({
+      description:
+        "Saved test cases that lost the person's number and greeting expectation (deleted when nothing was left to expect or their name named the person)",
+    }),
   })
   .openapi('ErasureCounts');
+
+export const KbDocumentToReviewSchema = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.uuid().nullable().openapi({ description: 'null: an organization document' }),
+    title: z.string(),
+  })
+  .openapi('KbDocumentToReview');
 
 export const DataSubjectErasureSchema = z
   .object({
@@ -79,6 +91,10 @@ export const DataSubjectErasureSchema = z
     }),
     dry_run: z.boolean(),
     erased: ErasureCountsSchema.openapi({ description: 'Counts; a dry run: what would be erased' }),
+    kb_documents_to_review: z.array(KbDocumentToReviewSchema).openapi({
+      description:
+        "Knowledge-base documents whose title or text mentions one of the person's numbers, addresses or full names, oldest first, at most 100. Erasure does not change them: review and edit or delete them by hand",
+    }),
   })
   .openapi('DataSubjectErasure');
 

@@ -13,7 +13,7 @@ import type { StreamedBody } from '../../http/streamed-body.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { parseBody } from '../../http/validate.js';
 import { EXPORT_BATCH_BYTES } from '../calls/call-export.js';
-import type { DataSubjectRepository, ErasureRow, Subject } from './data-subject.repository.js';
+import type { DataSubjectRepository, ErasureRow, KbDocumentToReview, Subject } from './data-subject.repository.js';
 import { subjectHash, type ErasureCounts } from './data-subject.rules.js';
 import {
   DataSubjectEraseRequestSchema,
@@ -22,7 +22,12 @@ import {
   type DataSubjectIdentifier,
 } from './data-subject.schemas.js';
 
-export type ErasureResult = { erasure_id: string | null; dry_run: boolean; erased: ErasureCounts };
+export type ErasureResult = {
+  erasure_id: string | null;
+  dry_run: boolean;
+  erased: ErasureCounts;
+  kb_documents_to_review: KbDocumentToReview[];
+};
 
 /** The request's audit entry: the erasure and its counts, never the identifier. */
 function noteErasure(erasure: ErasureRow): ErasureRow {
@@ -45,6 +50,7 @@ function countsOf(row: ErasureRow): ErasureCounts {
     calls: row.calls,
     webhook_deliveries: row.webhook_deliveries,
     idempotency_records: row.idempotency_records,
+    test_cases: row.test_cases,
   };
 }
 
@@ -112,10 +118,12 @@ export class DataSubjectService {
   }
 
   /**
-   * Erases the person: calls lose their personal fields, stored webhook bodies are redacted, stored
-   * idempotent answers that contain them are deleted, then (with the audit entry and the
-   * data_subject.erased event, in one transaction) their contacts. An interrupted erasure resumes
-   * under the same id; a person erased before gets a new erasure with zero counts.
+   * Erases the person: calls (found by number, address or full name) lose their personal fields and
+   * every outcome but enum and boolean ones, stored webhook bodies are redacted alike, stored
+   * idempotent answers that contain them are deleted, saved test cases lose their number and
+   * greeting, then (with the audit entry and the data_subject.erased event, in one transaction) their
+   * contacts. Knowledge-base documents that mention them are listed, not changed. An interrupted
+   * erasure resumes under the same id; a person erased before gets a new erasure with zero counts.
    */
   async erase(auth: AuthContext, organizationId: string, body: unknown): Promise<ErasureResult> {
     const orgId = this.authorize(auth, organizationId);
@@ -125,18 +133,23 @@ export class DataSubjectService {
     const subject = await this.subjects.resolve(orgId, identifier);
     if (input.dry_run) return this.dryRun(subject, identifier);
     const erasure = await this.subjects.startOrResume(orgId, subjectHash(orgId, identifier), this.clock.now());
-    await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
+    // Bodies first: they are found through the calls they belong to, which the next step empties.
     await this.inBatches(erasure.id, 'webhook_deliveries', (s) => s.redactWebhookBodyBatch(subject, BATCH_SIZE));
+    await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
     await this.inBatches(erasure.id, 'idempotency_records', (s) => s.deleteIdempotencyBatch(subject, BATCH_SIZE));
+    await this.inBatches(erasure.id, 'test_cases', (s) => s.eraseTestCaseBatch(subject, this.clock.now(), BATCH_SIZE));
     const done = await this.complete(erasure.id, subject);
-    return { erasure_id: done.id, dry_run: false, erased: countsOf(done) };
+    const kbDocuments = await this.subjects.kbDocumentsToReview(subject);
+    return { erasure_id: done.id, dry_run: false, erased: countsOf(done), kb_documents_to_review: kbDocuments };
   }
 
   private async dryRun(subject: Subject, identifier: DataSubjectIdentifier): Promise<ErasureResult> {
-    const [calls, webhookBodies, idempotencyRecords, running] = await Promise.all([
+    const [calls, webhookBodies, idempotencyRecords, testCases, kbDocuments, running] = await Promise.all([
       this.subjects.countCalls(subject),
       this.subjects.countWebhookBodies(subject),
       this.subjects.countIdempotencyRecords(subject),
+      this.subjects.countTestCases(subject),
+      this.subjects.kbDocumentsToReview(subject),
       this.subjects.findRunning(subject.organizationId, subjectHash(subject.organizationId, identifier)),
     ]);
     return {
@@ -147,7 +160,9 @@ export class DataSubjectService {
         calls,
         webhook_deliveries: webhookBodies,
         idempotency_records: idempotencyRecords,
+        test_cases: testCases,
       },
+      kb_documents_to_review: kbDocuments,
     };
   }
 

@@ -92,6 +92,7 @@ export const DataSubjectErasedPayloadSchema = z
       calls: z.number().int(),
       webhook_deliveries: z.number().int(),
       idempotency_records: z.number().int(),
+      test_cases: z.number().int(),
     }),
     erased_at: z.iso.datetime(),
   })
