@@ -2,10 +2,10 @@ import { appendFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
- * Names every test that failed and then passed on its retry (CI retries a failed test once,
- * vitest.config.ts), with the error of the failed try, at the end of the run and, when FLAKY_LOG
- * names a file, in that file too (`.ci/run` prints it last, where a CI summary shows it). A retry
- * keeps a run green; this keeps the flaky test visible so that it gets fixed.
+ * Names every test that failed and then passed on a retry, with the error of the failed try, at the
+ * end of the run and, when FLAKY_LOG names a file, in that file too (`.ci/run` prints it last and
+ * fails the run). vitest.config.ts retries nothing; this catches a test given a `retry` option of
+ * its own, which would otherwise turn an intermittent failure green.
  */
 const MAX_ERROR_LINES = 40;
 
