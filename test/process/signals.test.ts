@@ -102,7 +102,7 @@ describe('memory given back', () => {
     if (Number(process.versions.node.split('.')[0]) >= 24) expect(after).toBeLessThan(before!);
     process.kill(server.pid, 'SIGTERM');
     await server.exited;
-  });
+  }, 90_000); // the start alone may take waitUntilListening's 60 s on a loaded machine
 });
 
 describe('Ctrl-C in a terminal', () => {
