@@ -17,7 +17,7 @@ export default defineConfig({
     testTimeout: 20_000,
     // No test runs twice: in race, outage, cluster and process tests an intermittent failure is the
     // bug, and a retry would hide it. A test that passes only on a retry (one given its own `retry`
-    // option) is listed by the flaky reporter, and `.ci/run` fails on that list.
+    // option) is listed by the flaky reporter and fails the run.
     retry: 0,
     reporters: ['default', './test/support/flaky-reporter.ts'],
     hookTimeout: 60_000,
