@@ -20,11 +20,20 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** The positive integer on line `line` (0-based) of `file`: postmaster.pid keeps the pid on 0, the port on 3. */
-function readNumber(file: string, line = 0): number | undefined {
+function readPid(file: string): number | undefined {
   if (!existsSync(file)) return undefined;
-  const value = Number.parseInt(readFileSync(file, 'utf8').split('\n')[line] ?? '', 10);
-  return Number.isInteger(value) && value > 0 ? value : undefined;
+  const pid = Number.parseInt(readFileSync(file, 'utf8').split('\n')[0] ?? '', 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** The port a running cluster listens on: the fourth line of its postmaster.pid. */
+function postmasterPort(file: string): number | undefined {
+  try {
+    const port = Number.parseInt(readFileSync(file, 'utf8').split('\n')[3] ?? '', 10);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
@@ -168,7 +177,6 @@ export async function startEmbeddedPostgres(options: {
   const { pickPort = unusedPort } = options;
   const dataDir = path.resolve(options.dataDir);
   const ownerFile = path.join(dataDir, 'pg-owner.pid');
-  const urlOn = (port: number) => `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
   mkdirSync(dataDir, { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const layout = embeddedLayout(dataDir, options.sharedDir ?? DEFAULT_SHARED_DIR, isRoot);
@@ -180,15 +188,15 @@ export async function startEmbeddedPostgres(options: {
     );
 
   const postmasterFile = path.join(clusterDir, 'postmaster.pid');
-  const postmasterPid = readNumber(postmasterFile);
+  const postmasterPid = readPid(postmasterFile);
   if (postmasterPid && isAlive(postmasterPid)) {
-    const owner = readNumber(ownerFile);
+    const owner = readPid(ownerFile);
     if (owner && owner !== process.pid && isAlive(owner)) {
-      // Another live process of ours (the server while the CLI runs) owns it: share it.
-      // On the port it runs on (postmaster.pid), which EMBEDDED_PG_PORT=0 leaves to each start.
-      const port = readNumber(postmasterFile, 3) ?? options.port;
+      // Another live process of ours (the server while the CLI runs) owns it: share it, on the port
+      // it was started with, which a second shell's EMBEDDED_PG_PORT need not repeat.
+      const port = postmasterPort(postmasterFile) ?? options.port;
       options.logger.info({ port }, 'joining the embedded PostgreSQL started by pid %d', owner);
-      return { url: urlOn(port), stop: async () => {} };
+      return { url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`, stop: async () => {} };
     }
     options.logger.warn({ postmaster_pid: postmasterPid }, 'stopping a PostgreSQL left running by a killed process');
     process.kill(postmasterPid, 'SIGINT');
@@ -252,7 +260,7 @@ export async function startEmbeddedPostgres(options: {
   writeFileSync(ownerFile, String(process.pid));
   options.logger.info({ port }, 'embedded PostgreSQL listening on 127.0.0.1:%d', port);
   return {
-    url: urlOn(port),
+    url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       await pg.stop();
       rmSync(ownerFile, { force: true });
