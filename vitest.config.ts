@@ -11,14 +11,14 @@ export default defineConfig({
     // still gets a database and an app of its own (test/support/context.ts), so files share no state.
     isolate: false,
     // Three workers on two cores: the slowest files mostly wait (a 20 s database blackhole, child
-    // servers draining, webhook timeouts), so a third worker fills that time. One worker (vitest's
-    // default here: cores - 1) took 126 s on a quiet machine, three 73 s.
+    // servers draining, webhook timeouts), so a third worker fills that time, which vitest's default
+    // here (cores - 1) leaves idle.
     maxWorkers: 3,
     testTimeout: 20_000,
-    // On CI a failed test runs once more; one that passes only then is listed as flaky at the end
-    // of the run (and in FLAKY_LOG), so a timing accident on a loaded machine does not fail the
-    // run unseen, and a test that fails twice still does.
-    retry: process.env.CI ? 1 : 0,
+    // No test runs twice: in race, outage, cluster and process tests an intermittent failure is the
+    // bug, and a retry would hide it. A test that passes only on a retry (one given its own `retry`
+    // option) is listed by the flaky reporter and fails the run.
+    retry: 0,
     reporters: ['default', './test/support/flaky-reporter.ts'],
     hookTimeout: 60_000,
     env: { LOG_LEVEL: 'silent' },

@@ -8,7 +8,7 @@
  * exits 1 if any response is >= 500 or an error response lacks the `{error: {code, message}}` envelope.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -36,21 +36,13 @@ const count = Number(values.count);
 const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** A database of the run's own: on DATABASE_URL's server, or in an embedded PostgreSQL. */
 async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const logger = pino({ level: 'silent' });
   let adminUrl = process.env.DATABASE_URL;
   let stopEmbedded = async () => {};
   if (!adminUrl) {
-    const server = await startThrowawayEmbeddedPostgres({ prefix: 'fuzz', port: await freePort(), logger });
+    const server = await startThrowawayEmbeddedPostgres({ prefix: 'fuzz', port: 0, logger });
     adminUrl = server.url;
     stopEmbedded = server.stop;
   }

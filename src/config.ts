@@ -106,7 +106,8 @@ const configSchema = z.object({
    */
   DATABASE_LISTEN_URL: z.string().url().optional(),
   DATA_DIR: z.string().default('./.data'),
-  EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  /** 0: a free port chosen at each start (logged), for runs side by side; the CLI finds it in the cluster. */
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(54329),
   /**
    * Running as root from a directory the postgres system user cannot enter (mode 0700), the
    * embedded PostgreSQL's binaries and cluster are kept here instead (one cluster per DATA_DIR).

@@ -11,8 +11,8 @@ const BATCH_CHARS = 64 * 1024;
  * The log's destination: lines are collected and written together, in one `write` system call, at
  * most LINGER_MS after the first of them (or at once when BATCH_CHARS are waiting). A request line
  * costs a string append, no system call and no thread-pool round trip of its own: pino's
- * asynchronous destination hands every write to libuv's thread pool, which cost about 11 µs per
- * request on Node 24 (docs/performance.md). When the destination is a full non-blocking pipe
+ * asynchronous destination hands every write to libuv's thread pool, which cost a noticeable share
+ * of a request's CPU on Node 24 (`npm run bench -- chain`). When the destination is a full non-blocking pipe
  * (EAGAIN), the rest waits and is tried again LINGER_MS later without holding up requests; past
  * `maxPendingChars` waiting, new lines are dropped and counted, and a line saying how many follows
  * once the pipe drains. Any other write error (the reader has gone: EPIPE) loses the lines of that

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { register } from 'node:module';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { SetupError } from '../setup-error.js';
@@ -62,6 +62,27 @@ async function assertPortFree(port: number): Promise<void> {
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
+
+/** A port nobody listens on at 127.0.0.1 right now, as the kernel hands one out for `listen(0)`. */
+function unusedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * With EMBEDDED_PG_PORT=0 the port is chosen just before PostgreSQL binds it; another program can
+ * still take it in between (any `listen(0)` on the machine may be handed the same port). PostgreSQL
+ * then exits saying so, and the start is tried again on a fresh port, this many times in all.
+ */
+const FREE_PORT_ATTEMPTS = 5;
+/** PostgreSQL's last word when it could bind none of its listen addresses. */
+const NO_LISTEN_SOCKET = 'could not create any TCP/IP sockets';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
 
@@ -144,15 +165,18 @@ async function withTmpDir<T>(dir: string, isRoot: boolean, run: () => Promise<T>
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
+  /** 0: a free port, chosen at this start (and logged). */
   port: number;
   logger: Logger;
   persistent?: boolean;
   /** As root, where the binaries and the cluster go when the postgres user cannot reach the project. */
   sharedDir?: string;
+  /** Where a port for `port: 0` comes from (a test hands out one that is taken). */
+  pickPort?: () => Promise<number>;
 }): Promise<EmbeddedServer> {
+  const { pickPort = unusedPort } = options;
   const dataDir = path.resolve(options.dataDir);
   const ownerFile = path.join(dataDir, 'pg-owner.pid');
-  const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${options.port}/postgres`;
   mkdirSync(dataDir, { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const layout = embeddedLayout(dataDir, options.sharedDir ?? DEFAULT_SHARED_DIR, isRoot);
@@ -179,37 +203,64 @@ export async function startEmbeddedPostgres(options: {
     await waitForExit(postmasterPid, 15_000);
   }
 
-  await assertPortFree(options.port);
-  const log = (message: unknown) => options.logger.debug({ postgres: String(message).trim() });
+  if (options.port !== 0) await assertPortFree(options.port);
+  /** What PostgreSQL said since the last start attempt began. */
+  let said: string[] = [];
+  const log = (message: unknown) => {
+    said.push(String(message));
+    options.logger.debug({ postgres: String(message).trim() });
+  };
   const EmbeddedPostgres = await loadEmbeddedPostgres(layout.binariesUrl);
-  const pg = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port: options.port,
-    user: 'postgres',
-    password: PASSWORD,
-    persistent: options.persistent ?? true,
-    createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    onLog: log,
-    onError: log,
-  });
+  const cluster = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      port,
+      user: 'postgres',
+      password: PASSWORD,
+      persistent: options.persistent ?? true,
+      createPostgresUser: isRoot,
+      initdbFlags: ['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=200',
+      ],
+      onLog: log,
+      onError: log,
+    });
 
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true });
-    await withTmpDir(layout.scratchDir, isRoot, () => pg.initialise());
+    await withTmpDir(layout.scratchDir, isRoot, () => cluster(options.port).initialise());
   }
-  try {
-    await pg.start();
-  } catch (error) {
-    throw new Error(
-      `Embedded PostgreSQL did not start on port ${options.port} (is the port taken? set EMBEDDED_PG_PORT): ${String(error ?? 'process exited')}`,
-      { cause: error },
-    );
+  let pg: InstanceType<typeof EmbeddedPostgres>;
+  let port = options.port;
+  for (let attempt = 1; ; attempt++) {
+    if (options.port === 0) port = await pickPort();
+    said = [];
+    pg = cluster(port);
+    try {
+      await pg.start();
+      break;
+    } catch (error) {
+      const taken = said.some((message) => message.includes(NO_LISTEN_SOCKET));
+      if (options.port === 0 && taken && attempt < FREE_PORT_ATTEMPTS) {
+        options.logger.info({ port }, 'embedded PostgreSQL: the chosen port was taken meanwhile; trying another');
+        continue;
+      }
+      throw new Error(
+        `Embedded PostgreSQL did not start on port ${port} (is the port taken? set EMBEDDED_PG_PORT): ${String(error ?? 'process exited')}`,
+        { cause: error },
+      );
+    }
   }
   writeFileSync(ownerFile, String(process.pid));
+  options.logger.info({ port }, 'embedded PostgreSQL listening on 127.0.0.1:%d', port);
   return {
-    url,
+    url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       await pg.stop();
       rmSync(ownerFile, { force: true });
@@ -221,7 +272,7 @@ export async function startEmbeddedPostgres(options: {
 }
 
 /**
- * A throwaway embedded PostgreSQL for a test run or a script (free `port`): its data in
+ * A throwaway embedded PostgreSQL for a test run or a script (a free `port`, or 0 for any): its data in
  * `.data/<prefix>-<random>` under the working directory (or the shared cluster directory, as root
  * in a private directory: the same layout as the server's), all of it removed by `stop`.
  */

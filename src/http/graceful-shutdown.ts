@@ -6,8 +6,8 @@ type Entry<T> = { item: T; prev: Entry<T> | undefined; next: Entry<T> | undefine
 /**
  * The responses in flight, as a linked list. With a Set that gained and lost an entry on every
  * request, V8 moved each response, and everything hung on it during the request, to the old
- * generation instead of freeing it in a young-generation collection (about 14 kB a request on an
- * agent read that waits for the database), to be freed only by full collections. With the list it
+ * generation instead of freeing it in a young-generation collection (most of what an
+ * agent read that waits for the database allocates), to be freed only by full collections. With the list it
  * does not (docs/performance.md, "In-flight responses").
  */
 export class InFlight<T> {

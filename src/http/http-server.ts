@@ -35,9 +35,9 @@ export const RUNNING_NODE_MAJOR = Number(process.versions.node.split('.')[0]);
  * objects, with everything hung on them during the request (the router's state, the log line's
  * logger, listeners), alive through the next young-generation collections: they were copied to the
  * old generation and freed only by full collections, whose pauses made the latency's tail. Built on
- * the app's prototypes, Express finds them in place and changes nothing. Measured in
- * docs/performance.md: on Node 20 and 22 the product answers about twice as many requests this way.
- * On Node 24 Express's own way is the faster one (10-14% less CPU per request than built on the
+ * the app's prototypes, Express finds them in place and changes nothing. On Node 20 and
+ * 22 the product answers far more requests this way (`npm run bench -- chain`, docs/performance.md).
+ * On Node 24 Express's own way is the faster one (less CPU per request than built on the
  * prototypes, and no more promotion), so from Node 24 on the server is Node's plain one.
  */
 export function createHttpServer(app: Express, nodeMajor = RUNNING_NODE_MAJOR): Server {

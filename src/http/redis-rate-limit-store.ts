@@ -85,7 +85,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   /**
    * Opens the client and waits for Redis's first answer (at most `connectTimeoutMs`). A Redis that
    * refuses or does not answer gives a store that starts degraded, with a warning: never a failed start.
-   * The Redis client is loaded only here: an instance without `REDIS_URL` keeps its 5 MB of heap free.
+   * The Redis client is loaded only here: an instance without `REDIS_URL` keeps the client's heap free.
    */
   static async connect(
     url: string,

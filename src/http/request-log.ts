@@ -67,9 +67,9 @@ function addCaller(req: Request, line: Line): void {
  * Built cheaply, as it runs for every request: one listener function shared by all responses (no
  * closure, no child logger), the fields read only when the line is written and only when its level
  * is enabled, one plain object written as pino would write it, in one `JSON.stringify`
- * (`writeLine`). pino-http's child loggers per request cost about 25 µs of a request's ~70 on
+ * (`writeLine`). pino-http's child loggers per request cost a third of a request's CPU on
  * Node 24, and pino's own walk over the fields with its redaction half of what remained
- * (docs/performance.md).
+ * (`npm run bench -- chain`, docs/performance.md).
  */
 export function requestLog(logger: Logger): RequestHandler {
   function closed(this: TimedResponse): void {

@@ -15,7 +15,7 @@ export type Collector = (options: NodeJS.GCOptions & { execution: 'sync' }) => v
  * Gives the memory of a busy spell back to the operating system once the instance falls idle.
  *
  * V8 keeps the heap pages a collection frees in a pool for the next allocations: on Node 24 an
- * instance that served a burst holds its peak resident size (185 MB after the chain benchmark)
+ * instance that served a burst holds its peak resident size (`npm run bench -- memory` shows it)
  * however long it then waits, although its heap is a third of that. Only a memory-reducing full
  * collection (`gc({ flavor: 'last-resort' })`) returns the pool; Node offers it only with
  * `--expose-gc`, which `npm run start:prod` and the image pass. Without that flag this does nothing.
@@ -24,8 +24,8 @@ export type Collector = (options: NodeJS.GCOptions & { execution: 'sync' }) => v
  * every 5 s), one collection runs (tens of milliseconds on a quiet instance; a request arriving
  * meanwhile waits for it), logged at debug with the sizes. Not sooner: the collection also drops
  * what the busy instance had grown into (young generation, compiled code, pooled pages), and the
- * first seconds of the next burst pay for growing it again (20 % more CPU per request in a 5 s
- * round that followed a collection, measured with 15 s gaps), so a lull between bursts is not idle.
+ * first seconds of the next burst pay for growing it again (more CPU per request in the rounds
+ * right after a collection than in those before it), so a lull between bursts is not idle.
  */
 export class IdleMemoryTrim {
   private requests = 0;

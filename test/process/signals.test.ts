@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildDist,
   createServerDatabase,
-  freePort,
   isAlive,
   isListening,
   killLeftovers,
@@ -95,13 +94,15 @@ describe('memory given back', () => {
     await waitFor(() => collected() !== undefined, 10_000, 'the idle collection');
     const { rss_mb_before: before, rss_mb_after: after } = collected()!;
     expect(before).toBeGreaterThan(0);
-    // Node 24 keeps freed heap pages resident until such a collection (about 20 MB after the start);
-    // Node 20 hands them back itself, so there the sizes stay within a megabyte or two either way.
+    expect(after).toBeGreaterThan(0);
+    // Node 24 keeps the heap pages its collections free resident until a memory-reducing one, which
+    // gives back those of the start. Node 20 gives them back by itself, so there this collection
+    // finds nothing to return: the resident sizes before and after differ only by what other threads
+    // allocated or freed meanwhile, either way, and comparing them would test the machine's timing.
     if (Number(process.versions.node.split('.')[0]) >= 24) expect(after).toBeLessThan(before!);
-    else expect(Math.abs(after! - before!)).toBeLessThan(16);
     process.kill(server.pid, 'SIGTERM');
     await server.exited;
-  });
+  }, 90_000); // the start alone may take waitUntilListening's 60 s on a loaded machine
 });
 
 describe('Ctrl-C in a terminal', () => {
@@ -109,19 +110,22 @@ describe('Ctrl-C in a terminal', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vam-ctrlc-'));
     chmodSync(dataDir, 0o755); // the postgres user (when run as root) must reach the cluster
     tempDirs.push(dataDir);
-    const pgPort = await freePort();
     // Its own process group, as a terminal makes one: Ctrl-C signals npm, node and PostgreSQL at once.
     const server = spawnServer('npm', ['start'], {
       detached: true,
       env: {
         DATABASE_URL: undefined,
         DATA_DIR: dataDir,
-        EMBEDDED_PG_PORT: String(pgPort),
+        // The server picks the port when PostgreSQL binds it, and picks again if it was taken meanwhile:
+        // a port chosen here would sit unused through initdb, open to any other listen(0) on the machine.
+        EMBEDDED_PG_PORT: '0',
         EMBEDDED_PG_SHARED_DIR: path.join(dataDir, 'shared'),
         SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
       },
     });
     const { nodePid } = await waitUntilListening(server, 120_000);
+    const pgPort = logLines(server).find((l) => l.msg?.startsWith('embedded PostgreSQL listening'))?.port;
+    expect(pgPort).toBeGreaterThan(0);
 
     process.kill(-server.pid, 'SIGINT');
     await waitFor(() => !isAlive(nodePid), SHUTDOWN_TIMEOUT_MS + EXIT_SLACK_MS, 'node to exit');
@@ -130,7 +134,7 @@ describe('Ctrl-C in a terminal', () => {
     expect(code).toBe(0);
     expect(logLines(server).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
     expect(logLines(server).map((l) => l.msg)).toContain('stopped');
-    expect(await isListening(pgPort)).toBe(false);
+    expect(await isListening(pgPort!)).toBe(false);
   }, 150_000);
 });
 

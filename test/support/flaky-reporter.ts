@@ -2,10 +2,10 @@ import { appendFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
- * Names every test that failed and then passed on its retry (CI retries a failed test once,
- * vitest.config.ts), with the error of the failed try, at the end of the run and, when FLAKY_LOG
- * names a file, in that file too (`.ci/run` prints it last, where a CI summary shows it). A retry
- * keeps a run green; this keeps the flaky test visible so that it gets fixed.
+ * Names every test that failed and then passed on a retry, with the error of the failed try, at the
+ * end of the run and, when FLAKY_LOG names a file, in that file too (`.ci/run` prints it last), and
+ * fails the run. vitest.config.ts retries nothing; this catches a test given a `retry` option of
+ * its own, which would otherwise turn an intermittent failure green.
  */
 const MAX_ERROR_LINES = 40;
 
@@ -30,6 +30,8 @@ export default class FlakyReporter implements Reporter {
         lines.push(`flaky (passed on its retry): ${module.relativeModuleId} > ${test.fullName}: ${errors}`);
       }
     if (lines.length === 0) return;
+    // A pass on a retry is a failure: the run exits non-zero, here as on CI.
+    process.exitCode = 1;
     process.stdout.write(`\n${lines.join('\n')}\n`);
     if (process.env.FLAKY_LOG) appendFileSync(process.env.FLAKY_LOG, `${lines.join('\n')}\n`);
   }

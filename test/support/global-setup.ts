@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { pino } from 'pino';
 import { register } from 'tsx/esm/api';
 import type { TestProject } from 'vitest/node';
@@ -15,17 +14,6 @@ declare module 'vitest' {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
 /**
  * One PostgreSQL for the run (DATABASE_URL, or an embedded one in .data/test-*, removed at the end;
  * as root in a private directory it lives where the server's would), one migrated
@@ -36,7 +24,7 @@ export default async function setup(project: TestProject) {
   let adminUrl = process.env.DATABASE_URL;
   let stopEmbedded = async () => {};
   if (!adminUrl) {
-    const server = await startThrowawayEmbeddedPostgres({ prefix: 'test', port: await freePort(), logger });
+    const server = await startThrowawayEmbeddedPostgres({ prefix: 'test', port: 0, logger });
     adminUrl = server.url;
     stopEmbedded = server.stop;
   }

@@ -189,10 +189,11 @@ export function isListening(port: number): Promise<boolean> {
 }
 
 /**
- * Ports for a child process to listen on later: below Linux's ephemeral range (32768-60999), from
- * which the kernel takes the local port of every outgoing connection. A port from that range, free
- * when asked, could be the local port of one of the suite's many client connections by the time an
- * embedded PostgreSQL binds it (seconds later, after initdb), which then refuses to start.
+ * Ports for a child process to listen on later, below Linux's ephemeral range (32768-60999): the
+ * kernel hands out ports from that range to every `listen(0)` (odd ones first) and to outgoing
+ * connections (even ones first), so a port from it, free when asked, can be given to another
+ * listener of the suite by the time the child binds it. Below that range only another pick of this
+ * function can collide. A child that can choose its own port (`PORT=0`, `EMBEDDED_PG_PORT=0`) should.
  */
 const LISTEN_PORTS = { from: 20_000, to: 32_767 };
 
@@ -204,7 +205,7 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A port nobody listens on right now, outside the range outgoing connections take theirs from. */
+/** A port nobody listens on right now, outside the range the kernel hands out itself. */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = LISTEN_PORTS.from + Math.floor(Math.random() * (LISTEN_PORTS.to - LISTEN_PORTS.from + 1));

@@ -60,8 +60,8 @@ export function agentRowFromJson(json: Record<string, unknown>): AgentRow {
 /**
  * Picks the Agent's fields: a column the schema does not declare never reaches a response. The
  * timestamps become ISO 8601 text here, as `JSON.stringify` would write them: on Node 24 a document
- * holding Date objects takes its slow path and serialises 2.6 times slower than the same document
- * with strings (Node 20: 1.4 times).
+ * holding Date objects takes its slow path and serialises much slower than the same document
+ * with strings (Node 20 less so; `npm run bench -- chain` shows the difference).
  */
 export function toAgent(row: AgentRow): Agent {
   const agent: Record<string, unknown> = {};

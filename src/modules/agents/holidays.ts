@@ -10,11 +10,11 @@ const require = createRequire(import.meta.url);
  * German public holidays from the maintained `date-holidays` package. `DE` means the nationwide
  * holidays only; `NRW` is another spelling of `NW` (Nordrhein-Westfalen).
  *
- * Only Germany's rules are kept: importing `date-holidays` itself keeps every country's (about
- * 8.6 MB of heap for the life of the process). Its rules file is read once, on the first holiday
+ * Only Germany's rules are kept: importing `date-holidays` itself keeps every country's (several
+ * megabytes of heap for the life of the process). Its rules file is read once, on the first holiday
  * asked for, Germany's part and the shared names are kept, the rest is garbage; its own parser
  * (`date-holidays-parser`, what `date-holidays` wraps) works on that part. The parser too is loaded
- * then (its CommonJS build, synchronously): with moment-timezone and its calendars it holds 4.3 MB
+ * then (its CommonJS build, synchronously): with moment-timezone and its calendars it holds megabytes
  * of heap, which an instance that is never asked about a holiday does not need.
  */
 const STATE_ALIASES: Record<string, string> = { NRW: 'NW' };

@@ -53,7 +53,7 @@ export function isValidTimeZone(zone: string): boolean {
 
 /**
  * Answers by zone and minute, so that status, simulations and test runs, which look at the same
- * boundaries again and again, ask Intl (about 5 µs a call) once. Bounded: emptied when full.
+ * boundaries again and again, ask Intl (slow next to a map lookup) once. Bounded: emptied when full.
  */
 const partsCache = new Map<string, Map<number, ZonedParts>>();
 let cachedParts = 0;

@@ -117,8 +117,8 @@ export type CallListRow = Omit<CallRow, DetailColumn>;
 /**
  * A call of a list: the call record without transcript, recording and score, same fields in the same
  * order. Written out field by field because it runs for every row of every page: leaving the fields
- * out of `toCall` with a rest pattern cost about 15 µs a row and left objects that serialise slowly
- * (a tenth of the product's CPU on a calls page). A unit test keeps the two in step.
+ * out of `toCall` with a rest pattern cost more per row than the rest of the mapping and left objects
+ * that serialise slowly (see `npm run bench -- calls`). A unit test keeps the two in step.
  */
 export function toCallListItem(row: CallListRow) {
   return {
@@ -432,8 +432,8 @@ export class CallRepository {
    * trigram index) and both total and page are taken from them. Counting them was needed anyway,
    * and the page can then never be picked by walking the agent's calls in list order and testing
    * each: the planner chose that whenever its statistics made the searched text look common (after
-   * one ANALYZE in twelve, here), and for a name in 100 of a million calls it took 1.7 s instead of
-   * a few milliseconds.
+   * some ANALYZE runs, not others), and for a rare name among a million calls it took seconds instead
+   * of milliseconds.
    */
   async list(
     agent: AgentRef,
@@ -457,7 +457,7 @@ export class CallRepository {
     }
     // The page's ids once, then their rows by primary key. As `c.id IN (...)` beside the agent's own
     // conditions, the planner could scan all the agent's calls per page id when its estimates are
-    // stale (a newly busy agent before ANALYZE: 18 ms for a page of 20 instead of 0.6 ms).
+    // stale (a newly busy agent before ANALYZE), many times the reads by key.
     const pageRows = this.db('page')
       .join('calls as c', 'c.id', 'page.id')
       .leftJoin('employees as e', 'e.id', 'c.employee_id')

@@ -47,7 +47,7 @@ const RANK_NORMALIZATION = '1 | 32';
  * chunk's own configuration (`all_query` or `any_query`), each with its score. Two ways to them:
  *
  * - `fromIndex`: the GIN index, the first matches in storage order. It has no early stop: the bitmap
- *   of every matching chunk is built before the limit applies (2-3 ms for a word in 10,000 chunks),
+ *   of every matching chunk is built before the limit applies (see `npm run bench -- kb`),
  *   which is nothing for a rare word.
  * - `inOrder`, for a probe the sample found common: the organization's chunks in document and
  *   position order (an index in that order), at most `READ_SHARES` shares of them, stopping when the
