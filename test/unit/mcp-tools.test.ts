@@ -7,7 +7,8 @@ const document = {
     '/v1/things/{thingId}': {
       get: {
         operationId: 'getThing',
-        summary: 'Get a thing (things:read)',
+        summary: 'Get a thing (agents:read)',
+        'x-permission': 'agents:read',
         security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
         parameters: [
           { name: 'thingId', in: 'path', required: true, schema: { type: 'string' } },
@@ -16,7 +17,8 @@ const document = {
       },
       patch: {
         operationId: 'updateThing',
-        summary: 'Update a thing (things:write)',
+        summary: 'Update a thing (agents:write)',
+        'x-permission': 'agents:write',
         description: 'Only the given fields change.',
         security: [{ ApiKeyAuth: [] }],
         parameters: [
@@ -27,7 +29,8 @@ const document = {
       },
       put: {
         operationId: 'replaceThing',
-        summary: 'Replace a thing (things:write)',
+        summary: 'Replace a thing (agents:write)',
+        'x-permission': 'agents:write',
         security: [{ BearerAuth: [] }],
         parameters: [{ name: 'thingId', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: {
@@ -35,9 +38,16 @@ const document = {
           content: { 'application/json': { schema: { oneOf: [{ type: 'object' }, { type: 'array' }] } } },
         },
       },
-      delete: { operationId: 'deleteThing', summary: 'Delete (things:write)', security: [{ ApiKeyAuth: [] }] },
+      delete: {
+        operationId: 'deleteThing',
+        summary: 'Delete (agents:write)',
+        'x-permission': 'agents:write',
+        security: [{ ApiKeyAuth: [] }],
+      },
     },
-    '/v1/api-keys': { post: { operationId: 'createApiKey', security: [{ BearerAuth: [] }] } },
+    '/v1/api-keys': {
+      post: { operationId: 'createApiKey', 'x-permission': 'developer_admin', security: [{ BearerAuth: [] }] },
+    },
   },
   components: {
     schemas: {
@@ -67,7 +77,7 @@ describe('MCP tools from the OpenAPI document', () => {
   it('merges path, query, header parameters and a plain object body into one schema, references inlined', () => {
     const update = tool('updateThing');
     expect(update.body).toBe('flat');
-    expect(update.description).toBe('Update a thing (things:write)\n\nOnly the given fields change.');
+    expect(update.description).toBe('Update a thing (agents:write)\n\nOnly the given fields change.');
     expect(update.inputSchema).toMatchObject({
       type: 'object',
       required: ['thingId', 'name'],
@@ -96,12 +106,12 @@ describe('MCP tools from the OpenAPI document', () => {
   it('shows a read-only caller only read tools, an API key no token-only tool, nobody a tool of a permission not held', () => {
     const names = (caller: Parameters<typeof visibleTools>[1], setting: 'read' | 'all' = 'all') =>
       visibleTools(tools, caller, setting).map((t) => t.name);
-    expect(names({ kind: 'token', permissions: new Set(['things:read', 'things:write']) })).toHaveLength(4);
-    expect(names({ kind: 'api_key', permissions: new Set(['things:read', 'things:write']) })).not.toContain(
+    expect(names({ kind: 'token', permissions: new Set(['agents:read', 'agents:write']) })).toHaveLength(4);
+    expect(names({ kind: 'api_key', permissions: new Set(['agents:read', 'agents:write']) })).not.toContain(
       'replaceThing',
     );
-    expect(names({ kind: 'token', permissions: new Set(['things:read']) })).toEqual(['getThing']);
-    expect(names({ kind: 'token', permissions: new Set(['other:read', 'other:write']) })).toEqual([]);
+    expect(names({ kind: 'token', permissions: new Set(['agents:read']) })).toEqual(['getThing']);
+    expect(names({ kind: 'token', permissions: new Set(['calls:read', 'calls:write']) })).toEqual([]);
     expect(names({ kind: 'api_key' }, 'read')).toEqual(['getThing']);
   });
 
