@@ -71,7 +71,12 @@ export function parseExtractedFilters(
   return { filters, details };
 }
 
-/** Field types whose stored values are counted per hour (call_outcome_hour_stats). */
+/**
+ * Field types whose stored values are counted per hour (call_outcome_hour_stats). The triggers that
+ * keep the counters follow the database's is_counted_outcome_type (migrations/
+ * 20261129060000_create_counted_outcome_type_rule.ts); this mirrors it so a request decides without a
+ * round trip, and test/api/counted-outcome-rule.api.test.ts fails when the two disagree.
+ */
 export function isCountedType(type: AnalysisField['type']): boolean {
   return type === 'enum' || type === 'boolean';
 }
