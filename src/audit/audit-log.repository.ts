@@ -2,6 +2,15 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import { paginate, type Page, type PageParams } from '../http/pagination.js';
 
+/**
+ * The prefix of an API key by id: the actor of an audit entry and of an agent version
+ * (`actor_key_prefix`). Both repositories read it here; `requestKeyPrefix` keeps it for the request.
+ */
+export async function findKeyPrefix(db: Db | Knex.Transaction, apiKeyId: string): Promise<string | null> {
+  const row: { key_prefix: string } | undefined = await db('api_keys').where({ id: apiKeyId }).first('key_prefix');
+  return row?.key_prefix ?? null;
+}
+
 export type NewAuditEntry = {
   organization_id: string;
   agent_id: string | null;
@@ -66,11 +75,9 @@ export class AuditLogRepository {
     return row?.organization_id;
   }
 
+  /** The prefix of the acting key, for `actor_key_prefix`. */
   async keyPrefix(apiKeyId: string): Promise<string | null> {
-    const row: { key_prefix: string } | undefined = await this.db('api_keys')
-      .where({ id: apiKeyId })
-      .first('key_prefix');
-    return row?.key_prefix ?? null;
+    return findKeyPrefix(this.db, apiKeyId);
   }
 
   /** Newest first. */

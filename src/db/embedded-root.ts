@@ -119,7 +119,8 @@ function sharedBinaries(sharedDir: string, binariesDir: string): string {
   return target;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, run by another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,20 +5,11 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { SetupError } from '../setup-error.js';
-import { DEFAULT_SHARED_DIR, embeddedLayout, platformPackage } from './embedded-root.js';
+import { DEFAULT_SHARED_DIR, embeddedLayout, isAlive, platformPackage } from './embedded-root.js';
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 
 const PASSWORD = 'postgres';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readPid(file: string): number | undefined {
   if (!existsSync(file)) return undefined;

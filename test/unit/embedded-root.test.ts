@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -15,7 +16,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLUSTER_ID_FILE, embeddedLayout, pruneOrphanClusters, reachableByOthers } from '../../src/db/embedded-root.js';
+import {
+  CLUSTER_ID_FILE,
+  embeddedLayout,
+  isAlive,
+  pruneOrphanClusters,
+  reachableByOthers,
+} from '../../src/db/embedded-root.js';
 
 // In the temp directory (removed after each test), which every user may normally traverse; the
 // cases that need that are skipped where it is private.
@@ -135,5 +142,13 @@ describe('pruneOrphanClusters', () => {
     const running = cluster('eeeeeeeeeeeeeeeeeeeeeeee', path.join(base, 'gone'));
     writeFileSync(path.join(running, 'pg', 'postmaster.pid'), `${process.pid}\n`);
     expect(pruneOrphanClusters(shared)).toEqual([]);
+  });
+});
+
+describe('isAlive', () => {
+  it('is true for a running process and false for one that has exited and been reaped', () => {
+    expect(isAlive(process.pid)).toBe(true);
+    const exited = spawnSync(process.execPath, ['-e', '']).pid;
+    expect(isAlive(exited)).toBe(false);
   });
 });

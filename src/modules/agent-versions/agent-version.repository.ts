@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { findKeyPrefix } from '../../audit/audit-log.repository.js';
 import type { Db } from '../../db/knex.js';
 import { paginate, type Page, type PageParams } from '../../http/pagination.js';
 import {
@@ -86,11 +87,9 @@ export class AgentVersionRepository {
     await this.db('agent_versions').insert({ ...version, configuration: JSON.stringify(version.configuration) });
   }
 
+  /** The prefix of the acting key, for `actor_key_prefix` (read as the audit log reads it). */
   async keyPrefix(apiKeyId: string): Promise<string | null> {
-    const row: { key_prefix: string } | undefined = await this.db('api_keys')
-      .where({ id: apiKeyId })
-      .first('key_prefix');
-    return row?.key_prefix ?? null;
+    return findKeyPrefix(this.db, apiKeyId);
   }
 
   /** Newest first, without the configurations. */
