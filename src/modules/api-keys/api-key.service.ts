@@ -164,7 +164,10 @@ export class ApiKeyService {
   ): Promise<ApiKeyRecord> {
     const current = await this.keys.with(trx).findForUpdate(keyId, orgs);
     if (!current) throw new NotFoundError('API key');
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: current.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: current.organization_id,
+      current,
+    });
     return current;
   }
 

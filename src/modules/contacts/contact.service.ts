@@ -173,7 +173,10 @@ export class ContactService {
     conditions: WriteConditions,
   ): Promise<Contact> {
     const current = this.found(await contacts.findForUpdate(agent.id, contactId));
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
     return current;
   }
 

@@ -91,7 +91,10 @@ export class ForwardingSlotService {
     conditions: WriteConditions,
   ): Promise<void> {
     const current = this.found(await slots.find(agent.id, slotId));
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
   }
 
   /**
@@ -121,7 +124,10 @@ export class ForwardingSlotService {
       undefined,
       async (slots, trx) => {
         const current = { data: await slots.list(agent.id) };
-        await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: agent.organization_id, current });
+        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+          organizationId: agent.organization_id,
+          current,
+        });
         return slots.replaceAll(agent.id, parsed.data.slots, this.clock.now());
       },
       conditions.dryRun,

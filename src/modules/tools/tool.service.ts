@@ -237,7 +237,10 @@ export class ToolService {
   ): Promise<Tool> {
     const current = await this.tools.with(trx).findForUpdate(agent.id, toolId);
     if (!current) throw new NotFoundError('Tool');
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
     return current;
   }
 
