@@ -12,6 +12,12 @@ const boundary = (...patterns) => ({
   '@typescript-eslint/no-restricted-imports': ['error', { patterns }],
 });
 
+/** The pattern that keeps a file away from src/http, with why. */
+const httpLayer = (why) => ({
+  group: ['**/http/*', '**/http/**'],
+  message: `${why}: import pagination, validation, entity tags and write preconditions from src/api.`,
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', 'clients/**/dist/'] },
   js.configs.recommended,
@@ -43,14 +49,34 @@ export default tseslint.config(
     ),
   },
   {
+    // Below the routers, a module takes plain values and returns data: what it shares with them
+    // (pagination, parsing, entity tags, write preconditions) lives in src/api. Routers, module
+    // registrations, OpenAPI registrations and middleware are the HTTP side and may use src/http.
+    // Listed before the per-role blocks below, whose options replace these for their files.
+    files: ['src/modules/**/*.ts'],
+    ignores: ['**/*.router.ts', '**/*.module.ts', '**/*.openapi.ts', '**/*.middleware.ts'],
+    rules: boundary(httpLayer('Only routers, middleware and module registrations use src/http')),
+  },
+  {
+    files: ['src/api/**/*.ts'],
+    rules: boundary(
+      { group: ['express', 'express-*'], message: 'src/api is shared by routers and services: no Express here.' },
+      httpLayer('src/api sits below src/http'),
+    ),
+  },
+  {
     files: ['src/**/*.service.ts'],
-    rules: boundary({ group: ['express', 'express-*'], message: 'Services know nothing of HTTP: take plain values.' }),
+    rules: boundary(
+      { group: ['express', 'express-*'], message: 'Services know nothing of HTTP: take plain values.' },
+      httpLayer('Services know nothing of HTTP'),
+    ),
   },
   {
     files: ['src/**/*.repository.ts'],
     rules: boundary(
       { group: ['**/*.service.js', '**/*.service'], message: 'Repositories never call services.' },
       { group: ['express', 'express-*'], message: 'Repositories know nothing of HTTP.' },
+      httpLayer('Repositories return data, never HTTP'),
       {
         group: ['**/errors/*', '**/errors/**'],
         message: 'Repositories never throw HTTP errors: return undefined or let the database error through.',

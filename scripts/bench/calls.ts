@@ -5,7 +5,7 @@
  */
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
-import { encodeCursor } from '../../src/http/pagination.js';
+import { encodeCursor } from '../../src/api/pagination.js';
 import { OpsRepository } from '../../src/ops/ops.repository.js';
 import {
   failures,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
-import { paginate, type Page, type PageParams } from '../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../api/pagination.js';
 
 /**
  * The prefix of an API key by id: the actor of an audit entry and of an agent version

@@ -1,14 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
-
-/** An answer made while it is sent: exports that grow with the data. */
-export type StreamedBody = {
-  /** The body in pieces of bounded size, pulled one at a time. Returning it early ends the work. */
-  chunks: AsyncGenerator<string>;
-  /** Frees what the body holds (idempotent); the chunks do it when they end. */
-  close: () => void;
-};
+import type { StreamedBody } from '../api/streamed-body.js';
 
 /** `first` (already pulled) and then the rest of the chunks. */
 async function* resume(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {

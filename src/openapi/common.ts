@@ -33,7 +33,7 @@ export const PaginationSchema = z
   .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() })
   .openapi('Pagination');
 
-/** The documented `page` and `limit` query parameters (src/http/pagination.ts validates them). */
+/** The documented `page` and `limit` query parameters (src/api/pagination.ts validates them). */
 export const paginationQueryDocShape = {
   page: z
     .int()

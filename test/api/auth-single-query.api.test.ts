@@ -14,9 +14,9 @@ import {
   agentRowFromJson,
   AgentRepository,
   toAgent,
-  toAgentOfRow,
   type AgentRow,
 } from '../../src/modules/agents/agent.repository.js';
+import { toAgentOfRow } from '../../src/modules/agents/agent-representation.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { checkedHttp } from '../support/contract.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entityTag, entityTagOfJson, ifMatchHolds, parseTagList } from '../../src/http/entity-tag.js';
+import { entityTag, entityTagOfJson, ifMatchHolds, parseTagList } from '../../src/api/entity-tag.js';
 
 describe('entity tags', () => {
   it('is a strong quoted tag of the JSON, equal for equal representations', () => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { findKeyPrefix } from '../../audit/audit-log.repository.js';
 import type { Db } from '../../db/knex.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import {
   CONFIGURATION_AGENT_FIELDS,
   CONFIGURATION_TOOL_FIELDS,

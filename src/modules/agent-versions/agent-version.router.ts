@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../http/validate.js';
+import { agentIdParams, parse } from '../../api/validate.js';
 import type { AgentVersionService } from './agent-version.service.js';
 import { diffParams, versionParams } from './agent-version.schemas.js';
 

@@ -1,4 +1,4 @@
-import { paginationShape } from '../../http/pagination.js';
+import { paginationShape } from '../../api/pagination.js';
 import { z } from '../../openapi/zod.js';
 
 export const listVersionsQuery = z.strictObject(paginationShape);

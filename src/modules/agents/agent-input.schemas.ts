@@ -16,7 +16,7 @@ import { parseTime } from './schedule.js';
 import { text } from '../../validation/text.js';
 import { exceptionProblems, isRealDate, SCHEDULE_EXCEPTIONS_MAX } from './schedule-exceptions.js';
 import { isValidTimeZone } from './zoned-time.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { PII_KINDS } from '../../privacy/pii-redaction.js';
 import { analysisFieldsInput } from './analysis-fields.js';
 

@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
-import { DERIVED, derivedOf } from '../../cache/read-cache.js';
+import { DERIVED } from '../../cache/read-cache.js';
 import { timestampOfJson } from '../../db/date-column.js';
 import type { Db } from '../../db/knex.js';
-import { sharedRepresentation } from '../../http/entity-tag.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import { AgentSchema } from './agent.schemas.js';
 import type { Agent, AgentRow } from './agent-row.js';
 
@@ -43,7 +42,7 @@ type AgentJson = { representation: Agent; workflow: AgentRow['workflow']; workfl
 
 /**
  * The AgentRow of `agentJsonSql`'s value (parsed), equal to the one read column by column. Its
- * representation comes along in the row's DERIVED slot, where `toAgentOfRow` finds it, as it finds
+ * representation comes along in the row's DERIVED slot, where `toAgentOfRow` (agent-representation.ts) finds it, as it finds
  * a cached row's.
  */
 export function agentRowFromJson(json: Record<string, unknown>): AgentRow {
@@ -70,16 +69,6 @@ export function toAgent(row: AgentRow): Agent {
     agent[field] = value instanceof Date ? value.toISOString() : value;
   }
   return agent as Agent;
-}
-
-/**
- * The Agent of a row, built once per row the read cache shares (frozen, with its encoding kept:
- * `sharedRepresentation`) and anew for a row read for this request only.
- */
-export function toAgentOfRow(row: Readonly<AgentRow>): Agent {
-  const derived = derivedOf(row);
-  if (!derived) return toAgent(row);
-  return (derived.agent ??= sharedRepresentation(toAgent(row))) as Agent;
 }
 
 /** Columns stored as jsonb: arrays must be serialised, or the driver would send a PostgreSQL array. */

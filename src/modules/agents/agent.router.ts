@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../http/validate.js';
+import { agentIdParams, parse } from '../../api/validate.js';
 import type { AgentStatusService } from './agent-status.service.js';
 import type { AgentService } from './agent.service.js';
 import type { GreetingPreviewService } from './greeting-preview.service.js';

@@ -1,4 +1,4 @@
-import { paginationShape } from '../../http/pagination.js';
+import { paginationShape } from '../../api/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { PII_KINDS } from '../../privacy/pii-redaction.js';
 import { AnalysisFieldSchema } from './analysis-fields.js';

@@ -7,10 +7,11 @@ import {
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import type { Page } from '../../http/pagination.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import { parse } from '../../http/validate.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { Page } from '../../api/pagination.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
+import { parse } from '../../api/validate.js';
 import type { AgentAccess } from './agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from './agent-change-guard.js';
 import {
@@ -25,7 +26,8 @@ import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { toAgent, toAgentOfRow, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
+import { toAgentOfRow } from './agent-representation.js';
+import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
 import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
@@ -148,7 +150,7 @@ export class AgentService {
   ): Promise<AgentRow> {
     const current = await this.agents.with(trx).findForUpdate(agent.id, agent.organization_id);
     if (!current) throw new NotFoundError('Agent');
-    await assertWritePreconditions(trx, conditions, {
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
       organizationId: agent.organization_id,
       current: toAgent(current),
     });

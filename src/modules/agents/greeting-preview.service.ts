@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { parseBody } from '../../http/validate.js';
+import { parseBody } from '../../api/validate.js';
 import type { AgentAccess } from './agent-access.js';
 import { callerDisclosure } from './caller-disclosure.js';
 import type { GreetingContactRepository } from './greeting-contact.repository.js';

@@ -1,7 +1,7 @@
 import { canonicalIpEntry, MAX_ALLOWED_IPS } from '../../auth/ip-allow-list.js';
 import { PERMISSIONS } from '../../auth/permissions.js';
 import { z } from '../../openapi/zod.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 const permissions = z

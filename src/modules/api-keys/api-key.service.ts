@@ -5,9 +5,10 @@ import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { parse, parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { parse, parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { ApiKeyListRecord, ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { CreateApiKeySchema, ListApiKeysQuery, RotateApiKeySchema, UpdateApiKeySchema } from './api-key.schemas.js';
 
@@ -163,7 +164,10 @@ export class ApiKeyService {
   ): Promise<ApiKeyRecord> {
     const current = await this.keys.with(trx).findForUpdate(keyId, orgs);
     if (!current) throw new NotFoundError('API key');
-    await assertWritePreconditions(trx, conditions, { organizationId: current.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: current.organization_id,
+      current,
+    });
     return current;
   }
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { AuditLogService } from './audit-log.service.js';
 
 const orgIdParams = uuidParams('orgId');

@@ -1,5 +1,5 @@
-import { paginationShape } from '../../http/pagination.js';
-import { uuidField } from '../../http/validate.js';
+import { paginationShape } from '../../api/pagination.js';
+import { uuidField } from '../../api/validate.js';
 import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { text } from '../../validation/text.js';

@@ -1,8 +1,8 @@
 import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
 import type { AuditEntry, AuditLogRepository } from '../../audit/audit-log.repository.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import type { Page } from '../../http/pagination.js';
-import { parse } from '../../http/validate.js';
+import type { Page } from '../../api/pagination.js';
+import { parse } from '../../api/validate.js';
 import { auditLogQuery, type AuditEntryResponse } from './audit-log.schemas.js';
 
 function toResponse(row: AuditEntry): AuditEntryResponse {

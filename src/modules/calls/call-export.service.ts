@@ -1,7 +1,7 @@
 import { callerIdentity, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors/index.js';
-import type { StreamedBody } from '../../http/streamed-body.js';
+import type { StreamedBody } from '../../api/streamed-body.js';
 import { z } from '../../openapi/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { csvHeader, csvLine, EXPORT_BATCH_BYTES, EXPORT_FORMATS, EXPORTS_PER_KEY, ndjsonLine } from './call-export.js';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../http/pagination.js';
+import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../api/pagination.js';
 import {
   containsPattern,
   countPlan,

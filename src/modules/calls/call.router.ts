@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { sendStreamed } from '../../http/streamed-body.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { CallService } from './call.service.js';
 import type { CallStatsService } from './call-stats.service.js';
 import type { CallExportService } from './call-export.service.js';

@@ -1,8 +1,8 @@
-import { cursorShape, paginationShape } from '../../http/pagination.js';
+import { cursorShape, paginationShape } from '../../api/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { timeRange } from './call.rules.js';
 import type { ExtractedFilter } from './extracted-filters.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 const TranscriptEntrySchema = z.object({ role: text({ min: 1, max: 50 }), text: text({ max: 100_000 }) });

@@ -3,10 +3,11 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { rejectCursorWithPage, type CursorPage } from '../../http/pagination.js';
-import { parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { rejectCursorWithPage, type CursorPage } from '../../api/pagination.js';
+import { parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
@@ -119,7 +120,7 @@ export class CallService {
       const calls = this.calls.with(trx);
       const current = await calls.lock(agent, callId);
       if (!current) throw new NotFoundError('Call');
-      await assertWritePreconditions(trx, conditions, {
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
         organizationId: agent.organization_id,
         current: toCall(current),
       });

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 
 export type ContactFields = {
   customer_name: string | null;

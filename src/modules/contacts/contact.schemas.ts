@@ -1,4 +1,4 @@
-import { paginationShape } from '../../http/pagination.js';
+import { paginationShape } from '../../api/pagination.js';
 import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';

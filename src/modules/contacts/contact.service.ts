@@ -4,10 +4,11 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import type { Page } from '../../http/pagination.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { Page } from '../../api/pagination.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
+import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
@@ -172,7 +173,10 @@ export class ContactService {
     conditions: WriteConditions,
   ): Promise<Contact> {
     const current = this.found(await contacts.findForUpdate(agent.id, contactId));
-    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
     return current;
   }
 

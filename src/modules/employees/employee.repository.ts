@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dateColumn } from '../../db/date-column.js';
 import type { Db } from '../../db/knex.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import type { EmployeeStatus } from './employee.schemas.js';
 
 export type Employee = {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse, uuidParams } from '../../http/validate.js';
+import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
 import type { EmployeeService } from './employee.service.js';
 
 const employeeParams = uuidParams('agentId', 'employeeId');

@@ -6,10 +6,11 @@ import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import type { Page } from '../../http/pagination.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { Page } from '../../api/pagination.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
+import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
@@ -91,7 +92,10 @@ export class EmployeeService {
         // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
         await lockAgent(trx, agent);
         const current = this.found(await employees.findForUpdate(agent.id, employeeId));
-        await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+          organizationId: agent.organization_id,
+          current,
+        });
         const changes = await this.changesFor(trx, agent, current, input);
         const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
         if (updated.phone_number && updated.phone_number !== current.phone_number) {
@@ -124,7 +128,10 @@ export class EmployeeService {
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);
       const current = this.found(await this.employees.with(trx).findForUpdate(agent.id, employeeId));
-      await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+        organizationId: agent.organization_id,
+        current,
+      });
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
       await this.guard.check(trx, agent);

@@ -5,9 +5,10 @@ import { inTransaction, type Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
@@ -90,7 +91,10 @@ export class ForwardingSlotService {
     conditions: WriteConditions,
   ): Promise<void> {
     const current = this.found(await slots.find(agent.id, slotId));
-    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
   }
 
   /**
@@ -120,7 +124,10 @@ export class ForwardingSlotService {
       undefined,
       async (slots, trx) => {
         const current = { data: await slots.list(agent.id) };
-        await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+          organizationId: agent.organization_id,
+          current,
+        });
         return slots.replaceAll(agent.id, parsed.data.slots, this.clock.now());
       },
       conditions.dryRun,

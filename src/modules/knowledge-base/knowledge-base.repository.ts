@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { paginate, type Page, type PageParams } from '../../http/pagination.js';
+import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import type { ChunkInput } from './knowledge-base.schemas.js';
 import type { TsConfig } from './text-search.js';
 

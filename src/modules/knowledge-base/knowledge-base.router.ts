@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { KnowledgeBaseService } from './knowledge-base.service.js';
 
 const agentParams = uuidParams('agentId');

@@ -1,7 +1,7 @@
-import { paginationShape } from '../../http/pagination.js';
+import { paginationShape } from '../../api/pagination.js';
 import { z } from '../../openapi/zod.js';
 import { LANGUAGES } from '../agents/agent.schemas.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 export const KB_STATUSES = ['pending', 'processing', 'ready', 'error', 'failed'] as const;

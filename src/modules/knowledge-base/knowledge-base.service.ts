@@ -3,10 +3,11 @@ import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { paginationQuery, type Page } from '../../http/pagination.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { paginationQuery, type Page } from '../../api/pagination.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
+import { parse, parseBody } from '../../api/validate.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { KnowledgeBaseIndexRepository, SearchHit } from './kb-index.repository.js';
@@ -127,7 +128,7 @@ export class KnowledgeBaseService {
   ): Promise<DocumentRow> {
     const current = await this.documents.with(trx).lock(agent.organization_id, documentId);
     if (!current || current.agent_id !== agent.id) throw new NotFoundError('Document');
-    await assertWritePreconditions(trx, conditions, {
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
       organizationId: agent.organization_id,
       current: toDocument(current),
     });

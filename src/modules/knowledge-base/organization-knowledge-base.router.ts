@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
 
 const orgParams = uuidParams('orgId');

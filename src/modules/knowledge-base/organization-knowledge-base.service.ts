@@ -5,10 +5,11 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import type { Page } from '../../http/pagination.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import { parse, parseBody } from '../../http/validate.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { Page } from '../../api/pagination.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
+import { parse, parseBody } from '../../api/validate.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
 import { toDocument, type DocumentRow, type KnowledgeBaseRepository } from './knowledge-base.repository.js';
 import {
@@ -124,7 +125,7 @@ export class OrganizationKnowledgeBaseService {
     const current = await this.documents.with(trx).lock(orgId, documentId);
     if (!current || current.scope !== 'organization') throw new NotFoundError('Document');
     const [shown] = await this.withGrants(orgId, [current], this.documents.with(trx));
-    await assertWritePreconditions(trx, conditions, { organizationId: orgId, current: shown });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: orgId, current: shown });
     return current;
   }
 

@@ -2,9 +2,10 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { UnauthorizedError } from '../../errors/index.js';
 import { inTransaction, type Db } from '../../db/knex.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { MeRepository, MeRow } from './me.repository.js';
 import { updateMeSchema } from './me.schemas.js';
 
@@ -36,7 +37,7 @@ export class MeService {
     return inTransaction(this.db, async (trx) => {
       const users = this.users.with(trx);
       const current = await this.withMemberships(await users.findForUpdate(auth.userId), users);
-      await assertWritePreconditions(trx, conditions, { organizationId: null, current });
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: null, current });
       return this.withMemberships(await users.update(auth.userId, input, this.clock.now()), users);
     });
   }

@@ -101,3 +101,15 @@ export class OrganizationRepository {
     return row && toOrganization(row);
   }
 }
+
+/**
+ * Whether the organization asks every write for `If-Match`, read in the caller's transaction (the
+ * `RequiresIfMatch` of src/api/write-preconditions.ts). A function rather than a method: every
+ * module's writes call it with their own `trx`, and no repository is made per write for it.
+ */
+export async function requiresIfMatch(trx: Knex | Knex.Transaction, organizationId: string): Promise<boolean> {
+  const row: { require_if_match: boolean } | undefined = await trx('organizations')
+    .where({ id: organizationId })
+    .first('require_if_match');
+  return row?.require_if_match === true;
+}

@@ -7,10 +7,10 @@ import {
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import { inTransaction, type Db } from '../../db/knex.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
-import type { OrganizationRepository, OrganizationRow } from './organization.repository.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch, type OrganizationRepository, type OrganizationRow } from './organization.repository.js';
 import { OrganizationPatchSchema } from './organization.schemas.js';
 
 export class OrganizationService {
@@ -57,7 +57,7 @@ export class OrganizationService {
       const organizations = this.organizations.with(trx);
       const current = await organizations.findForUpdate(id);
       if (!current) throw new NotFoundError('Organization');
-      await assertWritePreconditions(trx, conditions, { organizationId: id, current });
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: id, current });
       if (Object.keys(changes).length === 0) return current;
       const row = await organizations.update(id, { ...changes, updated_at: this.clock.now() });
       if (!row) throw new NotFoundError('Organization');

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
 import { sendStreamed } from '../../http/streamed-body.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { DataSubjectService } from './data-subject.service.js';
 
 const orgIdParams = uuidParams('orgId');

@@ -1,4 +1,4 @@
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
 import { CallSchema } from '../calls/call.schemas.js';

@@ -9,9 +9,9 @@ import {
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError } from '../../errors/index.js';
-import type { StreamedBody } from '../../http/streamed-body.js';
+import type { StreamedBody } from '../../api/streamed-body.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
-import { parseBody } from '../../http/validate.js';
+import { parseBody } from '../../api/validate.js';
 import { EXPORT_BATCH_BYTES } from '../calls/call-export.js';
 import type { DataSubjectRepository, ErasureRow, KbDocumentToReview, Subject } from './data-subject.repository.js';
 import { subjectHash, type ErasureCounts } from './data-subject.rules.js';

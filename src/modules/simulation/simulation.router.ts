@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../http/validate.js';
+import { agentIdParams, parse } from '../../api/validate.js';
 import { testCaseParams } from './simulation.schemas.js';
 import type { SimulationService } from './simulation.service.js';
 import type { TestCaseService } from './test-case.service.js';

@@ -1,5 +1,5 @@
 import { z } from '../../openapi/zod.js';
-import { uuidField, uuidParams } from '../../http/validate.js';
+import { uuidField, uuidParams } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 import { E164 } from '../agents/agent-input.schemas.js';
 import { ScheduleExceptionSchema } from '../agents/agent.schemas.js';

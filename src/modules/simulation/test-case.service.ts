@@ -2,9 +2,10 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { ConflictError, NotFoundError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { parseBody } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { parseBody } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { E164 } from '../agents/agent-input.schemas.js';
 import { callerDisclosure } from '../agents/caller-disclosure.js';
@@ -97,7 +98,7 @@ export class TestCaseService {
       const repository = this.repository.with(trx);
       const current = await repository.findCaseForUpdate(agent.id, caseId);
       if (!current) throw new NotFoundError('Test case');
-      await assertWritePreconditions(trx, conditions, {
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
         organizationId: agent.organization_id,
         current: toTestCase(current),
       });

@@ -1,6 +1,6 @@
 import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 export const TOOL_TYPES = [

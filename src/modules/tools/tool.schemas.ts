@@ -1,6 +1,6 @@
 import { z } from '../../openapi/zod.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES } from './tool-config.schemas.js';
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 const fields = {

@@ -6,9 +6,10 @@ import { lockAgent } from '../../db/locks.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { uuidField } from '../../http/validate.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { uuidField } from '../../api/validate.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
@@ -236,7 +237,10 @@ export class ToolService {
   ): Promise<Tool> {
     const current = await this.tools.with(trx).findForUpdate(agent.id, toolId);
     if (!current) throw new NotFoundError('Tool');
-    await assertWritePreconditions(trx, conditions, { organizationId: agent.organization_id, current });
+    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+      organizationId: agent.organization_id,
+      current,
+    });
     return current;
   }
 

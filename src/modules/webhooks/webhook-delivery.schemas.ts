@@ -1,4 +1,4 @@
-import { paginationShape } from '../../http/pagination.js';
+import { paginationShape } from '../../api/pagination.js';
 import { EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import type { AttemptRow, DeliveryWithAttempts } from './webhook-delivery.repository.js';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../http/validate.js';
+import { parse, uuidParams } from '../../api/validate.js';
 import type { WebhookSecretService } from './webhook-secret.service.js';
 
 const orgParams = uuidParams('orgId');

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../http/validate.js';
+import { agentIdParams, parse } from '../../api/validate.js';
 import type { WebhookTestService } from './webhook-test.service.js';
 
 /** Mounted at /v1/agents/:agentId/webhook. */

@@ -1,4 +1,4 @@
-import { uuidField } from '../../http/validate.js';
+import { uuidField } from '../../api/validate.js';
 import { z } from '../../openapi/zod.js';
 
 /** What a test ping answers: the receiver's outcome, nothing stored. */

@@ -1,6 +1,6 @@
 import { reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
-import { parseBody } from '../../http/validate.js';
+import { parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';

@@ -2,8 +2,9 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../http/entity-tag.js';
-import { assertWritePreconditions } from '../../http/write-preconditions.js';
+import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { assertWritePreconditions } from '../../api/write-preconditions.js';
+import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
@@ -52,7 +53,7 @@ export class WorkflowService {
         // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
         const current = await repository.findForUpdate(agent.id, agent.organization_id);
         if (!current) throw new NotFoundError('Agent');
-        await assertWritePreconditions(trx, conditions, {
+        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
           organizationId: agent.organization_id,
           current: toRecord(current),
         });
