@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type pg from 'pg';
+import { knexClient, knexConfigField } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 
@@ -57,12 +58,12 @@ export function preparedSql(label: string, text: string, { pipelined = false } =
 const pipelines = new WeakMap<object, PipelinedReads>();
 
 export function usePipelinedReads(db: Knex, reads: PipelinedReads): void {
-  pipelines.set(db.client, reads);
+  pipelines.set(knexClient(db), reads);
 }
 
 /** Whether `createDb` was asked for prepared statements (a transaction shares its database's setting). */
 export function preparesStatements(db: Knex | Knex.Transaction): boolean {
-  return (db.client.config as { preparedStatements?: boolean }).preparedStatements !== false;
+  return knexConfigField(db, 'preparedStatements') !== false;
 }
 
 /**
@@ -90,12 +91,6 @@ function valuesOf(sql: PreparedSql, bindings: readonly unknown[] | Readonly<Reco
   });
 }
 
-type KnexClient = {
-  acquireConnection(): Promise<pg.Client>;
-  releaseConnection(connection: pg.Client): Promise<void>;
-  emit(event: 'query', query: object): void;
-};
-
 /**
  * One statement on a connection of `db`'s pool (or its transaction's connection), handed to the
  * driver directly: on the request path knex's query machinery (compiling the raw text, moving the
@@ -108,7 +103,7 @@ async function execute(
   pipelined: boolean,
 ): Promise<pg.QueryResult> {
   if (db.isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
-  const client: KnexClient = db.client;
+  const client = knexClient(db);
   client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
   const reads = pipelined && !db.isTransaction ? pipelines.get(client) : undefined;
   if (reads) return reads.query(config);
