@@ -13,7 +13,7 @@ import type pg from 'pg';
 type KnexPool = { numUsed(): number; numFree(): number; numPendingAcquires(): number; max: number };
 
 export type KnexClient = {
-  /** The config given to `knex(...)`, our own fields included; a transaction shares its database's client. */
+  /** The config given to `knex(...)`, our own fields included; a transaction's client has its database's. */
   readonly config: Readonly<Record<string, unknown>>;
   /** A pooled connection, or inside a transaction the transaction's own connection. */
   acquireConnection(): Promise<pg.Client>;
@@ -27,7 +27,7 @@ export type KnexClient = {
   destroy(callback?: unknown): Promise<void>;
 };
 
-/** `db`'s client (the same object for the database and each of its transactions). */
+/** `db`'s client (a transaction has a client of its own, made from its database's, with the same config). */
 export function knexClient(db: Knex | Knex.Transaction): KnexClient {
   return db.client as KnexClient;
 }
