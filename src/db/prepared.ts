@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import { knexClient, knexConfigField } from '../platform/knex.js';
+import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 
@@ -97,22 +97,12 @@ function valuesOf(sql: PreparedSql, bindings: readonly unknown[] | Readonly<Reco
  * bindings to `$n`, its runner and its events' objects) cost more than the statement itself. knex's
  * `query` event is still emitted, so whatever listens to it sees these statements too.
  */
-async function execute(
-  db: Knex | Knex.Transaction,
-  config: pg.QueryConfig,
-  pipelined: boolean,
-): Promise<pg.QueryResult> {
-  if (db.isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
-  const client = knexClient(db);
-  client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
-  const reads = pipelined && !db.isTransaction ? pipelines.get(client) : undefined;
-  if (reads) return reads.query(config);
-  const connection = await client.acquireConnection();
-  try {
-    return await connection.query(config);
-  } finally {
-    void client.releaseConnection(connection);
-  }
+function execute(db: Knex | Knex.Transaction, config: pg.QueryConfig, pipelined: boolean): Promise<pg.QueryResult> {
+  if (db.isTransaction && (db as Knex.Transaction).isCompleted())
+    return Promise.reject(new Error('Transaction query already complete'));
+  emitKnexQuery(db, { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
+  const reads = pipelined && !db.isTransaction ? pipelines.get(knexClient(db)) : undefined;
+  return reads ? reads.query(config) : queryOnConnection(db, config);
 }
 
 /** The statement with `bindings`, prepared unless the database was created without prepared statements. */

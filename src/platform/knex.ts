@@ -32,6 +32,26 @@ export function knexClient(db: Knex | Knex.Transaction): KnexClient {
   return db.client as KnexClient;
 }
 
+/** Emits knex's `query` event for a statement knex did not run itself, so `db.on('query')` listeners see it. */
+export function emitKnexQuery(db: Knex | Knex.Transaction, query: object): void {
+  knexClient(db).emit('query', query);
+}
+
+/**
+ * `config` on a connection of `db`'s pool, or inside a transaction on the transaction's own
+ * connection, handed to the driver directly. knex releases a connection synchronously (the promise
+ * it returns is already settled), so the release is not waited for.
+ */
+export async function queryOnConnection(db: Knex | Knex.Transaction, config: pg.QueryConfig): Promise<pg.QueryResult> {
+  const client = knexClient(db);
+  const connection = await client.acquireConnection();
+  try {
+    return await connection.query(config);
+  } finally {
+    void client.releaseConnection(connection);
+  }
+}
+
 /** A field of the config `db` was created with, such as one of our own beside knex's. */
 export function knexConfigField(db: Knex | Knex.Transaction, name: string): unknown {
   return knexClient(db).config[name];

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createDb, type Db } from '../../src/db/knex.js';
-import { beforeKnexDestroy, knexClient, knexConfigField, knexPoolCounts } from '../../src/platform/knex.js';
+import {
+  beforeKnexDestroy,
+  emitKnexQuery,
+  knexClient,
+  knexConfigField,
+  knexPoolCounts,
+  queryOnConnection,
+} from '../../src/platform/knex.js';
 
 /**
  * What src/platform/knex.ts reads of knex's client (not in knex's documentation), against a real
@@ -54,11 +61,35 @@ describe("knex's client internals", () => {
     const listener = (query: unknown) => heard.push(query);
     db.on('query', listener);
     try {
-      knexClient(db).emit('query', { method: 'raw', sql: 'SELECT 1', bindings: [] });
+      emitKnexQuery(db, { method: 'raw', sql: 'SELECT 1', bindings: [] });
     } finally {
       db.off('query', listener);
     }
     expect(heard).toEqual([{ method: 'raw', sql: 'SELECT 1', bindings: [] }]);
+  });
+
+  it('releases a connection before the promise of its release settles, so the release is not waited for', async () => {
+    await db.raw('SELECT 1');
+    const client = knexClient(db);
+    const connection = await client.acquireConnection();
+    expect(knexPoolCounts(db).used).toBe(1);
+    void client.releaseConnection(connection);
+    expect(knexPoolCounts(db).used).toBe(0);
+  });
+
+  it("runs a statement on the pool, or on the transaction's connection inside one", async () => {
+    const pidOf = async (on: Db | Parameters<Parameters<Db['transaction']>[0]>[0]) =>
+      (await queryOnConnection(on, { text: 'SELECT pg_backend_pid() AS pid, $1::int AS one', values: [1] }))
+        .rows[0] as {
+        pid: number;
+        one: number;
+      };
+    expect((await pidOf(db)).one).toBe(1);
+    await db.transaction(async (trx) => {
+      const trxPid = (await trx.raw<{ rows: { pid: number }[] }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      expect((await pidOf(trx)).pid).toBe(trxPid);
+    });
+    expect(knexPoolCounts(db).used).toBe(0);
   });
 
   it("counts the pool's connections for /metrics", async () => {
