@@ -111,5 +111,19 @@ export default tseslint.config(
     files: ['migrations/**/*.ts'],
     rules: boundary({ group: ['../src/*', '../src/**'], message: 'Migrations never import application code.' }),
   },
+  {
+    // Library internals (private fields, undocumented members) are read only behind the fence of
+    // src/platform/, one file per library, each pinned by a test (docs/contributing.md, "Upgrading a library").
+    files: ['src/**/*.ts'],
+    ignores: ['src/platform/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['acquireConnection', 'releaseConnection', 'readyForQuery', 'processID', 'symbols', 'setPrototypeOf'].map(
+          (property) => ({ property, message: 'A library internal: use or extend its fence in src/platform/.' }),
+        ),
+      ],
+    },
+  },
   prettier,
 );

@@ -5,6 +5,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { DATABASE_PIPELINE_CONNECTIONS_DEFAULT, DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
+import { beforeKnexDestroy } from '../platform/knex.js';
 import { isRetryableConflict } from './pg-errors.js';
 import { PipelinedReads } from './pipelined-reads.js';
 import { usePipelinedReads } from './prepared.js';
@@ -134,13 +135,8 @@ export function createDb(url: string, poolMax = 10, logger?: Logger, options: Db
       watchdog.watch(connection),
     );
     usePipelinedReads(db, reads);
-    // knex.destroy() ends the pool through its client: the pipelined connections end with it.
-    const client = db.client as { destroy(callback?: unknown): Promise<void> };
-    const destroyPool = client.destroy.bind(client);
-    client.destroy = async (callback?: unknown) => {
-      await reads.close();
-      return destroyPool(callback);
-    };
+    // The pipelined connections end with the pool.
+    beforeKnexDestroy(db, () => reads.close());
   }
   return db;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type pg from 'pg';
+import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 
@@ -57,12 +58,12 @@ export function preparedSql(label: string, text: string, { pipelined = false } =
 const pipelines = new WeakMap<object, PipelinedReads>();
 
 export function usePipelinedReads(db: Knex, reads: PipelinedReads): void {
-  pipelines.set(db.client, reads);
+  pipelines.set(knexClient(db), reads);
 }
 
 /** Whether `createDb` was asked for prepared statements (a transaction shares its database's setting). */
 export function preparesStatements(db: Knex | Knex.Transaction): boolean {
-  return (db.client.config as { preparedStatements?: boolean }).preparedStatements !== false;
+  return knexConfigField(db, 'preparedStatements') !== false;
 }
 
 /**
@@ -90,34 +91,18 @@ function valuesOf(sql: PreparedSql, bindings: readonly unknown[] | Readonly<Reco
   });
 }
 
-type KnexClient = {
-  acquireConnection(): Promise<pg.Client>;
-  releaseConnection(connection: pg.Client): Promise<void>;
-  emit(event: 'query', query: object): void;
-};
-
 /**
  * One statement on a connection of `db`'s pool (or its transaction's connection), handed to the
  * driver directly: on the request path knex's query machinery (compiling the raw text, moving the
  * bindings to `$n`, its runner and its events' objects) cost more than the statement itself. knex's
  * `query` event is still emitted, so whatever listens to it sees these statements too.
  */
-async function execute(
-  db: Knex | Knex.Transaction,
-  config: pg.QueryConfig,
-  pipelined: boolean,
-): Promise<pg.QueryResult> {
-  if (db.isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
-  const client: KnexClient = db.client;
-  client.emit('query', { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
-  const reads = pipelined && !db.isTransaction ? pipelines.get(client) : undefined;
-  if (reads) return reads.query(config);
-  const connection = await client.acquireConnection();
-  try {
-    return await connection.query(config);
-  } finally {
-    void client.releaseConnection(connection);
-  }
+function execute(db: Knex | Knex.Transaction, config: pg.QueryConfig, pipelined: boolean): Promise<pg.QueryResult> {
+  if (db.isTransaction && (db as Knex.Transaction).isCompleted())
+    return Promise.reject(new Error('Transaction query already complete'));
+  emitKnexQuery(db, { method: 'raw', sql: config.text, bindings: config.values, options: { name: config.name } });
+  const reads = pipelined && !db.isTransaction ? pipelines.get(knexClient(db)) : undefined;
+  return reads ? reads.query(config) : queryOnConnection(db, config);
 }
 
 /** The statement with `bindings`, prepared unless the database was created without prepared statements. */

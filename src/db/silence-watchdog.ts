@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { isReadyForQuery, serverProcessId, socketOf } from '../platform/pg.js';
 
 /**
  * Finds pooled connections whose query gets no answer and cuts them, so that a database that went
@@ -25,15 +26,8 @@ import type { Logger } from 'pino';
  * reads no results that way.
  */
 
-/** The parts of pg.Client the watchdog reads (some are not in pg's typings). */
-type WatchedClient = pg.Client & {
-  readyForQuery: boolean;
-  processID: number | null;
-  connection: { stream: NodeJS.ReadableStream & { destroy(error?: Error): void } };
-};
-
 type Entry = {
-  client: WatchedClient;
+  client: pg.Client;
   /** When a byte last arrived on the connection. */
   heardAt: number;
   /** When the watchdog first saw the connection waiting for an answer (undefined: not waiting). */
@@ -76,12 +70,11 @@ export class SilenceWatchdog {
   /** Watches a connected client until it ends. */
   watch(client: pg.Client): void {
     if (this.options.silenceMs <= 0) return;
-    const watched = client as WatchedClient;
-    const entry: Entry = { client: watched, heardAt: performance.now() };
-    watched.connection.stream.on('data', () => {
+    const entry: Entry = { client, heardAt: performance.now() };
+    socketOf(client).on('data', () => {
       entry.heardAt = performance.now();
     });
-    watched.once('end', () => this.forget(entry));
+    client.once('end', () => this.forget(entry));
     this.entries.add(entry);
     if (!this.timer) {
       this.timer = setInterval(() => this.tick(), this.tickMs);
@@ -100,7 +93,7 @@ export class SilenceWatchdog {
   private tick(): void {
     const now = performance.now();
     for (const entry of this.entries) {
-      if (entry.client.readyForQuery) entry.waitingSince = undefined;
+      if (isReadyForQuery(entry.client)) entry.waitingSince = undefined;
       else entry.waitingSince ??= now;
     }
     // A connection found silent while another probe is out gets a probe of its own, so that its
@@ -114,7 +107,7 @@ export class SilenceWatchdog {
 
   private isSilent(entry: Entry, now: number): boolean {
     return (
-      !entry.client.readyForQuery &&
+      !isReadyForQuery(entry.client) &&
       entry.waitingSince !== undefined &&
       now - Math.max(entry.waitingSince, entry.heardAt) >= this.options.silenceMs
     );
@@ -125,7 +118,7 @@ export class SilenceWatchdog {
     for (const entry of silent) entry.probing = true;
     const startedAt = performance.now();
     try {
-      const pids = silent.map((e) => e.client.processID).filter((pid): pid is number => typeof pid === 'number');
+      const pids = silent.map((e) => serverProcessId(e.client)).filter((pid): pid is number => typeof pid === 'number');
       const states = await this.probe(pids);
       if (states === 'unreachable') {
         // The silent queries, and the idle connections not heard from since. A query sent only
@@ -133,7 +126,7 @@ export class SilenceWatchdog {
         // open a connection in time), it costs reconnects, not the answers of healthy queries.
         const now = performance.now();
         const lost = [...this.entries].filter(
-          (e) => e.heardAt < startedAt && (e.client.readyForQuery || this.isSilent(e, now)),
+          (e) => e.heardAt < startedAt && (isReadyForQuery(e.client) || this.isSilent(e, now)),
         );
         for (const entry of lost) this.cutOff(entry);
         this.options.logger?.warn(
@@ -146,8 +139,8 @@ export class SilenceWatchdog {
       let lostSince = Infinity;
       for (const entry of silent) {
         // Answered meanwhile, or gone: nothing to do.
-        if (!this.entries.has(entry) || entry.client.readyForQuery || entry.heardAt >= startedAt) continue;
-        const state = states.get(entry.client.processID ?? -1);
+        if (!this.entries.has(entry) || isReadyForQuery(entry.client) || entry.heardAt >= startedAt) continue;
+        const state = states.get(serverProcessId(entry.client) ?? -1);
         if (state && (DONE_STATES.has(state.state ?? '') || state.waitEvent === 'ClientWrite')) {
           lostSince = Math.min(lostSince, Math.max(entry.heardAt, entry.waitingSince ?? entry.heardAt));
           this.cutOff(entry);
@@ -160,7 +153,7 @@ export class SilenceWatchdog {
       if (lost === 0) return;
       // What lost these answers (a NAT or firewall that forgot the connections) most likely took the
       // idle connections last heard from before then too: replace them before a request finds out.
-      const suspects = [...this.entries].filter((e) => e.client.readyForQuery && e.heardAt < lostSince);
+      const suspects = [...this.entries].filter((e) => isReadyForQuery(e.client) && e.heardAt < lostSince);
       for (const entry of suspects) this.cutOff(entry);
       this.options.logger?.warn(
         { connections: lost, idle_replaced: suspects.length },
@@ -182,7 +175,7 @@ export class SilenceWatchdog {
     const client = new pg.Client({
       connectionString: url.toString(),
       connectionTimeoutMillis: this.probeMs,
-    }) as WatchedClient;
+    });
     client.on('error', () => {});
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'unreachable'>((resolve) => {
@@ -196,7 +189,7 @@ export class SilenceWatchdog {
       );
       return new Map(rows.map((r) => [r.pid, { state: r.state, waitEvent: r.wait_event }]));
     };
-    const stream = client.connection.stream;
+    const stream = socketOf(client);
     let answered = false;
     try {
       const result = await Promise.race([
@@ -229,6 +222,6 @@ export class SilenceWatchdog {
       new Error(`Connection dropped: no answer from the database for ${this.options.silenceMs} ms`),
       { code: 'ETIMEDOUT' },
     );
-    entry.client.connection.stream.destroy(error);
+    socketOf(entry.client).destroy(error);
   }
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Server as NetServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { stopAccepting } from '../platform/node.js';
 
 type Entry<T> = { item: T; prev: Entry<T> | undefined; next: Entry<T> | undefined };
 
@@ -89,8 +90,8 @@ export class GracefulShutdown {
       if (!res.headersSent) res.setHeader('Connection', 'close');
     }
     for (const socket of this.sockets) if (!busy.has(socket)) this.idleSince.set(socket, now);
-    // net.Server's close, not http.Server's: the latter also cuts every idle keep-alive connection at once.
-    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));
+    // Not server.close(), which also cuts every idle keep-alive connection at once.
+    const closed = new Promise<void>((resolve) => stopAccepting(this.server, resolve));
     const grace = Math.min(this.idleGraceMs, Math.floor(timeoutMs / 2));
     const sweep = setInterval(
       () => {

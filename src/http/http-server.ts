@@ -1,22 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { http } from '../node-http.js';
+import type { Server } from 'node:http';
 import type { Express } from 'express';
+import { bornOnAppPrototypes } from '../platform/express.js';
+import { http } from '../platform/node.js';
 import { answerParserErrors } from './client-error.js';
-
-/**
- * A stand-in for Node's constructor `base` whose objects are born with `prototype` (which leads to
- * `base.prototype`). A plain function, not a class: a class's instances get the class's own
- * prototype. `IncomingMessage` and `ServerResponse` are Node's ordinary constructor functions (Node 20
- * to 24), so applying them to the new object builds it as `new` would, with whatever Node passes.
- */
-function bornWith<C extends typeof IncomingMessage | typeof ServerResponse>(base: C, prototype: InstanceType<C>): C {
-  function Built(this: InstanceType<C>, ...args: unknown[]) {
-    Reflect.apply(base, this, args);
-  }
-  Built.prototype = prototype;
-  // eslint-disable-next-line no-restricted-syntax -- a constructor function standing in for Node's class (see above)
-  return Built as unknown as C;
-}
 
 /** From this major version of Node on, Express's own `Object.setPrototypeOf` is the faster way (below). */
 export const NODE_PLAIN_SERVER_FROM = 24;
@@ -28,7 +14,7 @@ export const RUNNING_NODE_MAJOR = Number(process.versions.node.split('.')[0]);
  * The product's HTTP server for an Express app (main.ts, the tests and the scripts run this one):
  * requests Node's own parser refuses are answered in the error envelope (`answerParserErrors`), and
  * before Node 24 requests and responses are built on the app's prototypes (`app.request`,
- * `app.response`) from the start.
+ * `app.response`) from the start (`bornOnAppPrototypes`, src/platform/express.ts).
  *
  * Express gives every request and response those prototypes with `Object.setPrototypeOf` when it
  * takes them. In the V8 of Node 20 and 22 that makes their property accesses slow and keeps both
@@ -42,15 +28,7 @@ export const RUNNING_NODE_MAJOR = Number(process.versions.node.split('.')[0]);
  */
 export function createHttpServer(app: Express, nodeMajor = RUNNING_NODE_MAJOR): Server {
   const server =
-    nodeMajor >= NODE_PLAIN_SERVER_FROM
-      ? http.createServer(app)
-      : http.createServer(
-          {
-            IncomingMessage: bornWith(http.IncomingMessage, app.request),
-            ServerResponse: bornWith(http.ServerResponse, app.response),
-          },
-          app,
-        );
+    nodeMajor >= NODE_PLAIN_SERVER_FROM ? http.createServer(app) : http.createServer(bornOnAppPrototypes(app), app);
   answerParserErrors(server);
   return server;
 }

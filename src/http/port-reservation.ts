@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
-import { http } from '../node-http.js';
+import { http } from '../platform/node.js';
 import { SetupError } from '../setup-error.js';
 
 /** How long a connection made while the service starts may stay open without sending a request. */

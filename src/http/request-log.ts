@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { apiKeyPrefix } from '../auth/api-key-format.js';
-import { writeLine } from './log-line.js';
+import { writeLine } from '../platform/pino.js';
 
 /** Organization ids written per line; a key reaching more is cut here (the count stays). */
 const MAX_LOGGED_ORGANIZATIONS = 10;

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
-import pg, { type PoolClient } from 'pg';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
 import { connectionSettings } from '../db/knex.js';
 import { SilenceWatchdog } from '../db/silence-watchdog.js';
+import { queryOnConnection } from '../platform/knex.js';
 import { QUEUE_DEFINITIONS } from './queue-definitions.js';
 
 export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Promise<void>;
@@ -12,19 +13,8 @@ export type JobHandler<T> = (data: T, job: { id: string; name: string }) => Prom
 /** pg-boss's Db interface over a knex transaction, so a job is enqueued in the caller's transaction. */
 function knexExecutor(trx: Knex | Knex.Transaction): PgBoss.Db {
   return {
-    executeSql: async (text, values) => {
-      // knex hands a transaction's own connection out of acquireConnection.
-      const client = trx.client as {
-        acquireConnection(): Promise<PoolClient>;
-        releaseConnection(c: unknown): Promise<void>;
-      };
-      const connection = await client.acquireConnection();
-      try {
-        return await connection.query(text, values);
-      } finally {
-        await client.releaseConnection(connection);
-      }
-    },
+    // Inside a transaction knex hands out the transaction's own connection.
+    executeSql: (text, values) => queryOnConnection(trx, { text, values }),
   };
 }
 

@@ -2,9 +2,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Db } from '../db/knex.js';
 import type { RateLimitStore } from '../http/rate-limit-store.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { knexPoolCounts } from '../platform/knex.js';
 
 /** A knex pool as tarn.js exposes it. */
-type Pool = { numUsed(): number; numFree(): number; numPendingAcquires(): number; max: number };
 
 export type RouteLabel = (method: string, path: string) => string;
 
@@ -52,18 +52,17 @@ export class Metrics {
   ) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     this.rateLimitStoreMetrics(options.rateLimitStore);
-    const pool = () => (db.client as { pool?: Pool }).pool;
     new Gauge({
       name: 'db_pool_connections',
       help: 'Database pool connections by state (used, free, pending acquires, max)',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const p = pool();
-        this.set({ state: 'used' }, p?.numUsed() ?? 0);
-        this.set({ state: 'free' }, p?.numFree() ?? 0);
-        this.set({ state: 'pending' }, p?.numPendingAcquires() ?? 0);
-        this.set({ state: 'max' }, p?.max ?? 0);
+        const counts = knexPoolCounts(db);
+        this.set({ state: 'used' }, counts.used);
+        this.set({ state: 'free' }, counts.free);
+        this.set({ state: 'pending' }, counts.pending);
+        this.set({ state: 'max' }, counts.max);
       },
     });
     if (!queue) return;

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { http } from '../node-http.js';
+import { http } from '../platform/node.js';
 import { classifyAddress, ipv4InIpv6Form, normalizeHost, outgoingUrlProblem } from './url-policy.js';
 
 /**

@@ -1,5 +1,13 @@
 import { pino, type Level, type Logger } from 'pino';
 
+/*
+ * The fence around pino's private fields (pino 10): a logger's level texts, time function,
+ * bindings, message key, line end and stream behind the symbols of `pino.symbols`, which pino
+ * exports but does not document. test/unit/platform-pino.test.ts pins them: the product's logger is
+ * judged plain (the fast line is taken) and that line is pino's own, byte for byte
+ * (docs/contributing.md, "Upgrading a library").
+ */
+
 const {
   lsCacheSym,
   timeSym,
@@ -30,7 +38,7 @@ function field(of: object, key: symbol | undefined): unknown {
  * stream-write hook, no log formatter, no nested key, no message prefix, a stream that takes a
  * string and needs no metadata (not a multistream). The product's logger (src/logger.ts) does.
  */
-function plain(logger: Logger): boolean {
+export function writesPlainLines(logger: Logger): boolean {
   const stream = field(logger, streamSym) as Partial<Stream> | undefined;
   const hooks = field(logger, hooksSym) as { logMethod?: unknown; streamWrite?: unknown } | undefined;
   const formatters = field(logger, formattersSym) as { log?: unknown } | undefined;
@@ -52,7 +60,7 @@ function plain(logger: Logger): boolean {
   );
 }
 
-/** `plain(logger)`, judged once per logger: its setup does not change after it is made. */
+/** `writesPlainLines(logger)`, judged once per logger: its setup does not change after it is made. */
 const plainLoggers = new WeakMap<Logger, boolean>();
 
 /**
@@ -61,11 +69,11 @@ const plainLoggers = new WeakMap<Logger, boolean>();
  * but as one `JSON.stringify` of `fields` instead of pino's walk over them with its serializers and
  * redaction: half the cost of the request log's line. Only for fields that need neither (no
  * secrets, no errors, no values JSON cannot write); any other logger setup falls back to the pino
- * call. test/unit/log-line.test.ts compares both byte for byte.
+ * call. test/unit/platform-pino.test.ts compares both byte for byte.
  */
 export function writeLine(logger: Logger, level: Level, fields: object, message: string): void {
   let isPlain = plainLoggers.get(logger);
-  if (isPlain === undefined) plainLoggers.set(logger, (isPlain = plain(logger)));
+  if (isPlain === undefined) plainLoggers.set(logger, (isPlain = writesPlainLines(logger)));
   const levelText = isPlain
     ? (field(logger, lsCacheSym) as Record<number, string | undefined>)[LEVELS[level]]
     : undefined;

@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
 import { pino, type LoggerOptions } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { writeLine } from '../../src/http/log-line.js';
-import { REDACT_PATHS } from '../../src/logger.js';
+import { devNull } from 'node:os';
+import { writeLine, writesPlainLines } from '../../src/platform/pino.js';
+import { createLogger, REDACT_PATHS } from '../../src/logger.js';
 
 function logger(options: LoggerOptions = {}) {
   const lines: string[] = [];
@@ -52,5 +53,41 @@ describe('writeLine', () => {
     writeLine(log, 'info', fields, 'request completed');
     await new Promise((resolve) => setImmediate(resolve));
     expect(JSON.parse(lines[0]!)).toMatchObject({ extra: 1, message: 'request completed', responseTime: 3 });
+  });
+});
+
+/** What src/platform/pino.ts reads of pino's private fields: an upgrade that moves them fails here. */
+describe('pino internals the request log relies on', () => {
+  it('still exports every symbol the fast line reads', () => {
+    for (const name of [
+      'lsCacheSym',
+      'timeSym',
+      'chindingsSym',
+      'messageKeySym',
+      'endSym',
+      'streamSym',
+      'needsMetadataGsym',
+      'mixinSym',
+      'hooksSym',
+      'formattersSym',
+      'nestedKeySym',
+      'msgPrefixSym',
+    ]) {
+      expect(typeof Reflect.get(pino.symbols, name), name).toBe('symbol');
+    }
+  });
+
+  it("judges the product's logger and its children plain, so the request log takes the fast line", () => {
+    const log = createLogger({ LOG_LEVEL: 'info' }, devNull);
+    expect(writesPlainLines(log)).toBe(true);
+    expect(writesPlainLines(log.child({ component: 'http' }))).toBe(true);
+  });
+
+  it('judges a logger with a message prefix, a nested key or a log formatter not plain', () => {
+    const { log } = logger();
+    expect(writesPlainLines(log)).toBe(true);
+    expect(writesPlainLines(log.child({}, { msgPrefix: '[x] ' }))).toBe(false);
+    expect(writesPlainLines(logger({ nestedKey: 'payload' }).log)).toBe(false);
+    expect(writesPlainLines(logger({ formatters: { log: (o) => o } }).log)).toBe(false);
   });
 });
