@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
-import { databaseUrl } from '../support/database-url.js';
+import { createAdminDb, databaseUrl } from '../support/database-url.js';
 import {
   buildDist,
   createServerDatabase,
@@ -96,7 +96,7 @@ beforeAll(async () => {
   tempDirs.push(buildDir);
   // A database with no tables: a start that stops at a taken PORT must not have migrated it.
   emptyDatabase = `vam_setup_${Math.random().toString(16).slice(2, 10)}`;
-  const admin = createDb(adminUrl(), 1);
+  const admin = createAdminDb(adminUrl());
   await admin.raw(`CREATE DATABASE "${emptyDatabase}"`);
   await admin.destroy();
 });
@@ -105,7 +105,7 @@ afterAll(async () => {
   killLeftovers();
   await Promise.all(drops.map((drop) => drop()));
   for (const holder of holders) holder.close();
-  const admin = createDb(adminUrl(), 1);
+  const admin = createAdminDb(adminUrl());
   await admin.raw(`DROP DATABASE IF EXISTS "${emptyDatabase}" WITH (FORCE)`);
   await admin.destroy();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { JobQueue } from '../../src/jobs/queue.js';
 import { Builders } from './builders.js';
 import { checkedHttp, contractCheckerFor, servedDocument } from './contract.js';
 import { buildInternals } from './internals.js';
-import { databaseUrl } from './database-url.js';
+import { createAdminDb, databaseUrl } from './database-url.js';
 import { TestClock } from './test-clock.js';
 
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
@@ -45,7 +45,7 @@ export async function createTestContext(
   const adminUrl = inject('adminUrl');
   const template = inject('templateDatabase');
   const name = `${template.replace('vam_tpl_', 'vam_t_')}_${randomBytes(4).toString('hex')}`;
-  const admin = createDb(adminUrl, 1);
+  const admin = createAdminDb(adminUrl);
   await cloneTemplate(admin, name, template);
   const url = databaseUrl(adminUrl, name);
 

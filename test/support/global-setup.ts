@@ -3,9 +3,9 @@ import { pino } from 'pino';
 import { register } from 'tsx/esm/api';
 import type { TestProject } from 'vitest/node';
 import { startThrowawayEmbeddedPostgres } from '../../src/db/embedded.js';
-import { createDb, migrationConfig } from '../../src/db/knex.js';
+import { migrationConfig } from '../../src/db/knex.js';
 import { JobQueue } from '../../src/jobs/queue.js';
-import { databaseUrl } from './database-url.js';
+import { createAdminDb, databaseUrl } from './database-url.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,12 +30,12 @@ export default async function setup(project: TestProject) {
   }
   const runId = randomBytes(4).toString('hex');
   const template = `vam_tpl_${runId}`;
-  const admin = createDb(adminUrl, 2);
+  const admin = createAdminDb(adminUrl, 2);
   try {
     // knex imports the .ts migrations itself; this process has no TypeScript loader of its own.
     const unregister = register();
     await admin.raw(`CREATE DATABASE "${template}"`);
-    const templateDb = createDb(databaseUrl(adminUrl, template), 2);
+    const templateDb = createAdminDb(databaseUrl(adminUrl, template), 2);
     await templateDb.migrate.latest(migrationConfig);
     await templateDb.destroy();
     await JobQueue.install(databaseUrl(adminUrl, template), logger);

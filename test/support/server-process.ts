@@ -7,9 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import { createDb } from '../../src/db/knex.js';
 import { cloneTemplate } from './context.js';
-import { databaseUrl } from './database-url.js';
+import { createAdminDb, databaseUrl } from './database-url.js';
 
 /** The repository's root, where `npm start` runs. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -45,7 +44,7 @@ export async function createServerDatabase(): Promise<{ url: string; drop: () =>
   const adminUrl = inject('adminUrl');
   const template = inject('templateDatabase');
   const name = `${template.replace('vam_tpl_', 'vam_t_')}_${randomBytes(4).toString('hex')}`;
-  const admin = createDb(adminUrl, 1);
+  const admin = createAdminDb(adminUrl);
   await cloneTemplate(admin, name, template);
   return {
     url: databaseUrl(adminUrl, name),
