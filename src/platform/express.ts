@@ -7,7 +7,7 @@ import { http } from './node.js';
  * response the app's prototypes (`app.request`, `app.response`, which lead to Node's) with
  * `Object.setPrototypeOf` in `app.handle`, and Node's `IncomingMessage` and `ServerResponse` are
  * plain constructor functions (Node 20 to 24), not classes. test/unit/platform-express.test.ts pins
- * both (docs/contributing.md, "Upgrading a library").
+ * both (docs/upgrading-libraries.md).
  */
 
 /**

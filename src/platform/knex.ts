@@ -5,7 +5,7 @@ import type pg from 'pg';
  * The fence around knex's client internals (knex 3, client `pg`): the one place that reads
  * `db.client`, which knex types as `any`. What is used here is not in knex's documentation; every
  * part of it is pinned by test/api/platform-knex.api.test.ts, so that a knex upgrade that moves it
- * fails a named test instead of misbehaving (docs/contributing.md, "Upgrading a library").
+ * fails a named test instead of misbehaving (docs/upgrading-libraries.md).
  *
  * The accessors are direct calls that allocate nothing: `runPrepared` uses them on the request path.
  */

@@ -5,7 +5,7 @@ import { Server as NetServer } from 'node:net';
 /*
  * The fence around what the service relies on in Node beyond its documented promises (Node 20 to
  * 24). test/unit/platform-node.test.ts and test/unit/startup-modules.test.ts pin it
- * (docs/contributing.md, "Upgrading a library").
+ * (docs/upgrading-libraries.md).
  */
 
 /**

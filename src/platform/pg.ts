@@ -5,7 +5,7 @@ import type pg from 'pg';
  * The fence around node-postgres's client internals (pg 8) that the silence watchdog reads: whether
  * a connection waits for an answer, its server process id, and its socket. The first two are not
  * in pg's typings. test/api/platform-pg.api.test.ts pins them, for a pooled and a pipelined
- * connection (docs/contributing.md, "Upgrading a library").
+ * connection (docs/upgrading-libraries.md).
  */
 type ClientInternals = pg.Client & { readyForQuery: boolean; processID: number | null };
 

@@ -5,7 +5,7 @@ import { pino, type Level, type Logger } from 'pino';
  * bindings, message key, line end and stream behind the symbols of `pino.symbols`, which pino
  * exports but does not document. test/unit/platform-pino.test.ts pins them: the product's logger is
  * judged plain (the fast line is taken) and that line is pino's own, byte for byte
- * (docs/contributing.md, "Upgrading a library").
+ * (docs/upgrading-libraries.md).
  */
 
 const {
