@@ -58,7 +58,8 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   );
 
   // Every operation refuses a query parameter its document entry does not declare.
-  const strict = strictQuery(queryRules(document), container.agentAccess);
+  const resources = new Map(mounts.flatMap((m) => Object.entries(m.resources ?? {})));
+  const strict = strictQuery(queryRules(document), container.agentAccess, resources);
   for (const { path, access, router } of mounts) if (access === 'public') app.use(`/v1${path}`, strict, router);
   app.get('/v1/openapi.json', strict, (_req, res) => {
     res.json(document);

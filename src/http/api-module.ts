@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { OpenApiRegistration } from '../openapi/document.js';
+import type { ResourceCheck } from './strict-query.js';
 
 /**
  * Who may call a mount: nobody needs credentials (`public`), an API key or a dashboard token
@@ -16,6 +17,12 @@ export type Mount = {
   router: Router;
   /** `false`: POST/PUT/PATCH here take no Idempotency-Key (a response carries a secret never stored). */
   idempotencyKey?: false;
+  /**
+   * The read of each resource below the mount's agent or organization, keyed by its path template
+   * (`/v1/agents/{agentId}/calls/{callId}`): a request with a refused query string for a resource that
+   * does not exist gets that read's 404 before the 400 (src/http/strict-query.ts).
+   */
+  resources?: Readonly<Record<string, ResourceCheck>>;
 };
 
 /**

@@ -1,4 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ZodType } from 'zod';
+import { parse } from '../api/validate.js';
 import { assertEveryAgent, assertPermission, type AuthContext } from '../auth/auth-context.js';
 import { isPermission, type Permission } from '../auth/permissions.js';
 import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../errors/index.js';
@@ -38,6 +40,11 @@ export type QueryRule = {
   /** Index of the `{agentId}` / `{orgId}` segment in the path, if the path has one. */
   agentSegment: number | undefined;
   orgSegment: number | undefined;
+  /**
+   * The path's other resources, outermost first (`/v1/agents/{agentId}/calls/{callId}` has one): each
+   * the template up to that parameter, which the resource's module checks (ResourceChecks).
+   */
+  resources: readonly string[];
 };
 
 type Parameter = { $ref?: string; name?: string; in?: string; schema?: { type?: unknown } };
@@ -76,6 +83,9 @@ function ruleOf(path: string, operation: Operation, document: OpenApiDocument): 
     everyAgent: operation['x-agent-scope'] === 'unrestricted',
     agentSegment: segment('agentId'),
     orgSegment: segment('orgId'),
+    resources: segments.flatMap((part, i) =>
+      /^\{\w+\}$/.test(part) && part !== '{agentId}' && part !== '{orgId}' ? [segments.slice(0, i + 1).join('/')] : [],
+    ),
   };
 }
 
@@ -169,6 +179,65 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export type AgentResolver = { resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<unknown> };
 
 /**
+ * How a module answers whether a resource of a path exists for the caller: the resource's own read
+ * (the service's `get`), given the path's parameters by name. Only its NotFoundError counts: any
+ * other answer (a 403 for a key that may write but not read it, a 400 for a malformed id) leaves the
+ * query's 400 standing. Keyed by the template up to the resource's parameter
+ * (`/v1/agents/{agentId}/calls/{callId}`); asked only for a request whose query is refused.
+ */
+export type ResourceCheck = (auth: AuthContext, params: Readonly<Record<string, string>>) => Promise<unknown>;
+export type ResourceChecks = ReadonlyMap<string, ResourceCheck>;
+
+/** A resource check from the route's own parameter schema and the resource's read. */
+export function resourceCheck<P>(
+  params: ZodType<P>,
+  read: (auth: AuthContext, params: P) => Promise<unknown>,
+): ResourceCheck {
+  return (auth, raw) => read(auth, parse(params, raw));
+}
+
+/** The path's parameters by name (`{callId}` -> the segment at its place), decoded. */
+function pathParams(template: string, path: string): Record<string, string> {
+  const names = template.split('/');
+  const values = path.split('/');
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    if (name.startsWith('{') && values[i] !== undefined) params[name.slice(1, -1)] = safeDecode(values[i]);
+  });
+  return params;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Throws the 404 of the first resource of the path that its module does not find. */
+async function assertResourcesExist(
+  auth: AuthContext,
+  rule: QueryRule,
+  template: string,
+  path: string,
+  checks: ResourceChecks,
+): Promise<void> {
+  if (rule.resources.length === 0) return;
+  const params = pathParams(template, path);
+  for (const resource of rule.resources) {
+    const check = checks.get(resource);
+    if (!check) continue;
+    try {
+      await check(auth, params);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw error;
+      return;
+    }
+  }
+}
+
+/**
  * Throws what the operation's service would answer first for a caller who may not call it: 403 for
  * a missing permission, 404 for an agent or organization of the path that does not exist or is out
  * of reach, 403 AGENT_NOT_ACCESSIBLE outside a key's agents. Asks the same checks the services make
@@ -200,10 +269,15 @@ const ROLE_REQUIRED = 'This operation requires the developer_admin role';
 /**
  * Refuses a query parameter the matched operation does not declare in the OpenAPI document, and a
  * repeated one, with 400 VALIDATION_ERROR naming each. After authentication; a caller who may not
- * call the operation gets its 401/403/404 first, as the service would give it. Requests without a
+ * call the operation gets its 401/403/404 first, as the service would give it, and a path whose
+ * resource does not exist its 404 (`resources`, from the modules). Requests without a
  * query string pass at the cost of one `indexOf`.
  */
-export function strictQuery(rules: QueryRules, agents: AgentResolver): RequestHandler {
+export function strictQuery(
+  rules: QueryRules,
+  agents: AgentResolver,
+  resources: ResourceChecks = new Map(),
+): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const url = req.originalUrl;
     const mark = url.indexOf('?');
@@ -216,6 +290,11 @@ export function strictQuery(rules: QueryRules, agents: AgentResolver): RequestHa
     if (rule.isPublic || !req.auth) return next(refused);
     // The mount's dashboard-token guard answers an API key with its own 401.
     if (rule.tokenOnly && req.auth.kind !== 'token') return next();
-    assertMayCall(req.auth, rule, url.slice(0, mark), agents).then(() => next(refused), next);
+    const auth = req.auth;
+    const template = req.routeTemplate.path;
+    const path = url.slice(0, mark);
+    assertMayCall(auth, rule, path, agents)
+      .then(() => assertResourcesExist(auth, rule, template, path, resources))
+      .then(() => next(refused), next);
   };
 }

@@ -42,9 +42,31 @@ function pathOf(op: Operation): string {
   return op.path
     .replace('{agentId}', w.agentId)
     .replace('{orgId}', w.orgId)
-    .replace(/\{(version|from)\}/g, '1')
-    .replace('{to}', '2')
+    .replace(/\{(version|from|to)\}/g, '999999')
     .replace(/\{[^}]+\}/g, () => randomUUID());
+}
+
+/** The path's template with every parameter's name taken out (`/calls/{callId}` -> `/calls/{}`). */
+const shapeOf = (template: string) => template.replace(/\{[^}]+\}/g, '{}');
+
+/**
+ * Whether the operation's path names a resource below its agent or organization that has a read in
+ * the document (GET at the template up to its parameter): a made-up id there is that read's 404.
+ */
+function namesReadableResource(op: Operation): boolean {
+  const reads = new Set(
+    operationsOf(document)
+      .filter((o) => o.method === 'get')
+      .map((o) => shapeOf(o.path)),
+  );
+  const segments = op.path.split('/');
+  return segments.some(
+    (part, i) =>
+      /^\{\w+\}$/.test(part) &&
+      part !== '{agentId}' &&
+      part !== '{orgId}' &&
+      reads.has(shapeOf(segments.slice(0, i + 1).join('/'))),
+  );
 }
 
 function send(op: Operation, path: string) {
@@ -59,15 +81,22 @@ async function callCount(agentId = w.agentId): Promise<number> {
 }
 
 describe('an undeclared query parameter (every operation of the document)', () => {
-  it('is 400 VALIDATION_ERROR naming it on every operation, with the parameters the operation accepts', async () => {
+  it('is 400 VALIDATION_ERROR naming it on every operation, with the parameters the operation accepts (404 first for a resource of the path that does not exist)', async () => {
     const ops = operationsOf(document);
     expect(ops.length).toBeGreaterThan(80);
     const lists = ops.filter((op) => op.method === 'get' && declaredQuery(op).includes('limit'));
     expect(lists.length).toBeGreaterThanOrEqual(10);
+    const missing = ops.filter(namesReadableResource);
+    expect(missing.length).toBeGreaterThanOrEqual(20);
     const before = await callCount();
     for (const op of ops) {
       const res = await send(op, `${pathOf(op)}?bogus_filter=1`);
       const label = `${op.method.toUpperCase()} ${op.path}`;
+      if (missing.includes(op)) {
+        expect(res.status, label).toBe(404);
+        expect(res.body.error.code, label).toBe('NOT_FOUND');
+        continue;
+      }
       expect(res.status, label).toBe(400);
       expect(res.body.error.request_id, label).toEqual(expect.any(String));
       expect(res.body.error.code, label).toBe('VALIDATION_ERROR');
@@ -239,6 +268,50 @@ describe('order: credentials, then the resource, then the query', () => {
   it('gives the 400 once the caller may call the operation on that resource', async () => {
     await ctx.http.get(`${calls()}?phone=1`).set('X-API-Key', w.key).expect(400);
     await ctx.http.get(`/v1/organization/${w.orgId}/audit-log?bogus=1`).set('X-API-Key', w.key).expect(400);
+  });
+
+  it("answers 404 for a resource of the path that does not exist or is another agent's, and 400 for one that exists", async () => {
+    const call = await ctx.http
+      .post(calls())
+      .set('X-API-Key', w.key)
+      .send({ call_id: `strict-${randomUUID()}`, duration: 5 })
+      .expect(201);
+    const callId = (call.body as { id: string }).id;
+    const contact = (
+      await ctx.http
+        .post(`/v1/agents/${w.agentId}/contacts`)
+        .set('X-API-Key', w.key)
+        .send({ phone_number: '+4930555111' })
+        .expect(201)
+    ).body as { id: string };
+    const other = await ctx.build.freshAgent(w.orgId);
+    const contactPath = (agentId: string, id: string) => `/v1/agents/${agentId}/contacts/${id}?bogus=1`;
+    await ctx.http.get(`${calls()}/${callId}?bogus=1`).set('X-API-Key', w.key).expect(400);
+    expect(
+      (await ctx.http.get(`${calls()}/${randomUUID()}?bogus=1`).set('X-API-Key', w.key).expect(404)).body.error.message,
+    ).toContain('Call');
+    await ctx.http
+      .get(`${calls(other)}/${callId}?bogus=1`)
+      .set('X-API-Key', w.key)
+      .expect(404);
+    await ctx.http
+      .patch(contactPath(w.agentId, contact.id))
+      .set('X-API-Key', w.key)
+      .send({ first_name: 'X' })
+      .expect(400);
+    await ctx.http.patch(contactPath(other, contact.id)).set('X-API-Key', w.key).send({ first_name: 'X' }).expect(404);
+    await ctx.http.delete(contactPath(w.agentId, randomUUID())).set('X-API-Key', w.key).expect(404);
+    // A malformed id stays the query's 400 (the route would answer 400 for the id too).
+    await ctx.http.get(`${calls()}/not-a-uuid?bogus=1`).set('X-API-Key', w.key).expect(400);
+    // A key that may write contacts but not read them: its read cannot say, so the query's 400 stands.
+    const { key } = await ctx.build.apiKey(w.orgId, w.userId, { permissions: ['contacts:write'] });
+    await ctx.http.delete(contactPath(w.agentId, randomUUID())).set('X-API-Key', key).expect(400);
+    // Nothing was changed by the refused writes.
+    const kept = await ctx.http
+      .get(`/v1/agents/${w.agentId}/contacts/${contact.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(kept.body).toEqual(contact);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../api/validate.js';
@@ -25,4 +26,19 @@ export function agentVersionRouter(versions: AgentVersionService): Router {
     res.status(201).json(await versions.restore(authOf(req), agentId, version, writeConditions(req)));
   });
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function agentVersionResources(versions: AgentVersionService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/versions/{version}': resourceCheck(versionParams, (auth, p) =>
+      versions.get(auth, p.agentId, p.version),
+    ),
+    '/v1/agents/{agentId}/versions/{from}': resourceCheck(diffParams, (auth, p) =>
+      versions.get(auth, p.agentId, p.from),
+    ),
+    '/v1/agents/{agentId}/versions/{from}/diff/{to}': resourceCheck(diffParams, (auth, p) =>
+      versions.get(auth, p.agentId, p.to),
+    ),
+  };
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
@@ -42,4 +43,11 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function apiKeyResources(keys: ApiKeyService): Record<string, ResourceCheck> {
+  return {
+    '/v1/api-keys/{keyId}': resourceCheck(keyParams, (auth, p) => keys.get(auth, p.keyId)),
+  };
 }

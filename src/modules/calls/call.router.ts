@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { sendStreamed } from '../../http/streamed-body.js';
@@ -64,4 +65,11 @@ export function organizationCallRouter(stats: CallStatsService): Router {
     res.json(await stats.forOrganization(authOf(req), orgId, req.query));
   });
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function callResources(calls: CallService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/calls/{callId}': resourceCheck(callParams, (auth, p) => calls.get(auth, p.agentId, p.callId)),
+  };
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
@@ -41,4 +42,13 @@ export function employeeRouter(employees: EmployeeService): Router {
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function employeeResources(employees: EmployeeService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/employees/{employeeId}': resourceCheck(employeeParams, (auth, p) =>
+      employees.get(auth, p.agentId, p.employeeId),
+    ),
+  };
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
@@ -44,4 +45,13 @@ export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function forwardingSlotResources(slots: ForwardingSlotService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/forwarding-slots/{slotId}': resourceCheck(slotParams, (auth, p) =>
+      slots.get(auth, p.agentId, p.slotId),
+    ),
+  };
 }

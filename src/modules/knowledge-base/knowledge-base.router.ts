@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
@@ -65,4 +66,13 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function knowledgeBaseResources(kb: KnowledgeBaseService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/knowledge-base/{documentId}': resourceCheck(documentParams, (auth, p) =>
+      kb.get(auth, p.agentId, p.documentId),
+    ),
+  };
 }

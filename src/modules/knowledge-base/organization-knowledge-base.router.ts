@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
@@ -43,4 +44,15 @@ export function organizationKnowledgeBaseRouter(kb: OrganizationKnowledgeBaseSer
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function organizationKnowledgeBaseResources(
+  kb: OrganizationKnowledgeBaseService,
+): Record<string, ResourceCheck> {
+  return {
+    '/v1/organization/{orgId}/knowledge-base/{documentId}': resourceCheck(documentParams, (auth, p) =>
+      kb.get(auth, p.orgId, p.documentId),
+    ),
+  };
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
@@ -40,4 +41,11 @@ export function toolRouter(tools: ToolService): Router {
   });
 
   return router;
+}
+
+/** The reads that answer 404 for a missing resource before a refused query string's 400. */
+export function toolResources(tools: ToolService): Record<string, ResourceCheck> {
+  return {
+    '/v1/agents/{agentId}/tools/{toolId}': resourceCheck(toolParams, (auth, p) => tools.get(auth, p.agentId, p.toolId)),
+  };
 }
