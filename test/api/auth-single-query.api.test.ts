@@ -121,6 +121,17 @@ describe('authentication without the read cache: one query for key, memberships 
     expect(queries[0]).toContain('memberships');
   });
 
+  it('keeps the agent read with the key to its own request, also for concurrent requests of one key', async () => {
+    const w = await ctx.build.world();
+    const second = await ctx.build.agent(w.orgId);
+    const ids = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? w.agentId : second.id));
+    const answers = await Promise.all(ids.map((id) => uncached.get(`/v1/agents/${id}`).set('X-API-Key', w.key)));
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      expect((answer.body as { id: string }).id).toBe(ids[i]);
+    });
+  });
+
   it('sees a change to key or agent on the very next request', async () => {
     const w = await ctx.build.world();
     const path = `/v1/agents/${w.agentId}`;
