@@ -33,6 +33,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
   );
   const authentication = createAuthentication({
     credentials: container.credentials,
+    agents: container.agentAccess,
     lastUsed: container.lastUsed,
     verifyToken: deps.verifyToken,
     clock,

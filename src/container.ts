@@ -15,7 +15,8 @@ import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
-import { AgentRepository, agentJsonSql, agentRowFromJson } from './modules/agents/agent.repository.js';
+import { AgentRepository } from './modules/agents/agent.repository.js';
+import { agentEntries, AgentReads } from './modules/agents/agent-reads.js';
 import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { AgentStatusService } from './modules/agents/agent-status.service.js';
@@ -118,10 +119,10 @@ export function buildContainer(deps: AppDeps) {
 
   const agentRepository = new AgentRepository(db);
   const workflowRepository = new WorkflowRepository(db);
-  const credentials = new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
+  const credentials = new CredentialsRepository(db, AgentReads);
   const cache = new ReadCache(
     credentials,
-    agentRepository,
+    agentEntries(agentRepository),
     config.DATABASE_LISTEN_URL ?? deps.databaseUrl,
     poolNotify(deps.db),
     clock,

@@ -10,7 +10,7 @@
 import express from 'express';
 import { createDb } from '../../src/db/knex.js';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { toAgent, type AgentRow } from '../../src/modules/agents/agent.repository.js';
+import { AgentReads, type AgentRow } from '../../src/modules/agents/agent-reads.js';
 
 const kind = process.argv[2];
 const app = express();
@@ -39,7 +39,7 @@ if (kind === 'baseline') {
       .first()
       .then((row: AgentRow | undefined) => {
         if (!row) return void res.status(404).end();
-        documents.set(id, toAgent(row));
+        documents.set(id, AgentReads.representation(row));
         res.json(documents.get(id));
       }, next);
   });

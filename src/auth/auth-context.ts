@@ -14,13 +14,6 @@ export type AuthContext = {
   allowedAgentIds: readonly string[] | null;
   /** API keys only: the key's limits and the counters it spends from (shared along a rotation chain). */
   rateLimit: { perMinute: number; perHour: number; budgetId: string } | null;
-  /**
-   * The agent of this request's path, read in the same query as the key when nothing is cached
-   * (row undefined = no such agent). Only on a context built for this one request. The row is the
-   * agents module's whole AgentRow (read by the AgentJsonReader the container hands to
-   * CredentialsRepository); authentication only needs to know it is an agent.
-   */
-  prefetchedAgent?: { id: string; row: Readonly<AgentRef> | undefined };
 };
 
 export type AgentRef = { id: string; organization_id: string };

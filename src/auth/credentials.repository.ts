@@ -34,8 +34,9 @@ export type ApiKeyWithAgent<A extends AgentRef = AgentRef> = { key: ApiKeyCreden
 
 /**
  * How the agents module reads its row beside something else: SQL for the agent `id` (an SQL
- * expression) as one JSON value, and the row from that value (`agentJsonSql`, `agentRowFromJson`).
- * Handed in by the container, so that authentication does not depend on the agents module.
+ * expression) as one JSON value, and the row from that value (`AgentReads`,
+ * src/modules/agents/agent-reads.ts). Handed in by the container, so that authentication does not
+ * depend on the agents module.
  */
 export type AgentJsonReader<A extends AgentRef> = {
   sql(id: string): string;

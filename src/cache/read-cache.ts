@@ -20,22 +20,6 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** The payloads `sync()` and the listener's first check send on the channel (`sync:<uuid>`, `pool:<uuid>`). */
 const NONCE = /^(sync|pool):[0-9a-f-]{36}$/;
 
-/**
- * A slot on every agent row the cache hands out, where what is derived from that row alone (its
- * representation, serialised and tagged once) is kept for as long as the row is: a cached row serves
- * many requests and never changes (it is frozen, and dropped on any announced change). Not
- * enumerable, so the row's JSON and its columns stay as they were.
- */
-export const DERIVED = Symbol('derived');
-
-/**
- * The slot of a row from the cache, or of one read with its representation (`agentRowFromJson`);
- * undefined for a row read column by column for one request.
- */
-export function derivedOf(row: object): Record<string, unknown> | undefined {
-  return (row as { [DERIVED]?: Record<string, unknown> })[DERIVED];
-}
-
 export type ReconnectOptions = {
   /** First wait after a lost or failed connection; doubles per failure up to `maxDelayMs`. */
   minDelayMs?: number;
@@ -85,8 +69,12 @@ function oneAtATime(client: pg.Client): Query {
     return run;
   };
 }
-/** The agents module's repository: `A` is its AgentRow, which the cache keeps without looking inside. */
-type AgentLoader<A extends AgentRef> = { findAnyById(id: string): Promise<A | undefined> };
+/**
+ * The agents module's read of an agent as a cache entry, whatever its organization (`agentEntries`,
+ * src/modules/agents/agent-reads.ts): `A` is its AgentRow, which the cache keeps without looking
+ * inside, frozen by the agents module since every request shares it.
+ */
+type AgentLoader<A extends AgentRef> = { findEntry(id: string): Promise<Readonly<A> | undefined> };
 
 /**
  * Rows read on nearly every request (a key with its creator's memberships, a user's memberships, an
@@ -106,7 +94,7 @@ type AgentLoader<A extends AgentRef> = { findAnyById(id: string): Promise<A | un
 export class ReadCache<A extends AgentRef> {
   private readonly keys = new Map<string, Entry<ApiKeyCredential>>();
   private readonly users = new Map<string, Entry<UserCredential>>();
-  private readonly agents = new Map<string, Entry<A>>();
+  private readonly agents = new Map<string, Entry<Readonly<A>>>();
   private agentChars = 0;
   private generation = 0;
   private listener: Query | undefined;
@@ -186,9 +174,9 @@ export class ReadCache<A extends AgentRef> {
   }
 
   /** The agent row whatever its organization; the caller checks reach. Frozen: it is shared. */
-  findAgent(id: string): Promise<A | undefined> {
+  findAgent(id: string): Promise<Readonly<A> | undefined> {
     return this.read(this.agents, id, async () => {
-      const row = await this.agentLoader.findAnyById(id);
+      const row = await this.agentLoader.findEntry(id);
       if (!row) return undefined;
       // Counted on every load (a superset of what is kept): reaching the bound drops all agents.
       const chars = JSON.stringify(row).length;
@@ -197,8 +185,7 @@ export class ReadCache<A extends AgentRef> {
         this.agents.clear();
         this.agentChars = chars;
       }
-      Object.defineProperty(row, DERIVED, { value: {} });
-      return Object.freeze(row);
+      return row;
     });
   }
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { API_KEY_PATTERN, hashApiKey } from '../auth/api-key-format.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AgentRef, AuthContext } from '../auth/auth-context.js';
 import type { ApiKeyCredential, ApiKeyWithAgent, UserCredential } from '../auth/credentials.repository.js';
 import { keyOrganizations, tokenOrganizations } from '../auth/access.js';
 import { isAddressAllowed, normaliseAddress } from '../auth/ip-allow-list.js';
@@ -11,20 +11,34 @@ import type { Clock } from '../clock.js';
 import { IpNotAllowedError, UnauthorizedError } from '../errors/index.js';
 import { clientAddress } from './client-address.js';
 
-export type Credentials = {
+export type Credentials<A extends AgentRef> = {
   findApiKeyByHash(hash: string): Promise<ApiKeyCredential | undefined>;
   findUser(userId: string): Promise<UserCredential | undefined>;
   /** When offered (nothing cached): the key and the path's agent in one round trip. */
-  findApiKeyWithAgent?(hash: string, agentId: string): Promise<ApiKeyWithAgent | undefined>;
+  findApiKeyWithAgent?(hash: string, agentId: string): Promise<ApiKeyWithAgent<A> | undefined>;
 };
 
-/** `/agents/{agentId}` and everything below it, relative to the `/v1` mount. */
-const AGENT_PATH = /^\/agents\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
+/**
+ * The agents module's side of reading an agent with the key (AgentAccess): which agent a path is
+ * about, and where the agent read for a request goes (kept for that request's context, which never
+ * carries it).
+ */
+export type AgentPrefetch<A extends AgentRef> = {
+  agentOfPath(path: string): string | undefined;
+  prefetched(auth: AuthContext, agentId: string, agent: A | undefined): void;
+};
 
 /** Where due `last_used_at` writes go: batched, off the request path (src/auth/last-used-recorder.ts). */
 export type LastUsed = { record(id: string, at: Date): void };
 
-type Deps = { credentials: Credentials; lastUsed: LastUsed; verifyToken: TokenVerifier; clock: Clock; logger: Logger };
+type Deps<A extends AgentRef> = {
+  credentials: Credentials<A>;
+  agents: AgentPrefetch<A>;
+  lastUsed: LastUsed;
+  verifyToken: TokenVerifier;
+  clock: Clock;
+  logger: Logger;
+};
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -37,10 +51,9 @@ function bearerToken(req: Request): string | undefined {
 
 /**
  * What a key may do (the model is src/auth/access.ts). Pure: the same credential always gives the
- * same (read-only) context. The agent read with the key, if any, is written into the literal:
- * spreading the context into another object per request cost measurable time on the uncached path.
+ * same (read-only) context.
  */
-function apiKeyContext(key: ApiKeyCredential, prefetchedAgent?: AuthContext['prefetchedAgent']): AuthContext {
+function apiKeyContext(key: ApiKeyCredential): AuthContext {
   return {
     kind: 'api_key',
     userId: key.created_by,
@@ -53,7 +66,6 @@ function apiKeyContext(key: ApiKeyCredential, prefetchedAgent?: AuthContext['pre
       perHour: key.rate_limit_per_hour,
       budgetId: key.rate_limit_budget_id,
     },
-    prefetchedAgent,
   };
 }
 
@@ -78,7 +90,7 @@ function isEmpty(record: Readonly<Record<string, unknown>>): boolean {
  * Identifies the caller by `X-API-Key` or a dashboard `Authorization: Bearer` token. It decides
  * nothing about permissions; services do.
  */
-export function createAuthentication(deps: Deps): { any: RequestHandler } {
+export function createAuthentication<A extends AgentRef>(deps: Deps<A>): { any: RequestHandler } {
   // A cached credential is one object for as long as it is cached: its context is built once.
   const contexts = new WeakMap<ApiKeyCredential, AuthContext>();
   // When each key was last written as used by this instance. A cached credential keeps its old
@@ -94,7 +106,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
   }
 
   /** The key alone, or with the agent of `agentId` when the credentials can read both at once. */
-  async function lookUp(hash: string, agentId: string | undefined): Promise<ApiKeyWithAgent | undefined> {
+  async function lookUp(hash: string, agentId: string | undefined): Promise<ApiKeyWithAgent<A> | undefined> {
     if (agentId && deps.credentials.findApiKeyWithAgent) return deps.credentials.findApiKeyWithAgent(hash, agentId);
     const key = await deps.credentials.findApiKeyByHash(hash);
     return key && { key, agent: undefined };
@@ -120,9 +132,10 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     // Batched, off the request path: the response never waits for this bookkeeping write.
     if (touchDue(key, now)) deps.lastUsed.record(key.id, new Date(now));
     if (agentId && deps.credentials.findApiKeyWithAgent) {
-      // Read for this request only: a context of its own, never shared.
-      const row = found.agent && Object.freeze(found.agent);
-      return apiKeyContext(key, { id: agentId, row });
+      // A context of this request's own, never shared, so that the agent read with it is this request's.
+      const context = apiKeyContext(key);
+      deps.agents.prefetched(context, agentId, found.agent);
+      return context;
     }
     let context = contexts.get(key);
     if (!context) contexts.set(key, (context = apiKeyContext(key)));
@@ -141,7 +154,7 @@ export function createAuthentication(deps: Deps): { any: RequestHandler } {
     any: async (req: Request, _res: Response, next: NextFunction) => {
       const key = req.headers['x-api-key'];
       if (typeof key === 'string' && key !== '') {
-        req.auth = await apiKey(key, AGENT_PATH.exec(req.path)?.[1], req);
+        req.auth = await apiKey(key, deps.agents.agentOfPath(req.path), req);
         return next();
       }
       const bearer = bearerToken(req);

@@ -2,27 +2,26 @@ import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { hashApiKey } from '../../src/auth/api-key-format.js';
+import { encoded } from '../../src/api/entity-tag.js';
 import { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { isDatabaseUnavailable } from '../../src/db/pg-errors.js';
 import { preparedSql, runPrepared } from '../../src/db/prepared.js';
+import { AgentRepository } from '../../src/modules/agents/agent.repository.js';
 import {
   AGENT_COLUMNS,
   AGENT_TIMESTAMP_COLUMNS,
-  agentJsonSql,
-  agentRowFromJson,
-  AgentRepository,
-  toAgent,
+  agentEntries,
+  AgentReads,
   type AgentRow,
-} from '../../src/modules/agents/agent.repository.js';
-import { toAgentOfRow } from '../../src/modules/agents/agent-representation.js';
+} from '../../src/modules/agents/agent-reads.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { checkedHttp } from '../support/contract.js';
 
 /** The key lookups as the container wires them, with the agents module's reader. */
-const credentialsOf = (db: Db) => new CredentialsRepository(db, { sql: agentJsonSql, fromJson: agentRowFromJson });
+const credentialsOf = (db: Db) => new CredentialsRepository(db, AgentReads);
 
 /**
  * The same database served twice: the default app (read cache on) and one with
@@ -122,6 +121,17 @@ describe('authentication without the read cache: one query for key, memberships 
     expect(queries[0]).toContain('memberships');
   });
 
+  it('keeps the agent read with the key to its own request, also for concurrent requests of one key', async () => {
+    const w = await ctx.build.world();
+    const second = await ctx.build.agent(w.orgId);
+    const ids = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? w.agentId : second.id));
+    const answers = await Promise.all(ids.map((id) => uncached.get(`/v1/agents/${id}`).set('X-API-Key', w.key)));
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      expect((answer.body as { id: string }).id).toBe(ids[i]);
+    });
+  });
+
   it('sees a change to key or agent on the very next request', async () => {
     const w = await ctx.build.world();
     const path = `/v1/agents/${w.agentId}`;
@@ -156,9 +166,15 @@ describe('the agent read beside the key, as one JSON value', () => {
     expect(found?.agent).toEqual(byColumns);
     expect(found?.agent?.created_at).toBeInstanceOf(Date);
     expect(Object.keys(found!.agent!)).toEqual(Object.keys(byColumns!));
-    // The representation read with it is the one built from the columns, byte for byte.
-    const representation = JSON.stringify(toAgentOfRow(found!.agent as AgentRow));
-    expect(representation).toBe(JSON.stringify(toAgent(byColumns!)));
+    // The representation read with it (built by PostgreSQL) is the one built from the columns, and
+    // the one a cache entry keeps, byte for byte; so are the bytes a cache entry sends.
+    const representation = JSON.stringify(AgentReads.representation(found!.agent!));
+    expect(representation).toBe(JSON.stringify(AgentReads.representation(byColumns!)));
+    const entry = await agentEntries(new AgentRepository(ctx.db)).findEntry(w.agentId);
+    const shared = AgentReads.representation(entry!);
+    expect(AgentReads.representation(entry!)).toBe(shared);
+    expect(JSON.stringify(shared)).toBe(representation);
+    expect(String(encoded(shared).body)).toBe(representation);
     expect(representation).toContain('"created_at":"2026-01-02T03:04:05.678Z"');
     expect(representation).toContain('"vacation_end":"2031-02-03T04:05:06.789Z"');
   });

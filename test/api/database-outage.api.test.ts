@@ -197,7 +197,7 @@ describe('a PostgreSQL outage', () => {
   it('replaces a listening connection that went silent, found by its heartbeat', async () => {
     const cache = new ReadCache(
       {} as CredentialsRepository,
-      { findAnyById: async () => undefined },
+      { findEntry: async () => undefined },
       proxy.urlFor(ctx.config.DATABASE_URL!, `${applicationName}-silent`),
       poolNotify(ctx.db),
       ctx.clock,

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CredentialsRepository } from '../../src/auth/credentials.repository.js';
 import { poolNotify, ReadCache } from '../../src/cache/read-cache.js';
-import type { AgentRow } from '../../src/modules/agents/agent.repository.js';
+import { agentEntries, type AgentRow } from '../../src/modules/agents/agent-reads.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -24,11 +24,11 @@ function deferred<T>() {
 /** What the container gives the cache: a NOTIFY through the request pool (ctx exists from beforeAll on). */
 const notifyThroughPool = (payload: string) => poolNotify(ctx.db)(payload);
 
-/** A cache over a loader the test controls, listening on the test database. */
+/** A cache over a loader the test controls (its rows made entries as the container does), listening on the test database. */
 async function cacheWith(load: (id: string) => Promise<AgentRow | undefined>) {
   const cache = new ReadCache(
     {} as CredentialsRepository,
-    { findAnyById: load },
+    agentEntries({ findAnyById: load }),
     ctx.config.DATABASE_URL!,
     notifyThroughPool,
     ctx.clock,
@@ -69,7 +69,7 @@ describe('ReadCache', () => {
     let loads = 0;
     const cache = new ReadCache(
       {} as CredentialsRepository,
-      { findAnyById: async () => row(++loads) },
+      { findEntry: async () => row(++loads) },
       ctx.config.DATABASE_URL!,
       notifyThroughPool,
       ctx.clock,
@@ -93,7 +93,7 @@ describe('ReadCache', () => {
   it('stops while its listening connection is still connecting', async () => {
     const cache = new ReadCache(
       {} as CredentialsRepository,
-      { findAnyById: async () => row(1) },
+      { findEntry: async () => row(1) },
       ctx.config.DATABASE_URL!,
       notifyThroughPool,
       ctx.clock,
@@ -220,7 +220,7 @@ describe('with DATABASE_LISTEN_URL (for DATABASE_URL a pooler in transaction mod
     let loads = 0;
     const cache = new ReadCache(
       {} as CredentialsRepository,
-      { findAnyById: async () => row(++loads) },
+      { findEntry: async () => row(++loads) },
       proxy.urlFor(inject('adminUrl')),
       notifyThroughPool,
       ctx.clock,

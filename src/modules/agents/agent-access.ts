@@ -1,26 +1,48 @@
 import { assertAgentAccess, assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import { NotFoundError } from '../../errors/index.js';
-import type { AgentRow } from './agent.repository.js';
+import type { AgentRow } from './agent-reads.js';
 
 /** Where agent rows come from: the read cache (src/cache/read-cache.ts), or the database. */
-export type AgentSource = { findAgent(id: string): Promise<AgentRow | undefined>; sync(): Promise<void> };
+export type AgentSource = { findAgent(id: string): Promise<Readonly<AgentRow> | undefined>; sync(): Promise<void> };
+
+/** `/agents/{agentId}` and everything below it, relative to the `/v1` mount. */
+const AGENT_PATH = /^\/agents\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
+
+/** The agent read for one request together with its key (undefined row: no such agent). */
+type Prefetched = { id: string; row: Readonly<AgentRow> | undefined };
 
 /**
  * The check every `/v1/agents/{agentId}...` service makes first: permission (403), agent in a
  * reachable organization (404), permission there and agent scope (403 AGENT_NOT_ACCESSIBLE).
  * The row it returns is shared and frozen: read it, never change it.
+ *
+ * With the read cache off, authentication reads the path's agent in the same query as the key
+ * (src/auth/credentials.repository.ts) and hands it here (`prefetched`), so the request makes one
+ * round trip, not two. It is kept for that request's context alone, never on the context itself.
  */
 export class AgentAccess {
+  private readonly prefetches = new WeakMap<AuthContext, Prefetched>();
+
   constructor(private readonly agents: AgentSource) {}
+
+  /** The agent a request path (below `/v1`) is about, if any: the one worth reading with the key. */
+  agentOfPath(path: string): string | undefined {
+    return AGENT_PATH.exec(path)?.[1];
+  }
+
+  /**
+   * Keeps the agent `id` read with the key for the request of `auth`, a context built for that
+   * request only. `resolve` uses it instead of reading the agent again.
+   */
+  prefetched(auth: AuthContext, id: string, row: AgentRow | undefined): void {
+    this.prefetches.set(auth, { id, row: row && Object.freeze(row) });
+  }
 
   async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<Readonly<AgentRow>> {
     assertPermission(auth, permission);
-    const prefetched = auth.prefetchedAgent?.id === agentId ? auth.prefetchedAgent : undefined;
-    // A prefetched row comes from this module's own reader (agentRowFromJson, see the container).
-    const agent = prefetched
-      ? (prefetched.row as Readonly<AgentRow> | undefined)
-      : await this.agents.findAgent(agentId);
+    const prefetched = this.prefetches.get(auth);
+    const agent = prefetched?.id === agentId ? prefetched.row : await this.agents.findAgent(agentId);
     if (!agent || !auth.organizations.has(agent.organization_id)) throw new NotFoundError('Agent');
     assertAgentAccess(auth, agent, permission);
     return agent;

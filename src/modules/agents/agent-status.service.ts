@@ -15,11 +15,11 @@ export class AgentStatusService {
   /** Schedule, holiday and routing status at the current time (agents:read). */
   async status(auth: AuthContext, agentId: string): Promise<AgentStatus> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
-    const backupId = agent.backup_agent_id as string | null;
+    const backupId = agent.backup_agent_id;
     const backup = backupId ? await this.agents.findById(backupId, [agent.organization_id]) : undefined;
     // The same decision a call simulation makes; the status needs no caller, people or tools.
     const config: CallConfiguration = {
-      agent: agent as CallConfiguration['agent'],
+      agent,
       backup: backup ?? null,
       employees: [],
       slots: [],

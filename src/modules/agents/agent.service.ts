@@ -26,8 +26,8 @@ import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { toAgentOfRow } from './agent-representation.js';
-import { toAgent, type Agent, type AgentRepository, type AgentRow } from './agent.repository.js';
+import { AgentReads } from './agent-reads.js';
+import type { Agent, AgentRepository, AgentRow } from './agent.repository.js';
 import { agentCreateError, agentDeleteError, agentUpdateError } from './agent-write-errors.js';
 import { listAgentsQuery } from './agent.schemas.js';
 
@@ -67,7 +67,7 @@ export class AgentService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<Agent> {
-    return toAgentOfRow(await this.access.resolve(auth, agentId, 'agents:read'));
+    return AgentReads.representation(await this.access.resolve(auth, agentId, 'agents:read'));
   }
 
   /**
@@ -102,7 +102,7 @@ export class AgentService {
       await this.versions.record(trx, created, auth, 'agent.created');
       return created;
     });
-    return toAgent(row);
+    return AgentReads.representation(row);
   }
 
   /**
@@ -136,7 +136,7 @@ export class AgentService {
       { dryRun: conditions.dryRun },
     );
     if (!conditions.dryRun) await this.access.changed();
-    return toAgent(row);
+    return AgentReads.representation(row);
   }
 
   /**
@@ -152,7 +152,7 @@ export class AgentService {
     if (!current) throw new NotFoundError('Agent');
     await assertWritePreconditions(trx, conditions, requiresIfMatch, {
       organizationId: agent.organization_id,
-      current: toAgent(current),
+      current: AgentReads.representation(current),
     });
     return current;
   }

@@ -56,7 +56,7 @@ export class GreetingPreviewService {
     const callsToday = input.calls_today ?? (may.callsToday ? await this.counted(agent, phone, at) : null);
     // The same decision a call simulation makes; the greeting needs neither backup nor people.
     const config: CallConfiguration = {
-      agent: agent as CallConfiguration['agent'],
+      agent,
       backup: null,
       employees: [],
       slots: [],

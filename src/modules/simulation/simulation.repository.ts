@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { preparedSql, runPrepared } from '../../db/prepared.js';
-import { agentJsonSql, agentRowFromJson, type AgentRow } from '../agents/agent.repository.js';
+import { AgentReads, type AgentRow } from '../agents/agent-reads.js';
 import type { CallTool, TransferEmployee, TransferSlot } from '../agents/call-decision.js';
 import type { CallerContact } from '../agents/greeting-contact.repository.js';
 import type { TestCaseExpect } from './simulation.schemas.js';
@@ -95,7 +95,7 @@ export class SimulationRepository {
     organization_id: string;
   }): Promise<{ row: AgentRow; has_cases: boolean; guarded_referrers: string[] } | undefined> {
     const { rows } = await this.db.raw(
-      `SELECT ${agentJsonSql('o.id')} AS row,
+      `SELECT ${AgentReads.sql('o.id')} AS row,
               EXISTS (SELECT 1 FROM agent_test_cases c WHERE c.agent_id = o.id) AS has_cases,
               ARRAY(SELECT r.id::text FROM agents r
                      WHERE r.backup_agent_id = o.id AND r.organization_id = o.organization_id
@@ -106,7 +106,7 @@ export class SimulationRepository {
     const found = rows[0] as
       { row: Record<string, unknown>; has_cases: boolean; guarded_referrers: string[] } | undefined;
     return found
-      ? { row: agentRowFromJson(found.row), has_cases: found.has_cases, guarded_referrers: found.guarded_referrers }
+      ? { row: AgentReads.fromJson(found.row), has_cases: found.has_cases, guarded_referrers: found.guarded_referrers }
       : undefined;
   }
 
