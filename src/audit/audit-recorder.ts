@@ -17,9 +17,9 @@ const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/su
 
 /**
  * Writes the audit row of the current write request. `inTransaction` is called by a service's
- * audited transaction (audited-transactions.ts), inside it before it commits; `afterResponse` is the fallback for a
- * write that ran without a transaction of its own (single statement), called before the response
- * is sent.
+ * audited transaction (audited-transactions.ts), inside it before it commits; `afterResponse` is
+ * the fallback for a write that ran without a transaction of its own (single statement), called
+ * before the response is sent.
  */
 export class AuditRecorder {
   constructor(
