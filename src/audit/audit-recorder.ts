@@ -16,10 +16,10 @@ function uuidOrNull(value: string | undefined): string | null {
 const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest)$/;
 
 /**
- * Writes the audit row of the current write request. `inTransaction` is called by the transaction
- * hook, inside the request's transaction before it commits; `afterResponse` is the fallback for a
- * write that ran without a transaction of its own (single statement), called before the response
- * is sent.
+ * Writes the audit row of the current write request. `inTransaction` is called by a service's
+ * audited transaction (audited-transactions.ts), inside it before it commits; `afterResponse` is
+ * the fallback for a write that ran without a transaction of its own (single statement), called
+ * before the response is sent.
  */
 export class AuditRecorder {
   constructor(

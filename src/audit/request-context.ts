@@ -4,8 +4,13 @@ import type { AuthContext } from '../auth/auth-context.js';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * What the audit log needs to know about the request being served, carried through the request's
- * asynchronous work. Services do not pass it around: the transaction hook (audited-db.ts) reads it.
+ * The request context: the facts of the write request being served (its id, method, actor and
+ * route), carried through the request's asynchronous work. It is the one thing AsyncLocalStorage
+ * carries, and it carries only what describes the request: the audit row (written by an audited
+ * transaction, src/audit/audited-transactions.ts) and an agent version (its request id and actor's
+ * key prefix) are made of these facts, which every service would otherwise have to pass through
+ * every call without using them. No result travels through it: what a service finds out (a dry
+ * run's failing test cases) is returned to its router.
  */
 export type RequestContext = {
   requestId: string;
@@ -30,8 +35,6 @@ export type RequestContext = {
   audited: boolean;
   /** The response went out: later work (timers started by the request) is not the request's. */
   finished: boolean;
-  /** A dry run's saved test cases that the change would make fail (`Test-Cases-Failed`). */
-  failingTestCases?: string[];
 };
 
 const storage = new AsyncLocalStorage<RequestContext>();

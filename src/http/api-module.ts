@@ -26,15 +26,16 @@ export type Mount = {
 };
 
 /**
- * What a module under src/modules mounts: its routers, built from its services, and the OpenAPI
- * registration of exactly those routes. The container lists every module once.
+ * A module's mounts as a function of its services, with its OpenAPI registration; `mountModule`
+ * binds the services. A module's build function (src/modules/module.ts) may return its
+ * `MountedModule` this way or write the object directly.
  */
 export type ApiModule<Services extends unknown[]> = {
   mounts: (...services: Services) => Mount[];
   openapi: OpenApiRegistration;
 };
 
-/** A module with its services bound, as the container lists it. */
+/** A module's routes with its services bound, and the OpenAPI registration of exactly those routes. */
 export type MountedModule = { mounts: Mount[]; openapi: OpenApiRegistration };
 
 export function mountModule<S extends unknown[]>(module: ApiModule<S>, ...services: S): MountedModule {

@@ -18,8 +18,9 @@ function routePattern(req: Request): string | undefined {
 }
 
 /**
- * Puts a write request's audit context (actor, request id, route) in AsyncLocalStorage for the
- * transaction hook. A successful write that opened no transaction gets its row written here, just
+ * Puts a write request's context (request id, actor, route) in AsyncLocalStorage, where the audit
+ * recorder reads it when a service's audited transaction (src/audit/audited-transactions.ts)
+ * writes the row. A successful write that opened no transaction gets its row written here, just
  * before the response is sent.
  */
 export function auditContext(recorder: AuditRecorder): RequestHandler {

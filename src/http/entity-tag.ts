@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
 import { encoded, entityTag, ifNoneMatchHolds, parseTagList, type WriteConditions } from '../api/entity-tag.js';
-import { currentRequestContext } from '../audit/request-context.js';
 import { ValidationError } from '../errors/index.js';
 
 // The Express side of entity tags: reading a write's conditions from the request and sending a
@@ -32,6 +31,8 @@ export type SendOptions = {
   dryRun?: boolean;
   /** The representation a GET shows, when the answer carries more (PUT of the slots adds a count). */
   representation?: unknown;
+  /** A dry run's saved test cases that the change would make fail, as the service returned them. */
+  failingTestCases?: readonly string[];
 };
 
 /**
@@ -41,7 +42,7 @@ export type SendOptions = {
  */
 export function sendResource(req: Request, res: Response, body: unknown, options: SendOptions = {}): void {
   if (options.dryRun) {
-    const failing = currentRequestContext()?.failingTestCases;
+    const failing = options.failingTestCases;
     if (failing?.length) res.set('Test-Cases-Failed', failing.join(', '));
     res.status(200).set('Dry-Run', 'true').set('Content-Type', JSON_TYPE).send(JSON.stringify(body));
     return;

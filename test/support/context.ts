@@ -11,7 +11,7 @@ import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-l
 import { JobQueue } from '../../src/jobs/queue.js';
 import { Builders } from './builders.js';
 import { checkedHttp, contractCheckerFor, servedDocument } from './contract.js';
-import { buildInternals } from './internals.js';
+import { internalsOf } from './internals.js';
 import { createAdminDb, databaseUrl } from './database-url.js';
 import { TestClock } from './test-clock.js';
 
@@ -99,8 +99,8 @@ export async function createTestContext(
     /** The served OpenAPI document and its checker, for apps a test builds itself (`checkedHttp(app, ctx.contract)`). */
     openapi,
     contract,
-    /** Background pieces (events, webhook worker, KB processor, retention) wired for tests. */
-    internals: buildInternals({ db, queue, clock, config, logger, metrics: container.metrics }),
+    /** Background pieces (events, webhook worker, KB processor, retention) from the modules' build output. */
+    internals: internalsOf(container),
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
     syncCaches,
     build: new Builders(db, config, syncCaches),

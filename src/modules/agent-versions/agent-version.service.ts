@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
@@ -55,21 +55,48 @@ function toolBody(tool: ToolSnapshot): Record<string, unknown> {
   return fields;
 }
 
+/** What AgentVersionService is built from, passed by name by its module file. */
+export type AgentVersionServiceDeps = {
+  audited: AuditedTransactions;
+  versions: AgentVersionRepository;
+  recorder: AgentVersionRecorder;
+  tools: ToolRepository;
+  agents: AgentRepository;
+  workflows: WorkflowRepository;
+  agentService: AgentService;
+  toolService: ToolService;
+  access: AgentAccess;
+  clock: Clock;
+  guard?: AgentChangeGuard;
+};
+
 /** Reading versions and diffs (agents:read), and restoring one (agents:write). */
 export class AgentVersionService {
-  constructor(
-    private readonly db: Db,
-    private readonly versions: AgentVersionRepository,
-    private readonly recorder: AgentVersionRecorder,
-    private readonly tools: ToolRepository,
-    private readonly agents: AgentRepository,
-    private readonly workflows: WorkflowRepository,
-    private readonly agentService: AgentService,
-    private readonly toolService: ToolService,
-    private readonly access: AgentAccess,
-    private readonly clock: Clock,
-    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
-  ) {}
+  private readonly audited: AuditedTransactions;
+  private readonly versions: AgentVersionRepository;
+  private readonly recorder: AgentVersionRecorder;
+  private readonly tools: ToolRepository;
+  private readonly agents: AgentRepository;
+  private readonly workflows: WorkflowRepository;
+  private readonly agentService: AgentService;
+  private readonly toolService: ToolService;
+  private readonly access: AgentAccess;
+  private readonly clock: Clock;
+  private readonly guard: AgentChangeGuard;
+
+  constructor(deps: AgentVersionServiceDeps) {
+    this.audited = deps.audited;
+    this.versions = deps.versions;
+    this.recorder = deps.recorder;
+    this.tools = deps.tools;
+    this.agents = deps.agents;
+    this.workflows = deps.workflows;
+    this.agentService = deps.agentService;
+    this.toolService = deps.toolService;
+    this.access = deps.access;
+    this.clock = deps.clock;
+    this.guard = deps.guard ?? NO_CHANGE_GUARD;
+  }
 
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<AgentVersionSummary>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
@@ -134,7 +161,7 @@ export class AgentVersionService {
     if (details.length > 0)
       throw new ConflictError(`Version ${version} cannot be restored: it no longer passes validation`, details);
 
-    const restored = await inTransaction(this.db, async (trx) => {
+    const restored = await this.audited.transaction(async (trx) => {
       await this.agentService.lockForWrite(trx, agent, conditions);
       const now = this.clock.now();
       const row = await this.agents

@@ -14,11 +14,23 @@ export type AgentChangeGuard = {
   /** Throws 409 TEST_CASES_FAILED (rolling the transaction back) when `failures` finds any. */
   assertPasses(trx: Knex.Transaction, agent: { id: string; organization_id: string }): Promise<void>;
   /**
-   * `assertPasses` for a real write; for a dry run (`dryRun` true) the failing cases are noted on the
-   * request instead, and its answer names them in `Test-Cases-Failed`.
+   * `assertPasses` for a real write (returns no ids); for a dry run (`dryRun` true) returns the ids
+   * of the failing cases instead, which the service returns with its answer (`CheckedWrite`) and
+   * the router names in `Test-Cases-Failed`.
    */
-  check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun?: boolean): Promise<void>;
+  check(
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    dryRun?: boolean,
+  ): Promise<readonly string[]>;
 };
+
+/**
+ * The answer of a write the guard checks and that can be dry-run: the resource, and the ids of the
+ * saved test cases the change would make fail (a dry run's; empty for a real write, which fails
+ * instead). The router sends `resource` and names the cases in `Test-Cases-Failed`.
+ */
+export type CheckedWrite<T> = { resource: T; failingTestCases: readonly string[] };
 
 export type FailingTestCase = {
   /** The agent whose case fails: the written one or an agent it is the backup of. */
@@ -33,5 +45,5 @@ export type FailingTestCase = {
 export const NO_CHANGE_GUARD: AgentChangeGuard = {
   failures: async () => [],
   assertPasses: async () => {},
-  check: async () => {},
+  check: async () => [],
 };

@@ -29,7 +29,8 @@ export function agentRouter(
   router.patch('/:agentId', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    sendResource(req, res, await agents.update(authOf(req), agentId, req.body, conditions), conditions);
+    const { resource, failingTestCases } = await agents.update(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.delete('/:agentId', async (req, res) => {

@@ -13,7 +13,7 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse } from '../../api/validate.js';
 import type { AgentAccess } from './agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from './agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from './agent-change-guard.js';
 import {
   agentCreateSchema,
   agentPatchSchema,
@@ -24,7 +24,7 @@ import {
 import { noteAuditResource } from '../../audit/request-context.js';
 import { NEW_AGENT_DEFAULTS } from '../../db/agent-defaults.js';
 import type { Knex } from 'knex';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import { AgentReads } from './agent-reads.js';
 import type { Agent, AgentRepository, AgentRow } from './agent.repository.js';
@@ -47,7 +47,7 @@ export class AgentService {
   private readonly createSchema;
 
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly agents: AgentRepository,
     private readonly versions: AgentVersionRecorder,
     private readonly access: AgentAccess,
@@ -91,7 +91,7 @@ export class AgentService {
     if (details.length > 0 || !data || !organizationId) throw new ValidationError('Request body is invalid', details);
     const { organization_id: _ignored, ...fields } = data;
     const now = this.clock.now();
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const created = await this.agents
         .with(trx)
         .create({ ...NEW_AGENT_DEFAULTS, ...fields, organization_id: organizationId, created_at: now, updated_at: now })
@@ -114,14 +114,13 @@ export class AgentService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Agent> {
+  ): Promise<CheckedWrite<Agent>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const data = await this.validatePatch(auth, agent, body);
-    const row = await inTransaction(
-      this.db,
+    const { resource: row, failingTestCases } = await this.audited.transaction(
       async (trx) => {
         const current = await this.lockForWrite(trx, agent, conditions);
-        if (Object.keys(data).length === 0) return current;
+        if (Object.keys(data).length === 0) return { resource: current, failingTestCases: [] };
         const updated = await this.agents
           .with(trx)
           .update(agent.id, agent.organization_id, { ...data, updated_at: this.clock.now() })
@@ -130,13 +129,13 @@ export class AgentService {
           });
         if (!updated) throw new NotFoundError('Agent');
         await this.versions.record(trx, updated, auth, 'agent.updated');
-        await this.guard.check(trx, updated, conditions.dryRun);
-        return updated;
+        const failingTestCases = await this.guard.check(trx, updated, conditions.dryRun);
+        return { resource: updated, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
     if (!conditions.dryRun) await this.access.changed();
-    return AgentReads.representation(row);
+    return { resource: AgentReads.representation(row), failingTestCases };
   }
 
   /**
@@ -172,7 +171,7 @@ export class AgentService {
   async remove(auth: AuthContext, agentId: string, conditions: WriteConditions = UNCONDITIONAL): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     noteAuditResource({ organizationId: agent.organization_id });
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, agent, conditions);
       const agents = this.agents.with(trx);
       const referrers = await agents.backupReferrers(agent.id, agent.organization_id);

@@ -4,7 +4,7 @@ import { noteAuditResource } from '../../audit/request-context.js';
 import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import type { Knex } from 'knex';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { parse, parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
@@ -15,7 +15,7 @@ import { CreateApiKeySchema, ListApiKeysQuery, RotateApiKeySchema, UpdateApiKeyS
 /** API key management: dashboard token, developer_admin role, in the organizations where it is held. */
 export class ApiKeyService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
     /** Waits until this instance's credential cache has seen the change (see ReadCache.sync). */
@@ -80,7 +80,7 @@ export class ApiKeyService {
     const input = parseBody(UpdateApiKeySchema, body);
     await this.validateReferences(auth, input);
     const { expires_at, ...changes } = input;
-    const updated = await inTransaction(this.db, async (trx) => {
+    const updated = await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, keyId, orgs, conditions);
       if (expires_at !== undefined) assertExpiryNotExtended(current, expires_at);
       return this.keys
@@ -99,7 +99,7 @@ export class ApiKeyService {
 
   async delete(auth: AuthContext, keyId: string, conditions: WriteConditions = UNCONDITIONAL): Promise<void> {
     const orgs = this.adminOrganizations(auth);
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, keyId, orgs, conditions);
       if (!(await this.keys.with(trx).delete(keyId, orgs))) throw new NotFoundError('API key');
     });
@@ -122,7 +122,7 @@ export class ApiKeyService {
     if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
     const { overlap_seconds } = parseBody(RotateApiKeySchema, body);
     const { raw, hash, prefix } = generateApiKey();
-    const created = await inTransaction(this.db, async (trx) => {
+    const created = await this.audited.transaction(async (trx) => {
       const old = await this.lockForWrite(trx, keyId, orgs, conditions);
       const now = this.clock.now();
       assertRotatable(old, now);

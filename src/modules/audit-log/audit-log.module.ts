@@ -1,9 +1,19 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
 import { registerAuditLogPaths } from './audit-log.openapi.js';
 import { auditLogRouter } from './audit-log.router.js';
-import type { AuditLogService } from './audit-log.service.js';
+import { AuditLogService } from './audit-log.service.js';
+import { AuditRetention, AuditRetentionWorker } from './audit-retention.worker.js';
 
-export const auditLogModule: ApiModule<[AuditLogService]> = {
-  mounts: (auditLog) => [{ path: '/organization/:orgId/audit-log', router: auditLogRouter(auditLog) }],
-  openapi: registerAuditLogPaths,
-};
+/** Exports the retention that tests drive directly. */
+export function buildAuditLogModule(deps: SharedDeps): BuiltModule<{ retention: AuditRetention }> {
+  const { auditLog, config, clock, logger, queue } = deps;
+  const retention = new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, logger);
+  return {
+    module: {
+      mounts: [{ path: '/organization/:orgId/audit-log', router: auditLogRouter(new AuditLogService(auditLog)) }],
+      openapi: registerAuditLogPaths,
+    },
+    workers: [new AuditRetentionWorker(queue, retention)],
+    retention,
+  };
+}

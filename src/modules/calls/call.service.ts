@@ -1,6 +1,6 @@
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
@@ -45,7 +45,7 @@ export function parseCallsQuery<S extends z.ZodType<object>>(
 /** Call records: read (calls:read), reported by the telephony layer and edited (calls:write). */
 export class CallService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly calls: CallRepository,
     private readonly events: EventRecorder,
     private readonly access: AgentAccess,
@@ -76,7 +76,7 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     const extracted = this.extracted(agent, input.extracted_data, this.clock.now().getUTCFullYear());
-    return inTransaction(this.db, async (trx) => {
+    return this.audited.transaction(async (trx) => {
       const calls = this.calls.with(trx);
       const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
       const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
@@ -116,7 +116,7 @@ export class CallService {
     const extracted = extractedInput === undefined ? undefined : this.extracted(agent, extractedInput, year);
     // A note written by staff is redacted as the agent's own texts are.
     if (typeof input.note === 'string') input.note = redactPii(input.note, agent.redact_pii ?? [], year);
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const calls = this.calls.with(trx);
       const current = await calls.lock(agent, callId);
       if (!current) throw new NotFoundError('Call');

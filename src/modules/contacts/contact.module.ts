@@ -1,11 +1,19 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
 import { registerContactPaths } from './contact.openapi.js';
+import { ContactRepository } from './contact.repository.js';
 import { contactResources, contactRouter } from './contact.router.js';
-import type { ContactService } from './contact.service.js';
+import { ContactService } from './contact.service.js';
 
-export const contactModule: ApiModule<[ContactService]> = {
-  mounts: (contacts) => [
-    { path: '/agents/:agentId/contacts', router: contactRouter(contacts), resources: contactResources(contacts) },
-  ],
-  openapi: registerContactPaths,
-};
+export function buildContactModule(deps: SharedDeps): BuiltModule {
+  const { db, audited, agentAccess, clock, testCaseGuard } = deps;
+  const contacts = new ContactService(audited, new ContactRepository(db), agentAccess, clock, testCaseGuard);
+  return {
+    module: {
+      mounts: [
+        { path: '/agents/:agentId/contacts', router: contactRouter(contacts), resources: contactResources(contacts) },
+      ],
+      openapi: registerContactPaths,
+    },
+    workers: [],
+  };
+}

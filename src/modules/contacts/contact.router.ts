@@ -19,8 +19,8 @@ export function contactRouter(contacts: ContactService): Router {
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const contact = await contacts.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, contact, { status: 201, dryRun: conditions.dryRun });
+    const { resource, failingTestCases } = await contacts.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { status: 201, dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.get('/:contactId', async (req, res) => {
@@ -31,8 +31,8 @@ export function contactRouter(contacts: ContactService): Router {
   router.patch('/:contactId', async (req, res) => {
     const { agentId, contactId } = parse(contactParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const contact = await contacts.update(authOf(req), agentId, contactId, req.body, conditions);
-    sendResource(req, res, contact, conditions);
+    const { resource, failingTestCases } = await contacts.update(authOf(req), agentId, contactId, req.body, conditions);
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.delete('/:contactId', async (req, res) => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
@@ -10,7 +10,7 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
 import {
   CONTACT_PHONE_UNIQUE,
@@ -75,7 +75,7 @@ function assertIdentifiable(contact: ContactFields): void {
 
 export class ContactService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly contacts: ContactRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
@@ -100,19 +100,18 @@ export class ContactService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Contact> {
+  ): Promise<CheckedWrite<Contact>> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body), true);
     assertIdentifiable(fields);
     await this.assertPhoneFree(this.contacts, agent.id, fields.phone_number);
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         const created = await this.guardPhone(fields.phone_number, () =>
           this.contacts.with(trx).insert(agent, fields, this.clock.now()),
         );
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return created;
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: created, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -125,12 +124,11 @@ export class ContactService {
     contactId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Contact> {
+  ): Promise<CheckedWrite<Contact>> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     this.found(await this.contacts.find(agent.id, contactId));
     const input = parseBody(UpdateContactSchema, body);
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         const contacts = this.contacts.with(trx);
         const locked = await this.lockForWrite(contacts, trx, agent, contactId, conditions);
@@ -142,8 +140,8 @@ export class ContactService {
         const updated = await this.guardPhone(fields.phone_number, () =>
           contacts.update(agent.id, contactId, fields, this.clock.now()),
         );
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return this.found(updated);
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: this.found(updated), failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -156,7 +154,7 @@ export class ContactService {
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       const contacts = this.contacts.with(trx);
       await this.lockForWrite(contacts, trx, agent, contactId, conditions);
       if (!(await contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');

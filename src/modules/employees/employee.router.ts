@@ -19,8 +19,8 @@ export function employeeRouter(employees: EmployeeService): Router {
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const employee = await employees.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, employee, { status: 201, dryRun: conditions.dryRun });
+    const { resource, failingTestCases } = await employees.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { status: 201, dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.get('/:employeeId', async (req, res) => {
@@ -31,8 +31,14 @@ export function employeeRouter(employees: EmployeeService): Router {
   router.patch('/:employeeId', async (req, res) => {
     const { agentId, employeeId } = parse(employeeParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const employee = await employees.update(authOf(req), agentId, employeeId, req.body, conditions);
-    sendResource(req, res, employee, conditions);
+    const { resource, failingTestCases } = await employees.update(
+      authOf(req),
+      agentId,
+      employeeId,
+      req.body,
+      conditions,
+    );
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.delete('/:employeeId', async (req, res) => {

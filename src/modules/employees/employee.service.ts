@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
@@ -12,7 +12,7 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -26,17 +26,38 @@ import {
 
 type AgentRef = { id: string; organization_id: string };
 
+/** What EmployeeService is built from, passed by name by its module file. */
+export type EmployeeServiceDeps = {
+  audited: AuditedTransactions;
+  employees: EmployeeRepository;
+  tools: ToolRepository;
+  access: AgentAccess;
+  events: EventRecorder;
+  clock: Clock;
+  versions: AgentVersionRecorder;
+  guard?: AgentChangeGuard;
+};
+
 export class EmployeeService {
-  constructor(
-    private readonly db: Db,
-    private readonly employees: EmployeeRepository,
-    private readonly tools: ToolRepository,
-    private readonly access: AgentAccess,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    private readonly versions: AgentVersionRecorder,
-    private readonly guard: AgentChangeGuard = NO_CHANGE_GUARD,
-  ) {}
+  private readonly audited: AuditedTransactions;
+  private readonly employees: EmployeeRepository;
+  private readonly tools: ToolRepository;
+  private readonly access: AgentAccess;
+  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private readonly versions: AgentVersionRecorder;
+  private readonly guard: AgentChangeGuard;
+
+  constructor(deps: EmployeeServiceDeps) {
+    this.audited = deps.audited;
+    this.employees = deps.employees;
+    this.tools = deps.tools;
+    this.access = deps.access;
+    this.events = deps.events;
+    this.clock = deps.clock;
+    this.versions = deps.versions;
+    this.guard = deps.guard ?? NO_CHANGE_GUARD;
+  }
 
   /** Alphabetical by name; filters `status` and `active`. */
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Employee>> {
@@ -55,16 +76,15 @@ export class EmployeeService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Employee> {
+  ): Promise<CheckedWrite<Employee>> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         const created = await this.employees.with(trx).insert(agent.id, input, this.clock.now());
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return created;
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: created, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -81,12 +101,11 @@ export class EmployeeService {
     employeeId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Employee> {
+  ): Promise<CheckedWrite<Employee>> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         const employees = this.employees.with(trx);
         // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
@@ -107,8 +126,8 @@ export class EmployeeService {
         }
         if (updated.status !== current.status)
           await this.recordStatusChange(trx, agent, updated, current.status, input);
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return updated;
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: updated, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -123,7 +142,7 @@ export class EmployeeService {
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);

@@ -19,8 +19,12 @@ export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
   router.put('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const replaced = await slots.replace(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, replaced, { dryRun: conditions.dryRun, representation: { data: replaced.data } });
+    const { resource, failingTestCases } = await slots.replace(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, {
+      dryRun: conditions.dryRun,
+      failingTestCases,
+      representation: { data: resource.data },
+    });
   });
 
   router.post('/', async (req, res) => {

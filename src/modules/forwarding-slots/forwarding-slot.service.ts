@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
@@ -10,7 +10,7 @@ import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
 import {
   duplicateSlotnummern,
@@ -22,7 +22,7 @@ import {
 /** Every write runs in a transaction holding the agent's slot lock, so writes never interleave. */
 export class ForwardingSlotService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly slots: ForwardingSlotRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
@@ -43,10 +43,11 @@ export class ForwardingSlotService {
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const input = parseBody(SlotRowSchema, body);
-    return this.write(agent, input.slotnummer, async (slots) => {
+    const { resource } = await this.write(agent, input.slotnummer, async (slots) => {
       if (await slots.slotnummerTaken(agent.id, input.slotnummer)) throw this.taken(input.slotnummer);
       return slots.insert(agent.id, input, this.clock.now());
     });
+    return resource;
   }
 
   /** `If-Match` is checked against the slot under the agent's slot lock. */
@@ -60,13 +61,14 @@ export class ForwardingSlotService {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     this.found(await this.slots.find(agent.id, slotId));
     const input = parseBody(UpdateSlotSchema, body);
-    return this.write(agent, input.slotnummer, async (slots, trx) => {
+    const { resource } = await this.write(agent, input.slotnummer, async (slots, trx) => {
       await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
       }
       return this.found(await slots.update(agent.id, slotId, input, this.clock.now()));
     });
+    return resource;
   }
 
   async delete(
@@ -109,7 +111,7 @@ export class ForwardingSlotService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<{ data: ForwardingSlot[]; replaced_count: number }> {
+  ): Promise<CheckedWrite<{ data: ForwardingSlot[]; replaced_count: number }>> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const parsed = ReplaceSlotsSchema.safeParse(body ?? {});
     const details = [
@@ -140,16 +142,14 @@ export class ForwardingSlotService {
     slotnummer: string | undefined,
     work: (slots: ForwardingSlotRepository, trx: Knex.Transaction) => Promise<T>,
     dryRun = false,
-  ): Promise<T> {
+  ): Promise<CheckedWrite<T>> {
     try {
-      return await inTransaction(
-        this.db,
+      return await this.audited.transaction(
         async (trx) => {
           const slots = this.slots.with(trx);
           await slots.lock(agent.id);
-          const result = await work(slots, trx);
-          await this.guard.check(trx, agent, dryRun);
-          return result;
+          const resource = await work(slots, trx);
+          return { resource, failingTestCases: await this.guard.check(trx, agent, dryRun) };
         },
         { dryRun },
       );

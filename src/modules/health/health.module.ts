@@ -1,9 +1,15 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
 import { registerHealthPaths } from './health.openapi.js';
 import { healthRouter } from './health.router.js';
-import type { HealthService } from './health.service.js';
+import { HealthService } from './health.service.js';
 
-export const healthModule: ApiModule<[HealthService]> = {
-  mounts: (health) => [{ path: '/health', access: 'public', router: healthRouter(health) }],
-  openapi: registerHealthPaths,
-};
+export function buildHealthModule({ db, clock, config }: SharedDeps): BuiltModule {
+  const health = new HealthService(db, clock, { version: config.APP_VERSION, commit: config.APP_COMMIT });
+  return {
+    module: {
+      mounts: [{ path: '/health', access: 'public', router: healthRouter(health) }],
+      openapi: registerHealthPaths,
+    },
+    workers: [],
+  };
+}

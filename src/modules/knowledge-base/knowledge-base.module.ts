@@ -1,22 +1,47 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
+import { KnowledgeBaseIndexRepository } from './kb-index.repository.js';
+import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './kb.worker.js';
 import { registerKnowledgeBasePaths } from './knowledge-base.openapi.js';
+import { KnowledgeBaseRepository } from './knowledge-base.repository.js';
 import { knowledgeBaseResources, knowledgeBaseRouter } from './knowledge-base.router.js';
-import type { KnowledgeBaseService } from './knowledge-base.service.js';
+import { KnowledgeBaseService } from './knowledge-base.service.js';
 import {
   organizationKnowledgeBaseResources,
   organizationKnowledgeBaseRouter,
 } from './organization-knowledge-base.router.js';
-import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
+import { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
 
-export const knowledgeBaseModule: ApiModule<[KnowledgeBaseService, OrganizationKnowledgeBaseService]> = {
-  mounts: (kb, organizationKb) => [
-    { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(kb), resources: knowledgeBaseResources(kb) },
-    {
-      path: '/organization/:orgId/knowledge-base',
-      access: { tokenOnly: 'Organization knowledge base management' },
-      router: organizationKnowledgeBaseRouter(organizationKb),
-      resources: organizationKnowledgeBaseResources(organizationKb),
+/** Exports the job queue and the processor that tests drive directly. */
+export function buildKnowledgeBaseModule(
+  deps: SharedDeps,
+): BuiltModule<{ jobs: KnowledgeBaseJobs; processor: KnowledgeBaseProcessor }> {
+  const { db, audited, queue, clock, logger, agentAccess, events } = deps;
+  const documents = new KnowledgeBaseRepository(db);
+  const index = new KnowledgeBaseIndexRepository(db);
+  const jobs = new KnowledgeBaseJobs(queue);
+  // Background work: its transactions are plain ones (no request, no audit row).
+  const processor = new KnowledgeBaseProcessor(db, index, jobs, clock, logger, { events });
+  const kb = new KnowledgeBaseService(audited, documents, index, jobs, agentAccess, clock);
+  const organizationKb = new OrganizationKnowledgeBaseService(audited, documents, jobs, clock);
+  return {
+    module: {
+      mounts: [
+        {
+          path: '/agents/:agentId/knowledge-base',
+          router: knowledgeBaseRouter(kb),
+          resources: knowledgeBaseResources(kb),
+        },
+        {
+          path: '/organization/:orgId/knowledge-base',
+          access: { tokenOnly: 'Organization knowledge base management' },
+          router: organizationKnowledgeBaseRouter(organizationKb),
+          resources: organizationKnowledgeBaseResources(organizationKb),
+        },
+      ],
+      openapi: registerKnowledgeBasePaths,
     },
-  ],
-  openapi: registerKnowledgeBasePaths,
-};
+    workers: [new KnowledgeBaseWorker(queue, processor)],
+    jobs,
+    processor,
+  };
+}

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { paginationQuery, type Page } from '../../api/pagination.js';
@@ -30,7 +30,7 @@ import { searchTerms, textSearchConfig } from './text-search.js';
 /** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */
 export class KnowledgeBaseService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly documents: KnowledgeBaseRepository,
     private readonly index: KnowledgeBaseIndexRepository,
     private readonly jobs: KnowledgeBaseJobs,
@@ -53,7 +53,7 @@ export class KnowledgeBaseService {
     const input = parseBody(CreateDocumentSchema, body);
     const now = this.clock.now();
     const placeholder = input.content === '';
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const created = await this.documents.with(trx).insert({
         organization_id: agent.organization_id,
         agent_id: agent.id,
@@ -91,7 +91,7 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, agent, documentId, conditions);
       const contentChanged = input.content !== undefined && input.content !== current.content;
       const titleChanged = input.title !== undefined && input.title !== current.title;
@@ -113,7 +113,7 @@ export class KnowledgeBaseService {
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, agent, documentId, conditions);
       await this.documents.with(trx).delete(agent.organization_id, documentId);
     });
@@ -152,7 +152,7 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const now = this.clock.now();
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the document row, then its chunks, as a document delete
       // (whose cascade reaches the chunks through the row) takes them. A document deleted since
       // the check above is gone with its chunks: 404.
@@ -175,7 +175,7 @@ export class KnowledgeBaseService {
     const agent = await this.access.resolve(auth, agentId, 'kb:write');
     await this.writable(agent, documentId);
     const { chunks } = parseBody(CreateChunksSchema, body);
-    const data = await inTransaction(this.db, async (trx) => {
+    const data = await this.audited.transaction(async (trx) => {
       const document = await this.documents.with(trx).lock(agent.organization_id, documentId);
       if (!document || document.agent_id !== agent.id) throw new NotFoundError('Document');
       const indexes = chunks.map((c) => c.chunk_index);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Permission } from '../../auth/permissions.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
@@ -27,7 +27,7 @@ export type OrganizationDocument = ReturnType<typeof toDocument> & { language: s
  */
 export class OrganizationKnowledgeBaseService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly documents: KnowledgeBaseRepository,
     private readonly jobs: KnowledgeBaseJobs,
     private readonly clock: Clock,
@@ -45,7 +45,7 @@ export class OrganizationKnowledgeBaseService {
     const input = parseBody(CreateOrganizationDocumentSchema, body);
     await this.assertAgentsOf(orgId, input.agent_ids);
     const now = this.clock.now();
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const created = await this.documents.with(trx).insert({
         organization_id: orgId,
         agent_id: null,
@@ -83,7 +83,7 @@ export class OrganizationKnowledgeBaseService {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
     const input = parseBody(UpdateOrganizationDocumentSchema, body);
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, orgId, documentId, conditions);
       const changes = Object.fromEntries(
         Object.entries(input).filter(
@@ -106,7 +106,7 @@ export class OrganizationKnowledgeBaseService {
   ): Promise<void> {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, orgId, documentId, conditions);
       await this.documents.with(trx).delete(orgId, documentId);
     });
@@ -135,7 +135,7 @@ export class OrganizationKnowledgeBaseService {
     await this.find(orgId, documentId);
     const { agent_ids } = parseBody(GrantsSchema, body);
     await this.assertAgentsOf(orgId, agent_ids);
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       // Concurrent replacements queue on the document row (the resource of the lock order in
       // src/db/locks.ts), so each one deletes and inserts alone and the last one wins.
       if (!(await this.documents.with(trx).lock(orgId, documentId))) throw new NotFoundError('Document');

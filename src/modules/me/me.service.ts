@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { UnauthorizedError } from '../../errors/index.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
@@ -16,7 +16,7 @@ export class MeService {
   private readonly updateSchema;
 
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly users: MeRepository,
     private readonly clock: Clock,
     options: { allowPrivateTargets: boolean },
@@ -34,7 +34,7 @@ export class MeService {
    */
   async update(auth: AuthContext, body: unknown, conditions: WriteConditions = UNCONDITIONAL): Promise<Me> {
     const input = parseBody(this.updateSchema, body);
-    return inTransaction(this.db, async (trx) => {
+    return this.audited.transaction(async (trx) => {
       const users = this.users.with(trx);
       const current = await this.withMemberships(await users.findForUpdate(auth.userId), users);
       await assertWritePreconditions(trx, conditions, requiresIfMatch, { organizationId: null, current });

@@ -1,9 +1,16 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
 import { registerOrganizationPaths } from './organization.openapi.js';
+import { OrganizationRepository } from './organization.repository.js';
 import { organizationRouter } from './organization.router.js';
-import type { OrganizationService } from './organization.service.js';
+import { OrganizationService } from './organization.service.js';
 
-export const organizationModule: ApiModule<[OrganizationService]> = {
-  mounts: (organizations) => [{ path: '/organization', router: organizationRouter(organizations) }],
-  openapi: registerOrganizationPaths,
-};
+export function buildOrganizationModule({ db, audited, clock }: SharedDeps): BuiltModule {
+  const organizations = new OrganizationService(audited, new OrganizationRepository(db), clock);
+  return {
+    module: {
+      mounts: [{ path: '/organization', router: organizationRouter(organizations) }],
+      openapi: registerOrganizationPaths,
+    },
+    workers: [],
+  };
+}

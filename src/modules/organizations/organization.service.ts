@@ -6,7 +6,7 @@ import {
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
@@ -15,7 +15,7 @@ import { OrganizationPatchSchema } from './organization.schemas.js';
 
 export class OrganizationService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly organizations: OrganizationRepository,
     private readonly clock: Clock,
   ) {}
@@ -53,7 +53,7 @@ export class OrganizationService {
     assertPermission(auth, 'organization:write', id);
     const patch = parseBody(OrganizationPatchSchema, body);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-    return inTransaction(this.db, async (trx) => {
+    return this.audited.transaction(async (trx) => {
       const organizations = this.organizations.with(trx);
       const current = await organizations.findForUpdate(id);
       if (!current) throw new NotFoundError('Organization');

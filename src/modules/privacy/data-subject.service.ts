@@ -7,6 +7,7 @@ import {
   type AuthContext,
 } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import { NotFoundError } from '../../errors/index.js';
 import type { StreamedBody } from '../../api/streamed-body.js';
@@ -56,12 +57,13 @@ function countsOf(row: ErasureRow): ErasureCounts {
 
 /**
  * Data-subject rights (DSGVO Art. 15, 17, 20) for one person in one organization (privacy:write).
- * `db` writes the request's audit row with the transaction that completes an erasure; the batches
- * before it run on `batchDb`, which does not, so the one audit entry carries the final counts.
+ * The transaction that completes an erasure is an audited one (`audited`), which writes the
+ * request's audit row; the batches before it run on the plain `batchDb`, so the one audit entry
+ * carries the final counts.
  */
 export class DataSubjectService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly batchDb: Db,
     private readonly subjects: DataSubjectRepository,
     private readonly events: EventRecorder,
@@ -90,9 +92,9 @@ export class DataSubjectService {
       resourceType: 'data_subject',
       details: { contacts: contacts.length, calls: callCount },
     });
-    // The audit entry is written before the first byte (the transaction hook writes it): an export
+    // The audit entry is written before the first byte (an audited transaction of its own): an export
     // that the client cuts short has still shown the person's data, and is recorded too.
-    await inTransaction(this.db, async () => undefined);
+    await this.audited.transaction(async () => undefined);
     const calls = this.subjects.exportCalls(subject, EXPORT_BATCH_BYTES);
     const tail = {
       mentions: { webhook_deliveries: webhookBodies, idempotency_records: idempotencyRecords },
@@ -185,7 +187,7 @@ export class DataSubjectService {
 
   /** Contacts, completion, audit entry and event together; a concurrent completion is answered as it left it. */
   private async complete(erasureId: string, subject: Subject): Promise<ErasureRow> {
-    return inTransaction(this.db, async (trx) => {
+    return this.audited.transaction(async (trx) => {
       const subjects = this.subjects.with(trx);
       const current = await subjects.lockErasure(erasureId);
       if (!current) throw new NotFoundError('Erasure');

@@ -1,4 +1,3 @@
-import { currentRequestContext } from '../../audit/request-context.js';
 import type { Knex } from 'knex';
 import { TestCasesFailedError, type ErrorDetail } from '../../errors/index.js';
 import type { AgentChangeGuard } from '../agents/agent-change-guard.js';
@@ -84,10 +83,15 @@ export class TestCaseGuard implements AgentChangeGuard {
     return run.results.filter((r) => !r.passed).map((r) => ({ ...r, agent_id: row.id, agent_name: row.name }));
   }
 
-  async check(trx: Knex.Transaction, agent: { id: string; organization_id: string }, dryRun = false): Promise<void> {
-    if (!dryRun) return this.assertPasses(trx, agent);
-    const failed = await this.failures(trx, agent);
-    const context = currentRequestContext();
-    if (context && failed.length > 0) context.failingTestCases = failed.map((result) => result.id);
+  async check(
+    trx: Knex.Transaction,
+    agent: { id: string; organization_id: string },
+    dryRun = false,
+  ): Promise<readonly string[]> {
+    if (!dryRun) {
+      await this.assertPasses(trx, agent);
+      return [];
+    }
+    return (await this.failures(trx, agent)).map((result) => result.id);
   }
 }

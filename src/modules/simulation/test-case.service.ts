@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { ConflictError, NotFoundError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
@@ -58,7 +58,7 @@ function expectationOf(simulation: Simulation, kind: MomentKind | 'contact', sho
 /** Saved test cases of an agent: list, create (at most 200), delete, run, and a suggested starting set. */
 export class TestCaseService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly repository: SimulationRepository,
     private readonly access: AgentAccess,
     private readonly agents: AgentService,
@@ -76,7 +76,7 @@ export class TestCaseService {
   async create(auth: AuthContext, agentId: string, body: unknown) {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = parseBody(TestCaseInputSchema, body);
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await this.audited.transaction(async (trx) => {
       const repository = this.repository.with(trx);
       await repository.lockCases(agent.id);
       if ((await repository.countCases(agent.id)) >= MAX_TEST_CASES)
@@ -94,7 +94,7 @@ export class TestCaseService {
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       const repository = this.repository.with(trx);
       const current = await repository.findCaseForUpdate(agent.id, caseId);
       if (!current) throw new NotFoundError('Test case');

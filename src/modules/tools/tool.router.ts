@@ -19,8 +19,8 @@ export function toolRouter(tools: ToolService): Router {
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const tool = await tools.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, tool, { status: 201, dryRun: conditions.dryRun });
+    const { resource, failingTestCases } = await tools.create(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { status: 201, dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.get('/:toolId', async (req, res) => {
@@ -31,7 +31,8 @@ export function toolRouter(tools: ToolService): Router {
   router.patch('/:toolId', async (req, res) => {
     const { agentId, toolId } = parse(toolParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    sendResource(req, res, await tools.update(authOf(req), agentId, toolId, req.body, conditions), conditions);
+    const { resource, failingTestCases } = await tools.update(authOf(req), agentId, toolId, req.body, conditions);
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.delete('/:toolId', async (req, res) => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { lockAgent } from '../../db/locks.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
@@ -12,7 +12,7 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
 import {
@@ -68,7 +68,7 @@ function merge(schema: ErrorDetail[], references: ErrorDetail[]): ErrorDetail[] 
 
 export class ToolService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly tools: ToolRepository,
     private readonly references: ToolReferences,
     private readonly access: AgentAccess,
@@ -93,12 +93,11 @@ export class ToolService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Tool> {
+  ): Promise<CheckedWrite<Tool>> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         // Lock order (src/db/locks.ts): the agent row, then the new tool row.
         await lockAgent(trx, agent);
@@ -106,8 +105,8 @@ export class ToolService {
         const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
         const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
         await this.versions.record(trx, agent, auth, 'tool.created');
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return tool;
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: tool, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -150,7 +149,7 @@ export class ToolService {
     toolId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<Tool> {
+  ): Promise<CheckedWrite<Tool>> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const tool = await this.getTool(this.tools, agent.id, toolId);
     const base = UpdateToolSchema.safeParse(body ?? {});
@@ -186,8 +185,7 @@ export class ToolService {
       ...changes,
       ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
     };
-    return inTransaction(
-      this.db,
+    return this.audited.transaction(
       async (trx) => {
         // Lock order (src/db/locks.ts): the agent row, then the tool row.
         await lockAgent(trx, agent);
@@ -201,8 +199,8 @@ export class ToolService {
         const adopted =
           (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
         await this.versions.record(trx, agent, auth, 'tool.updated');
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return adopted;
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: adopted, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
@@ -216,7 +214,7 @@ export class ToolService {
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       const tools = this.tools.with(trx);
       // Lock order (src/db/locks.ts): the agent row (lockWorkflow), then the tool row.
       const workflow = await tools.lockWorkflow(agent.id, agent.organization_id);

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { NotFoundError } from '../../errors/index.js';
 import type { Page } from '../../api/pagination.js';
 import { parse } from '../../api/validate.js';
@@ -12,7 +12,7 @@ import type { WebhookDispatcher } from './webhook-dispatcher.js';
 /** The delivery log of an agent and redelivery. */
 export class WebhookDeliveryService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly access: AgentAccess,
     private readonly dispatcher: WebhookDispatcher,
@@ -36,7 +36,7 @@ export class WebhookDeliveryService {
     const delivery = await this.deliveries.find(agent.organization_id, agent.id, deliveryId);
     if (!delivery) throw new NotFoundError('Webhook delivery');
     const at = this.clock.now();
-    await inTransaction(this.db, async (trx) => {
+    await this.audited.transaction(async (trx) => {
       await this.deliveries.with(trx).markPending(agent.organization_id, delivery.id, at);
       await this.dispatcher.enqueueSend(trx, { deliveryId: delivery.id, trigger: 'redelivery' });
     });

@@ -66,6 +66,20 @@ export type AttemptResult = { send: PreparedSend; attempt: NewAttempt };
 
 const USER_AGENT = 'VoiceAgentAPI-Webhooks/1.0';
 
+/** What WebhookDispatcher is built from, passed by name by its module file. */
+export type WebhookDispatcherDeps = {
+  db: Db;
+  queue: JobQueue;
+  deliveries: WebhookDeliveryRepository;
+  secrets: WebhookSecretRepository;
+  clock: Clock;
+  guard: GuardOptions;
+  logger: Logger;
+  metrics?: Pick<Metrics, 'webhookAttempt' | 'webhookTestPing'>;
+  /** WEBHOOK_RETRY_SCHEDULE_SECONDS: the delay before each automatic retry. */
+  retrySchedule?: readonly number[];
+};
+
 /**
  * The steps behind outgoing webhooks. `dispatchMany` turns events into one delivery per target and
  * queues a send for each, in one transaction for the batch. A send is `prepare` (one read for a batch
@@ -76,18 +90,27 @@ const USER_AGENT = 'VoiceAgentAPI-Webhooks/1.0';
  * `ping` is a test ping: one signed request, answered and counted, never stored.
  */
 export class WebhookDispatcher {
-  constructor(
-    private readonly db: Db,
-    private readonly queue: JobQueue,
-    private readonly deliveries: WebhookDeliveryRepository,
-    private readonly secrets: WebhookSecretRepository,
-    private readonly clock: Clock,
-    private readonly guard: GuardOptions,
-    private readonly logger: Logger,
-    private readonly metrics?: Pick<Metrics, 'webhookAttempt' | 'webhookTestPing'>,
-    /** WEBHOOK_RETRY_SCHEDULE_SECONDS: the delay before each automatic retry. */
-    private readonly retrySchedule: readonly number[] = DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS,
-  ) {}
+  private readonly db: Db;
+  private readonly queue: JobQueue;
+  private readonly deliveries: WebhookDeliveryRepository;
+  private readonly secrets: WebhookSecretRepository;
+  private readonly clock: Clock;
+  private readonly guard: GuardOptions;
+  private readonly logger: Logger;
+  private readonly metrics?: Pick<Metrics, 'webhookAttempt' | 'webhookTestPing'>;
+  private readonly retrySchedule: readonly number[];
+
+  constructor(deps: WebhookDispatcherDeps) {
+    this.db = deps.db;
+    this.queue = deps.queue;
+    this.deliveries = deps.deliveries;
+    this.secrets = deps.secrets;
+    this.clock = deps.clock;
+    this.guard = deps.guard;
+    this.logger = deps.logger;
+    this.metrics = deps.metrics;
+    this.retrySchedule = deps.retrySchedule ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS;
+  }
 
   async dispatch({ eventId }: DispatchJob): Promise<void> {
     await this.dispatchMany([eventId]);

@@ -1,9 +1,24 @@
-import type { ApiModule } from '../../http/api-module.js';
+import type { SharedDeps, BuiltModule } from '../module.js';
 import { registerWorkflowPaths } from './workflow.openapi.js';
+import { WorkflowRepository } from './workflow.repository.js';
 import { workflowRouter } from './workflow.router.js';
-import type { WorkflowService } from './workflow.service.js';
+import { WorkflowService } from './workflow.service.js';
 
-export const workflowModule: ApiModule<[WorkflowService]> = {
-  mounts: (workflows) => [{ path: '/agents/:agentId/workflow', router: workflowRouter(workflows) }],
-  openapi: registerWorkflowPaths,
-};
+export function buildWorkflowModule(deps: SharedDeps): BuiltModule {
+  const { db, audited, agentAccess, versions, clock, testCaseGuard } = deps;
+  const workflows = new WorkflowService(
+    audited,
+    new WorkflowRepository(db),
+    agentAccess,
+    versions,
+    clock,
+    testCaseGuard,
+  );
+  return {
+    module: {
+      mounts: [{ path: '/agents/:agentId/workflow', router: workflowRouter(workflows) }],
+      openapi: registerWorkflowPaths,
+    },
+    workers: [],
+  };
+}

@@ -16,7 +16,8 @@ export function workflowRouter(workflows: WorkflowService): Router {
   router.put('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    sendResource(req, res, await workflows.replace(authOf(req), agentId, req.body, conditions), conditions);
+    const { resource, failingTestCases } = await workflows.replace(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   return router;

@@ -1,13 +1,13 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
-import { inTransaction, type Db } from '../../db/knex.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
 import type { WorkflowRepository, WorkflowRow } from './workflow.repository.js';
 import type { Workflow } from './workflow.schemas.js';
@@ -20,7 +20,7 @@ function toRecord(row: WorkflowRow): WorkflowRecord {
 
 export class WorkflowService {
   constructor(
-    private readonly db: Db,
+    private readonly audited: AuditedTransactions,
     private readonly workflows: WorkflowRepository,
     private readonly access: AgentAccess,
     private readonly versions: AgentVersionRecorder,
@@ -43,11 +43,10 @@ export class WorkflowService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<WorkflowRecord> {
+  ): Promise<CheckedWrite<WorkflowRecord>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
-    const record = await inTransaction(
-      this.db,
+    const written = await this.audited.transaction(
       async (trx) => {
         const repository = this.workflows.with(trx);
         // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
@@ -68,12 +67,12 @@ export class WorkflowService {
         const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
         if (!row) throw new NotFoundError('Agent');
         await this.versions.record(trx, agent, auth, 'workflow.replaced');
-        await this.guard.check(trx, agent, conditions.dryRun);
-        return toRecord(row);
+        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
+        return { resource: toRecord(row), failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
     if (!conditions.dryRun) await this.access.changed();
-    return record;
+    return written;
   }
 }
