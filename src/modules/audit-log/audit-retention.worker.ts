@@ -27,15 +27,8 @@ export class AuditRetention {
 }
 
 /** Runs the pass daily through a pg-boss schedule (one instance takes each run). */
-export class AuditRetentionWorker extends ScheduledWorker {
-  constructor(
-    queue: JobQueue,
-    private readonly retention: AuditRetention,
-  ) {
-    super('audit-retention', queue, { queue: AUDIT_RETENTION_QUEUE, cron: '43 3 * * *' });
-  }
-
-  run(): Promise<number> {
-    return this.retention.run();
+export class AuditRetentionWorker extends ScheduledWorker<number> {
+  constructor(queue: JobQueue, retention: AuditRetention) {
+    super('audit-retention', queue, { queue: AUDIT_RETENTION_QUEUE, cron: '43 3 * * *' }, () => retention.run());
   }
 }

@@ -56,7 +56,7 @@ export class CallRetention {
 }
 
 /** Runs the retention pass hourly through a pg-boss schedule (one instance takes each run). */
-export class CallRetentionWorker extends ScheduledWorker {
+export class CallRetentionWorker extends ScheduledWorker<void> {
   private stopping = new AbortController();
 
   constructor(
@@ -64,7 +64,7 @@ export class CallRetentionWorker extends ScheduledWorker {
     private readonly retention: CallRetention,
     private readonly clock: Clock,
   ) {
-    super('call-retention', queue, { queue: RETENTION_QUEUE, cron: '17 * * * *' });
+    super('call-retention', queue, { queue: RETENTION_QUEUE, cron: '17 * * * *' }, () => this.runJob());
   }
 
   override async start(): Promise<void> {
@@ -73,7 +73,7 @@ export class CallRetentionWorker extends ScheduledWorker {
   }
 
   /** One job: a bounded pass, then a queued continuation while expired calls remain. */
-  async run(): Promise<void> {
+  async runJob(): Promise<void> {
     const { more } = await this.retention.runBounded(this.clock.now(), this.stopping.signal);
     if (more && !this.stopping.signal.aborted) await this.queue.send(RETENTION_QUEUE, {});
   }

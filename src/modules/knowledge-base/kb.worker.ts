@@ -139,12 +139,13 @@ export class KnowledgeBaseProcessor {
 export const KB_PARALLEL_DOCUMENTS = 2;
 
 /** Registers the pipeline and its sweep (every five minutes) with the job queue. */
-export class KnowledgeBaseWorker extends ScheduledWorker {
+export class KnowledgeBaseWorker extends ScheduledWorker<number> {
   constructor(
     queue: JobQueue,
     private readonly processor: KnowledgeBaseProcessor,
   ) {
-    super('knowledge-base', queue, { queue: KB_SWEEP_QUEUE, cron: '*/5 * * * *' });
+    // The scheduled pass is the sweep; start() adds the pipeline's own workers.
+    super('knowledge-base', queue, { queue: KB_SWEEP_QUEUE, cron: '*/5 * * * *' }, () => processor.recoverStale());
   }
 
   override async start(): Promise<void> {
@@ -155,11 +156,6 @@ export class KnowledgeBaseWorker extends ScheduledWorker {
       });
     }
     await super.start();
-  }
-
-  /** The sweep. */
-  run(): Promise<number> {
-    return this.processor.recoverStale();
   }
 
   override async stop(): Promise<void> {

@@ -38,15 +38,8 @@ export class WebhookSweeper {
 }
 
 /** Runs the sweep every minute through a pg-boss schedule (one instance takes each run). */
-export class WebhookSweepWorker extends ScheduledWorker {
-  constructor(
-    queue: JobQueue,
-    private readonly sweeper: WebhookSweeper,
-  ) {
-    super('webhook-sweep', queue, { queue: WEBHOOK_SWEEP_QUEUE, cron: '* * * * *' });
-  }
-
-  run(): Promise<number> {
-    return this.sweeper.run();
+export class WebhookSweepWorker extends ScheduledWorker<number> {
+  constructor(queue: JobQueue, sweeper: WebhookSweeper) {
+    super('webhook-sweep', queue, { queue: WEBHOOK_SWEEP_QUEUE, cron: '* * * * *' }, () => sweeper.run());
   }
 }
