@@ -1,44 +1,8 @@
-import { Router } from 'express';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
-import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { Router } from 'express';
+import { agentCollectionRouter } from '../../http/agent-collection-router.js';
 import type { ContactService } from './contact.service.js';
-
-const contactParams = uuidParams('agentId', 'contactId');
 
 /** Mounted at /v1/agents/:agentId/contacts. */
 export function contactRouter(contacts: ContactService): Router {
-  const router = Router({ mergeParams: true });
-
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await contacts.list(authOf(req), agentId, req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const contact = await contacts.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, contact, { status: 201, dryRun: conditions.dryRun });
-  });
-
-  router.get('/:contactId', async (req, res) => {
-    const { agentId, contactId } = parse(contactParams, req.params);
-    sendResource(req, res, await contacts.get(authOf(req), agentId, contactId));
-  });
-
-  router.patch('/:contactId', async (req, res) => {
-    const { agentId, contactId } = parse(contactParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const contact = await contacts.update(authOf(req), agentId, contactId, req.body, conditions);
-    sendResource(req, res, contact, conditions);
-  });
-
-  router.delete('/:contactId', async (req, res) => {
-    const { agentId, contactId } = parse(contactParams, req.params);
-    await contacts.delete(authOf(req), agentId, contactId, writeConditions(req));
-    res.status(204).end();
-  });
-
-  return router;
+  return agentCollectionRouter(contacts, 'contactId');
 }

@@ -1,44 +1,8 @@
-import { Router } from 'express';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
-import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { Router } from 'express';
+import { agentCollectionRouter } from '../../http/agent-collection-router.js';
 import type { EmployeeService } from './employee.service.js';
-
-const employeeParams = uuidParams('agentId', 'employeeId');
 
 /** Mounted at /v1/agents/:agentId/employees. */
 export function employeeRouter(employees: EmployeeService): Router {
-  const router = Router({ mergeParams: true });
-
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await employees.list(authOf(req), agentId, req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const employee = await employees.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, employee, { status: 201, dryRun: conditions.dryRun });
-  });
-
-  router.get('/:employeeId', async (req, res) => {
-    const { agentId, employeeId } = parse(employeeParams, req.params);
-    sendResource(req, res, await employees.get(authOf(req), agentId, employeeId));
-  });
-
-  router.patch('/:employeeId', async (req, res) => {
-    const { agentId, employeeId } = parse(employeeParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const employee = await employees.update(authOf(req), agentId, employeeId, req.body, conditions);
-    sendResource(req, res, employee, conditions);
-  });
-
-  router.delete('/:employeeId', async (req, res) => {
-    const { agentId, employeeId } = parse(employeeParams, req.params);
-    await employees.delete(authOf(req), agentId, employeeId, writeConditions(req));
-    res.status(204).end();
-  });
-
-  return router;
+  return agentCollectionRouter(employees, 'employeeId');
 }

@@ -1,43 +1,8 @@
-import { Router } from 'express';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
-import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { Router } from 'express';
+import { agentCollectionRouter } from '../../http/agent-collection-router.js';
 import type { ToolService } from './tool.service.js';
-
-const toolParams = uuidParams('agentId', 'toolId');
 
 /** Mounted at /v1/agents/:agentId/tools. */
 export function toolRouter(tools: ToolService): Router {
-  const router = Router({ mergeParams: true });
-
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await tools.list(authOf(req), agentId));
-  });
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const tool = await tools.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, tool, { status: 201, dryRun: conditions.dryRun });
-  });
-
-  router.get('/:toolId', async (req, res) => {
-    const { agentId, toolId } = parse(toolParams, req.params);
-    sendResource(req, res, await tools.get(authOf(req), agentId, toolId));
-  });
-
-  router.patch('/:toolId', async (req, res) => {
-    const { agentId, toolId } = parse(toolParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    sendResource(req, res, await tools.update(authOf(req), agentId, toolId, req.body, conditions), conditions);
-  });
-
-  router.delete('/:toolId', async (req, res) => {
-    const { agentId, toolId } = parse(toolParams, req.params);
-    await tools.delete(authOf(req), agentId, toolId, writeConditions(req));
-    res.status(204).end();
-  });
-
-  return router;
+  return agentCollectionRouter(tools, 'toolId');
 }
