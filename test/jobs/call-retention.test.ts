@@ -186,7 +186,7 @@ describe('call retention', () => {
     const worker = new CallRetentionWorker(ctx.queue, retention, ctx.clock);
     await ctx.queue.send(RETENTION_QUEUE, {});
     // 20 + 5: the first job queues a second one, which finds less than a batch and stops.
-    expect(await ctx.queue.runPending(RETENTION_QUEUE, () => worker.run())).toBe(2);
+    expect(await ctx.queue.runPending(RETENTION_QUEUE, () => worker.runJob())).toBe(2);
     expect(await unpurged(agentId)).toBe(0);
   });
 
