@@ -43,35 +43,37 @@ export class AppError extends Error {
   }
 }
 
-export class ValidationError extends AppError {
-  constructor(message: string, details?: ErrorDetail[]) {
-    super('VALIDATION_ERROR', 400, message, details);
-  }
+type ErrorClass<M extends [message: string] | [message?: string]> = new (
+  ...args: [...M, details?: ErrorDetail[]]
+) => AppError;
+
+/**
+ * The base of an error class that says only its code and status: `new ForbiddenError(message)`,
+ * with `details` where the code has them; with a `fallback`, the message may be left out.
+ */
+function errorOf(code: ErrorCode, status: number): ErrorClass<[message: string]>;
+function errorOf(code: ErrorCode, status: number, fallback: string): ErrorClass<[message?: string]>;
+function errorOf(code: ErrorCode, status: number, fallback?: string): ErrorClass<[message?: string]> {
+  return class extends AppError {
+    constructor(message = fallback ?? '', details?: ErrorDetail[]) {
+      super(code, status, message, details);
+    }
+  };
 }
 
-export class PayloadTooLargeError extends AppError {
-  constructor(message: string) {
-    super('VALIDATION_ERROR', 413, message);
-  }
-}
+export class ValidationError extends errorOf('VALIDATION_ERROR', 400) {}
 
-export class UnauthorizedError extends AppError {
-  constructor(message = 'Invalid or missing API key') {
-    super('UNAUTHORIZED', 401, message);
-  }
-}
+export class PayloadTooLargeError extends errorOf('VALIDATION_ERROR', 413) {}
 
-export class ForbiddenError extends AppError {
-  constructor(message: string) {
-    super('FORBIDDEN', 403, message);
-  }
-}
+export class UnauthorizedError extends errorOf('UNAUTHORIZED', 401, 'Invalid or missing API key') {}
 
-export class AgentNotAccessibleError extends AppError {
-  constructor(message = 'This API key is not allowed to access this agent') {
-    super('AGENT_NOT_ACCESSIBLE', 403, message);
-  }
-}
+export class ForbiddenError extends errorOf('FORBIDDEN', 403) {}
+
+export class AgentNotAccessibleError extends errorOf(
+  'AGENT_NOT_ACCESSIBLE',
+  403,
+  'This API key is not allowed to access this agent',
+) {}
 
 /** The key has an allow-list (`allowed_ips`) and the request's address is outside it. */
 export class IpNotAllowedError extends AppError {
@@ -98,11 +100,7 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 
-export class ConflictError extends AppError {
-  constructor(message: string, details?: ErrorDetail[]) {
-    super('CONFLICT', 409, message, details);
-  }
-}
+export class ConflictError extends errorOf('CONFLICT', 409) {}
 
 /** `If-Match` names none of the resource's current entity tag: nothing was written. */
 export class PreconditionFailedError extends AppError {
@@ -139,11 +137,7 @@ export class RateLimitedError extends AppError {
 }
 
 /** A configuration write would make saved test cases fail (the agent requires them to pass). */
-export class TestCasesFailedError extends AppError {
-  constructor(message: string, details: ErrorDetail[]) {
-    super('TEST_CASES_FAILED', 409, message, details);
-  }
-}
+export class TestCasesFailedError extends errorOf('TEST_CASES_FAILED', 409) {}
 
 /** The database cannot be reached right now: a client should retry, not report a bug. */
 export class ServiceUnavailableError extends AppError {

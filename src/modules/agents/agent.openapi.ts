@@ -1,15 +1,14 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import {
   access,
-  AGENT_ROUTE_ERRORS,
   anyAuth,
   errorResponses,
   json,
   jsonBody,
-  noContent,
   paginated,
   PaginationQuerySchema,
 } from '../../openapi/common.js';
+import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
 import { AgentScheduleSchema, AgentSchema, ScheduleExceptionSchema } from './agent.schemas.js';
@@ -82,61 +81,41 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     request: { body: jsonBody(agentCreateSchema(options)) },
     responses: { 201: json(AgentSchema, 'The new agent'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
   });
-  registry.registerPath({
-    method: 'get',
-    path: '/v1/agents/{agentId}',
-    operationId: 'getAgent',
-    ...access('agents:read', 'agent'),
-    tags: ['Agents'],
-    summary: 'Get one agent (agents:read)',
-    security: anyAuth,
-    request: { params: AgentIdParams },
-    responses: { 200: json(AgentSchema, 'The agent'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  const register = agentOperations(registry, 'Agents');
+  const agents = resourceOperations(register, {
+    path: '/v1/agents',
+    permission: 'agents',
+    names: { operation: 'Agent', noun: 'agent' },
+    schema: AgentSchema,
   });
-  registry.registerPath({
-    method: 'patch',
-    path: '/v1/agents/{agentId}',
-    operationId: 'updateAgent',
-    ...access('agents:write', 'agent'),
-    tags: ['Agents'],
+  agents.get({ summary: 'Get one agent (agents:read)' });
+  agents.update({
     summary: 'Update agent settings (agents:write); strict: unknown and read-only fields are refused',
-    security: anyAuth,
-    request: { params: AgentIdParams, body: jsonBody(agentPatchSchema(options)) },
-    responses: { 200: json(AgentSchema, 'The updated agent'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+    body: agentPatchSchema(options),
+    errors: [413],
   });
-  registry.registerPath({
-    method: 'delete',
-    path: '/v1/agents/{agentId}',
-    operationId: 'deleteAgent',
-    ...access('agents:write', 'agent'),
-    tags: ['Agents'],
+  agents.delete({
     summary: 'Delete an agent (agents:write); 409 while another agent names it as backup',
-    security: anyAuth,
-    request: { params: AgentIdParams },
-    responses: { 204: noContent, ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },
+    errors: [409],
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/status',
     operationId: 'getAgentStatus',
-    ...access('agents:read', 'agent'),
-    tags: ['Agents'],
+    permission: 'agents:read',
     summary: 'Schedule, public-holiday and routing status now (agents:read)',
-    security: anyAuth,
     request: { params: AgentIdParams },
-    responses: { 200: json(AgentStatusSchema, 'The status'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(AgentStatusSchema, 'The status') },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/greeting/preview',
     operationId: 'previewGreeting',
-    ...access('agents:read', 'agent'),
-    tags: ['Agents'],
+    permission: 'agents:read',
     summary: 'Which greeting would be spoken to a caller, and why (agents:read)',
     description:
       'What the caller may not read is not looked up: without contacts:read `contact` is null and the greeting is chosen as for an unknown caller; without calls:read the calls of today are not counted (`calls_today` null, variants judged with 0 unless the request gives `calls_today`).',
-    security: anyAuth,
     request: { params: AgentIdParams, body: jsonBody(GreetingPreviewRequestSchema) },
-    responses: { 200: json(GreetingPreviewSchema, 'The chosen greeting'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(GreetingPreviewSchema, 'The chosen greeting') },
   });
 }

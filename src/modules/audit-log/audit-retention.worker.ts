@@ -3,7 +3,7 @@ import type { AuditLogRepository } from '../../audit/audit-log.repository.js';
 import type { Clock } from '../../clock.js';
 import { AUDIT_RETENTION_QUEUE } from '../../jobs/queue-definitions.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { BackgroundWorker } from '../../jobs/workers.js';
+import { inBatches, ScheduledWorker } from '../../jobs/scheduled-worker.js';
 
 const BATCH_SIZE = 1000;
 const DAY_MS = 86_400_000;
@@ -20,34 +20,15 @@ export class AuditRetention {
   /** One full pass; returns how many entries were deleted. Tests call it directly. */
   async run(now: Date = this.clock.now()): Promise<number> {
     const before = new Date(now.getTime() - this.retentionDays * DAY_MS);
-    let total = 0;
-    for (;;) {
-      const deleted = await this.entries.purgeBefore(before, BATCH_SIZE);
-      total += deleted;
-      if (deleted < BATCH_SIZE) break;
-    }
+    const total = await inBatches(BATCH_SIZE, (limit) => this.entries.purgeBefore(before, limit));
     if (total > 0) this.logger.info({ audit_entries: total }, 'audit retention: old entries deleted');
     return total;
   }
 }
 
 /** Runs the pass daily through a pg-boss schedule (one instance takes each run). */
-export class AuditRetentionWorker implements BackgroundWorker {
-  readonly name = 'audit-retention';
-
-  constructor(
-    private readonly queue: JobQueue,
-    private readonly retention: AuditRetention,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.queue.boss.schedule(AUDIT_RETENTION_QUEUE, '43 3 * * *');
-    await this.queue.work(AUDIT_RETENTION_QUEUE, async () => {
-      await this.retention.run();
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.queue.boss.offWork(AUDIT_RETENTION_QUEUE);
+export class AuditRetentionWorker extends ScheduledWorker<number> {
+  constructor(queue: JobQueue, retention: AuditRetention) {
+    super('audit-retention', queue, { queue: AUDIT_RETENTION_QUEUE, cron: '43 3 * * *' }, () => retention.run());
   }
 }

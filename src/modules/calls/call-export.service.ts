@@ -8,9 +8,7 @@ import { csvHeader, csvLine, EXPORT_BATCH_BYTES, EXPORT_FORMATS, EXPORTS_PER_KEY
 import type { CallRepository } from './call.repository.js';
 import type { ExportSlotRepository } from './call-export-slots.repository.js';
 import { parseCallsQuery } from './call.service.js';
-import { bound, flag } from './call.schemas.js';
-import { text } from '../../validation/text.js';
-import { timeRange } from './call.rules.js';
+import { callFilterShape, checkedRange } from './call.schemas.js';
 
 /** How long an export's slot stays held without renewal: a dead instance's slots are free after this. */
 export const EXPORT_LEASE_SECONDS = 30;
@@ -19,17 +17,10 @@ const RENEW_EVERY_MS = 10_000;
 export const CallExportQuery = z
   .object({
     format: z.enum(EXPORT_FORMATS, { message: 'Must be ndjson or csv' }).default('ndjson'),
-    done: flag.optional(),
-    from: bound.optional(),
-    to: bound.optional(),
-    phone_number: text({ min: 1, max: 50 }).optional(),
-    search: text({ min: 1, max: 200 }).optional(),
-    include_deleted: flag.default(false),
+    ...callFilterShape,
   })
   .superRefine((q, ctx) => {
-    const { from, before } = timeRange(q.from, q.to);
-    if (from && before && from.getTime() >= before.getTime())
-      ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
+    checkedRange(q, ctx);
   });
 
 export type CallExport = StreamedBody & { contentType: string; filename: string };

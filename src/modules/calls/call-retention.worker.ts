@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { CallRepository } from './call.repository.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { BackgroundWorker } from '../../jobs/workers.js';
+import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import { RETENTION_QUEUE } from '../../jobs/queue-definitions.js';
 
 /**
@@ -56,20 +56,20 @@ export class CallRetention {
 }
 
 /** Runs the retention pass hourly through a pg-boss schedule (one instance takes each run). */
-export class CallRetentionWorker implements BackgroundWorker {
-  readonly name = 'call-retention';
+export class CallRetentionWorker extends ScheduledWorker<void> {
   private stopping = new AbortController();
 
   constructor(
-    private readonly queue: JobQueue,
+    queue: JobQueue,
     private readonly retention: CallRetention,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    super('call-retention', queue, { queue: RETENTION_QUEUE, cron: '17 * * * *' }, () => this.runJob());
+  }
 
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     this.stopping = new AbortController();
-    await this.queue.boss.schedule(RETENTION_QUEUE, '17 * * * *');
-    await this.queue.work(RETENTION_QUEUE, () => this.runJob());
+    await super.start();
   }
 
   /** One job: a bounded pass, then a queued continuation while expired calls remain. */
@@ -79,8 +79,8 @@ export class CallRetentionWorker implements BackgroundWorker {
   }
 
   /** The pass under way ends after its current batch; the rest waits for the next run. */
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     this.stopping.abort();
-    await this.queue.boss.offWork(RETENTION_QUEUE);
+    await super.stop();
   }
 }

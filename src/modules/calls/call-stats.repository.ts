@@ -104,24 +104,12 @@ export class CallStatsRepository {
     if (filters.done !== undefined) query.where('h.done', filters.done);
     if (!filters.include_deleted) query.where('h.deleted', false);
     const value = group.kind === 'done' ? 'h.done::text' : group.kind === 'agent' ? 'h.agent_id::text' : 'NULL::text';
-    const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
-      await query
-        .select(
-          this.bucketOf('h.hour', interval, starts),
-          this.db.raw(`${value} AS value`),
-          this.db.raw('sum(h.calls) AS count'),
-          this.db.raw('coalesce(sum(h.calls) FILTER (WHERE h.done), 0) AS done'),
-          this.db.raw('sum(h.duration_total) AS duration_total'),
-        )
-        .groupByRaw('1, 2')
-        .havingRaw('sum(h.calls) > 0');
-    return rows.map((r) => ({
-      start: r.start,
-      value: r.value,
-      count: Number(r.count),
-      done: Number(r.done),
-      duration_total: Number(r.duration_total),
-    }));
+    const selected = [this.bucketOf('h.hour', interval, starts), this.db.raw(`${value} AS value`)] as const;
+    return this.sumsPerBucket(query.havingRaw('sum(h.calls) > 0'), selected, {
+      count: 'sum(h.calls)',
+      done: 'coalesce(sum(h.calls) FILTER (WHERE h.done), 0)',
+      duration_total: 'sum(h.duration_total)',
+    });
   }
 
   /**
@@ -144,31 +132,13 @@ export class CallStatsRepository {
       .where('o.hour', '<', hours.before);
     if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
     if (!includeDeleted) query.where('o.deleted', false);
-    const rows: {
-      start: Date;
-      value: string;
-      calls: string;
-      done_calls: string;
-      duration: number;
-      done_duration: number;
-    }[] = await query
-      .select(
-        this.bucketOf('o.hour', interval, starts),
-        this.db.raw(`o.value #>> '{}' AS value`),
-        this.db.raw('sum(o.calls) AS calls'),
-        this.db.raw('sum(o.done_calls) AS done_calls'),
-        this.db.raw('sum(o.duration_total) AS duration'),
-        this.db.raw('sum(o.done_duration_total) AS done_duration'),
-      )
-      .groupByRaw('1, 2');
-    return rows.map((r) => ({
-      start: r.start,
-      value: r.value,
-      calls: Number(r.calls),
-      done_calls: Number(r.done_calls),
-      duration: Number(r.duration),
-      done_duration: Number(r.done_duration),
-    }));
+    const selected = [this.bucketOf('o.hour', interval, starts), this.db.raw(`o.value #>> '{}' AS value`)] as const;
+    return this.sumsPerBucket(query, selected, {
+      calls: 'sum(o.calls)',
+      done_calls: 'sum(o.done_calls)',
+      duration: 'sum(o.duration_total)',
+      done_duration: 'sum(o.done_duration_total)',
+    }) as Promise<OutcomeRow[]>;
   }
 
   /** Calls matching the filters, counted per bucket start and group value. */
@@ -184,22 +154,35 @@ export class CallStatsRepository {
     if (scope.agentIds !== null) query.whereIn('c.agent_id', [...scope.agentIds]);
     whereCallFilters(query, filters, range);
     const [expression, bindings] = groupSql(group);
-    const rows: { start: Date; value: string | null; count: string; done: string; duration_total: string }[] =
-      await query
-        .select(
-          this.db.raw('date_trunc(?, c.created_at, ?) AS start', [interval, tz]),
-          this.db.raw(`${expression} AS value`, bindings),
-          this.db.raw('count(*) AS count'),
-          this.db.raw('count(*) FILTER (WHERE c.done) AS done'),
-          this.db.raw('coalesce(sum(c.duration), 0) AS duration_total'),
-        )
-        .groupByRaw('1, 2');
-    return rows.map((r) => ({
-      start: r.start,
-      value: r.value,
-      count: Number(r.count),
-      done: Number(r.done),
-      duration_total: Number(r.duration_total),
-    }));
+    const selected = [
+      this.db.raw('date_trunc(?, c.created_at, ?) AS start', [interval, tz]),
+      this.db.raw(`${expression} AS value`, bindings),
+    ] as const;
+    return this.sumsPerBucket(query, selected, {
+      count: 'count(*)',
+      done: 'count(*) FILTER (WHERE c.done)',
+      duration_total: 'coalesce(sum(c.duration), 0)',
+    });
+  }
+
+  /**
+   * Aggregates per bucket start and group value (`selected`: the two columns, AS start and AS value):
+   * each figure is an SQL aggregate, read back as a number (PostgreSQL returns bigint sums and
+   * counts as strings).
+   */
+  private async sumsPerBucket<F extends string>(
+    query: Knex.QueryBuilder,
+    [start, value]: readonly [Knex.Raw, Knex.Raw],
+    figures: Record<F, string>,
+  ): Promise<({ start: Date; value: string | null } & Record<F, number>)[]> {
+    const names = Object.keys(figures) as F[];
+    const rows = (await query
+      .select(start, value, ...names.map((name) => this.db.raw(`${figures[name]} AS ${name}`)))
+      .groupByRaw('1, 2')) as ({ start: Date; value: string | null } & Record<F, string>)[];
+    return rows.map((r) => {
+      const row = { start: r.start, value: r.value } as { start: Date; value: string | null } & Record<F, number>;
+      for (const name of names) row[name] = Number(r[name]) as (typeof row)[F];
+      return row;
+    });
   }
 }

@@ -1,8 +1,6 @@
 import { z } from '../../openapi/zod.js';
-import { text } from '../../validation/text.js';
 import { isValidTimeZone } from '../agents/zoned-time.js';
-import { timeRange } from './call.rules.js';
-import { bound, flag } from './call.schemas.js';
+import { bound, callFilterShape, checkedRange } from './call.schemas.js';
 
 export const STATS_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type StatsInterval = (typeof STATS_INTERVALS)[number];
@@ -24,19 +22,14 @@ export const CallStatsQuery = z
     interval: z.enum(STATS_INTERVALS, { message: `Must be one of: ${STATS_INTERVALS.join(', ')}` }).default('day'),
     tz: z.string().refine(isValidTimeZone, 'Must be an IANA time zone such as Europe/Berlin').optional(),
     group_by: z.string().optional(),
-    done: flag.optional(),
-    phone_number: text({ min: 1, max: 50 }).optional(),
-    search: text({ min: 1, max: 200 }).optional(),
-    include_deleted: flag.default(false),
+    done: callFilterShape.done,
+    phone_number: callFilterShape.phone_number,
+    search: callFilterShape.search,
+    include_deleted: callFilterShape.include_deleted,
   })
   .superRefine((q, ctx) => {
-    const { from, before } = timeRange(q.from, q.to);
-    if (!from || !before) return;
-    if (from.getTime() >= before.getTime()) {
-      ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
-      return;
-    }
-    if ((before.getTime() - from.getTime()) / SHORTEST_MS[q.interval] > STATS_MAX_BUCKETS - 2) {
+    const range = checkedRange(q, ctx);
+    if (range && (range.before.getTime() - range.from.getTime()) / SHORTEST_MS[q.interval] > STATS_MAX_BUCKETS - 2) {
       ctx.addIssue({
         code: 'custom',
         path: ['interval'],

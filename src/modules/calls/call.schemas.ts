@@ -90,22 +90,32 @@ export const bound = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
   message: 'Must be an ISO 8601 date or date-time',
 });
 
+/** The filters a list of calls, its export and its statistics share (the statistics require the range). */
+export const callFilterShape = {
+  done: flag.optional(),
+  from: bound.optional(),
+  to: bound.optional(),
+  phone_number: text({ min: 1, max: 50 }).optional(),
+  search: text({ min: 1, max: 200 }).optional(),
+  include_deleted: flag.default(false),
+};
+
+/** `to` must not come before `from`: the range when both bounds are given and it holds. */
+export function checkedRange(
+  q: { from?: string | undefined; to?: string | undefined },
+  ctx: z.RefinementCtx,
+): { from: Date; before: Date } | undefined {
+  const { from, before } = timeRange(q.from, q.to);
+  if (!from || !before) return undefined;
+  if (from.getTime() < before.getTime()) return { from, before };
+  ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
+  return undefined;
+}
+
 export const ListCallsQuery = z
-  .object({
-    ...paginationShape,
-    ...cursorShape,
-    done: flag.optional(),
-    from: bound.optional(),
-    to: bound.optional(),
-    phone_number: text({ min: 1, max: 50 }).optional(),
-    search: text({ min: 1, max: 200 }).optional(),
-    include_deleted: flag.default(false),
-  })
+  .object({ ...paginationShape, ...cursorShape, ...callFilterShape })
   .superRefine((q, ctx) => {
-    const { from, before } = timeRange(q.from, q.to);
-    if (from && before && from.getTime() >= before.getTime()) {
-      ctx.addIssue({ code: 'custom', path: ['to'], message: 'Must not be before from' });
-    }
+    checkedRange(q, ctx);
   });
 
 export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'limit' | 'cursor'> & {

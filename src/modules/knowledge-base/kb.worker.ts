@@ -6,7 +6,7 @@ import type { EventRecorder } from '../../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository } from './kb-index.repository.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { BackgroundWorker } from '../../jobs/workers.js';
+import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import {
   KB_JOB_OPTIONS,
   KB_PROCESS_QUEUE,
@@ -139,29 +139,27 @@ export class KnowledgeBaseProcessor {
 export const KB_PARALLEL_DOCUMENTS = 2;
 
 /** Registers the pipeline and its sweep (every five minutes) with the job queue. */
-export class KnowledgeBaseWorker implements BackgroundWorker {
-  readonly name = 'knowledge-base';
-
+export class KnowledgeBaseWorker extends ScheduledWorker<number> {
   constructor(
-    private readonly queue: JobQueue,
+    queue: JobQueue,
     private readonly processor: KnowledgeBaseProcessor,
-  ) {}
+  ) {
+    // The scheduled pass is the sweep; start() adds the pipeline's own workers.
+    super('knowledge-base', queue, { queue: KB_SWEEP_QUEUE, cron: '*/5 * * * *' }, () => processor.recoverStale());
+  }
 
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     // Each worker takes one job at a time and fetches the next at once; claims keep documents apart.
     for (let i = 0; i < KB_PARALLEL_DOCUMENTS; i++) {
       await this.queue.work<KbProcessJob>(KB_PROCESS_QUEUE, async (data, job) => {
         await this.processor.process(data.documentId, job.id);
       });
     }
-    await this.queue.boss.schedule(KB_SWEEP_QUEUE, '*/5 * * * *');
-    await this.queue.work(KB_SWEEP_QUEUE, async () => {
-      await this.processor.recoverStale();
-    });
+    await super.start();
   }
 
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     await this.queue.boss.offWork(KB_PROCESS_QUEUE);
-    await this.queue.boss.offWork(KB_SWEEP_QUEUE);
+    await super.stop();
   }
 }

@@ -1,16 +1,6 @@
-import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  noContent,
-  paginated,
-  PaginationQuerySchema,
-  tokenOnly,
-} from '../../openapi/common.js';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { json, jsonBody, noContent, paginated, PaginationQuerySchema, tokenOnly } from '../../openapi/common.js';
+import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
   ChunkSchema,
@@ -28,10 +18,6 @@ import {
   UpdateOrganizationDocumentSchema,
 } from './knowledge-base.schemas.js';
 
-const AgentParams = z.object({ agentId: z.uuid() });
-const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
-const OrgParams = z.object({ orgId: z.uuid() });
-const OrgDocumentParams = z.object({ orgId: z.uuid(), documentId: z.uuid() });
 const ListQuery = PaginationQuerySchema.extend({
   status: z
     .enum([...KB_STATUSES, 'completed'])
@@ -40,164 +26,110 @@ const ListQuery = PaginationQuerySchema.extend({
 });
 
 const base = '/v1/agents/{agentId}/knowledge-base';
-const orgBase = '/v1/organization/{orgId}/knowledge-base';
-const tags = ['Knowledge base'];
-const agentErrors = errorResponses(...AGENT_ROUTE_ERRORS);
-const orgErrors = errorResponses(400, 401, 403, 404);
-
-type Route = Omit<RouteConfig, 'tags' | 'security'>;
+const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
 
 export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
-  const agentRoute = (route: Route) => registry.registerPath({ ...route, tags, security: anyAuth });
-  const orgRoute = (route: Route) => registry.registerPath({ ...route, tags, security: tokenOnly });
-
-  agentRoute({
-    method: 'get',
+  const agentRoute = agentOperations(registry, 'Knowledge base');
+  const documents = resourceOperations(agentRoute, {
     path: base,
-    operationId: 'listKnowledgeBaseDocuments',
-    ...access('kb:read', 'agent'),
-    summary: "List the agent's documents and the organization documents granted to it (kb:read), newest first",
-    request: { params: AgentParams, query: ListQuery },
-    responses: { 200: json(paginated(DocumentSchema), 'A page of documents'), ...agentErrors },
+    permission: 'kb',
+    names: { operation: 'KnowledgeBaseDocument', noun: 'document' },
+    schema: DocumentSchema,
   });
-  agentRoute({
-    method: 'post',
-    path: base,
-    operationId: 'createKnowledgeBaseDocument',
-    ...access('kb:write', 'agent'),
+  documents.list({
+    summary: "List the agent's documents and the organization documents granted to it (kb:read), newest first",
+    query: ListQuery,
+  });
+  documents.create({
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
-    request: { params: AgentParams, body: jsonBody(CreateDocumentSchema) },
-    responses: { 201: json(DocumentSchema, 'The new document'), ...agentErrors },
+    body: CreateDocumentSchema,
   });
   agentRoute({
     method: 'post',
     path: `${base}/search`,
     operationId: 'searchKnowledgeBase',
-    ...access('kb:read', 'agent'),
+    permission: 'kb:read',
     summary: 'Full-text search over the ready documents the agent sees (kb:read), best match first',
     description:
       'The words of the question are matched with OR and ranked with ts_rank. At most 1,000 candidate chunks are ' +
       'ranked: each word, and all words together, bring an equal share; a word in more chunks than its share ' +
       'contributes only that many of them, the first ones found rather than the most relevant. See the knowledge-base guide.',
-    request: { params: AgentParams, body: jsonBody(SearchSchema) },
-    responses: { 200: json(SearchResultSchema, 'Ranked chunks'), ...agentErrors },
+    request: { params: z.object({ agentId: z.uuid() }), body: jsonBody(SearchSchema) },
+    responses: { 200: json(SearchResultSchema, 'Ranked chunks') },
   });
-  agentRoute({
-    method: 'get',
-    path: `${base}/{documentId}`,
-    operationId: 'getKnowledgeBaseDocument',
-    ...access('kb:read', 'agent'),
-    summary: 'Get one document (kb:read)',
-    request: { params: DocumentParams },
-    responses: { 200: json(DocumentSchema, 'The document'), ...agentErrors },
-  });
-  agentRoute({
-    method: 'patch',
-    path: `${base}/{documentId}`,
-    operationId: 'updateKnowledgeBaseDocument',
-    ...access('kb:write', 'agent'),
+  documents.get({ summary: 'Get one document (kb:read)' });
+  documents.update({
     summary:
       'Change title and/or content (kb:write); a content change sends it back to pending; organization documents: 403',
-    request: { params: DocumentParams, body: jsonBody(UpdateDocumentSchema) },
-    responses: { 200: json(DocumentSchema, 'The updated document'), ...agentErrors },
+    body: UpdateDocumentSchema,
   });
-  agentRoute({
-    method: 'delete',
-    path: `${base}/{documentId}`,
-    operationId: 'deleteKnowledgeBaseDocument',
-    ...access('kb:write', 'agent'),
-    summary: 'Delete a document and its chunks (kb:write); organization documents: 403',
-    request: { params: DocumentParams },
-    responses: { 204: noContent, ...agentErrors },
-  });
+  documents.delete({ summary: 'Delete a document and its chunks (kb:write); organization documents: 403' });
   agentRoute({
     method: 'get',
     path: `${base}/{documentId}/chunks`,
     operationId: 'listKnowledgeBaseChunks',
-    ...access('kb:read', 'agent'),
+    permission: 'kb:read',
     summary: 'List the chunks of a document in order (kb:read)',
     request: { params: DocumentParams, query: PaginationQuerySchema },
-    responses: { 200: json(paginated(ChunkSchema), 'A page of chunks'), ...agentErrors },
+    responses: { 200: json(paginated(ChunkSchema), 'A page of chunks') },
   });
   agentRoute({
     method: 'post',
     path: `${base}/{documentId}/chunks`,
     operationId: 'createKnowledgeBaseChunks',
-    ...access('kb:write', 'agent'),
+    permission: 'kb:write',
     summary:
       'Add chunks the client made itself, 1 to 100 per request, with optional embeddings (stored, never returned) (kb:write). The document becomes ready and the pipeline no longer re-chunks it; 409 for a chunk_index it already has',
     request: { params: DocumentParams, body: jsonBody(CreateChunksSchema) },
-    responses: {
-      201: json(CreatedChunksSchema, 'The stored chunks'),
-      ...agentErrors,
-      ...errorResponses(409),
-    },
+    responses: { 201: json(CreatedChunksSchema, 'The stored chunks') },
+    errors: [409],
   });
   agentRoute({
     method: 'delete',
     path: `${base}/{documentId}/chunks`,
     operationId: 'deleteKnowledgeBaseChunks',
-    ...access('kb:write', 'agent'),
+    permission: 'kb:write',
     summary: 'Remove all chunks of a document (kb:write); organization documents: 403',
     request: { params: DocumentParams },
-    responses: { 204: noContent, ...agentErrors },
+    responses: { 204: noContent },
   });
 
-  orgRoute({
-    method: 'get',
-    path: orgBase,
-    operationId: 'listOrganizationKnowledgeBaseDocuments',
-    ...access('kb:read'),
+  const orgRoute = operationGroup(registry, {
+    tags: ['Knowledge base'],
+    security: tokenOnly,
+    agentScope: 'none',
+    errors: [400, 401, 403, 404],
+  });
+  const orgPath = '/v1/organization/{orgId}/knowledge-base';
+  const orgDocuments = resourceOperations(orgRoute, {
+    path: orgPath,
+    permission: 'kb',
+    names: { operation: 'OrganizationKnowledgeBaseDocument', noun: 'document', plural: 'organization documents' },
+    schema: OrganizationDocumentSchema,
+  });
+  orgDocuments.list({
     summary: 'List organization documents with their grants (dashboard token, kb:read)',
-    request: { params: OrgParams, query: ListQuery },
-    responses: { 200: json(paginated(OrganizationDocumentSchema), 'A page of organization documents'), ...orgErrors },
+    query: ListQuery,
   });
-  orgRoute({
-    method: 'post',
-    path: orgBase,
-    operationId: 'createOrganizationKnowledgeBaseDocument',
-    ...access('kb:write'),
+  orgDocuments.create({
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
-    request: { params: OrgParams, body: jsonBody(CreateOrganizationDocumentSchema) },
-    responses: { 201: json(OrganizationDocumentSchema, 'The new document'), ...orgErrors },
+    body: CreateOrganizationDocumentSchema,
   });
-  orgRoute({
-    method: 'get',
-    path: `${orgBase}/{documentId}`,
-    operationId: 'getOrganizationKnowledgeBaseDocument',
-    ...access('kb:read'),
-    summary: 'Get an organization document (dashboard token, kb:read)',
-    request: { params: OrgDocumentParams },
-    responses: { 200: json(OrganizationDocumentSchema, 'The document'), ...orgErrors },
-  });
-  orgRoute({
-    method: 'patch',
-    path: `${orgBase}/{documentId}`,
-    operationId: 'updateOrganizationKnowledgeBaseDocument',
-    ...access('kb:write'),
+  orgDocuments.get({ summary: 'Get an organization document (dashboard token, kb:read)' });
+  orgDocuments.update({
     summary: 'Change title, content or language (dashboard token, kb:write); content or language changes reprocess it',
-    request: { params: OrgDocumentParams, body: jsonBody(UpdateOrganizationDocumentSchema) },
-    responses: { 200: json(OrganizationDocumentSchema, 'The updated document'), ...orgErrors },
+    body: UpdateOrganizationDocumentSchema,
   });
-  orgRoute({
-    method: 'delete',
-    path: `${orgBase}/{documentId}`,
-    operationId: 'deleteOrganizationKnowledgeBaseDocument',
-    ...access('kb:write'),
+  orgDocuments.delete({
     summary: 'Delete an organization document with its chunks and grants (dashboard token, kb:write)',
-    request: { params: OrgDocumentParams },
-    responses: { 204: noContent, ...orgErrors },
   });
   orgRoute({
     method: 'put',
-    path: `${orgBase}/{documentId}/grants`,
+    path: `${orgPath}/{documentId}/grants`,
     operationId: 'replaceKnowledgeBaseGrants',
-    ...access('kb:write'),
+    permission: 'kb:write',
     summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
-    request: { params: OrgDocumentParams, body: jsonBody(GrantsSchema) },
-    responses: {
-      200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants'),
-      ...orgErrors,
-    },
+    request: { params: z.object({ orgId: z.uuid(), documentId: z.uuid() }), body: jsonBody(GrantsSchema) },
+    responses: { 200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants') },
   });
 }

@@ -1,13 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  noContent,
-} from '../../openapi/common.js';
+import { json, jsonBody, noContent } from '../../openapi/common.js';
+import { agentOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
   RunTestCasesRequestSchema,
@@ -20,19 +13,17 @@ import {
 } from './simulation.schemas.js';
 
 const agentId = z.uuid();
-const tags = ['Call simulation'];
 
 export function registerSimulationPaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const register = agentOperations(registry, 'Call simulation');
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/simulate',
     operationId: 'simulateCall',
-    ...access('agents:read', 'agent'),
-    tags,
+    permission: 'agents:read',
     summary: 'What happens to a call at a given moment, without a call (agents:read)',
     description:
       'Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only. What the caller may not read is not looked up: without contacts:read the caller is simulated as unknown (`contact` null, no names or tags in the greeting), without calls:read as one without calls today.',
-    security: anyAuth,
     request: {
       params: z.object({ agentId }),
       body: {
@@ -64,56 +55,47 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
         },
       },
     },
-    responses: { 200: json(SimulationSchema, 'The simulated call'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+    responses: { 200: json(SimulationSchema, 'The simulated call') },
+    errors: [413],
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/test-cases',
     operationId: 'listTestCases',
-    ...access('agents:read', 'agent'),
-    tags,
+    permission: 'agents:read',
     summary: "The agent's saved test cases, oldest first (agents:read)",
-    security: anyAuth,
     request: { params: z.object({ agentId }) },
-    responses: {
-      200: json(z.object({ data: z.array(TestCaseSchema) }), 'Every test case (at most 200)'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
-    },
+    responses: { 200: json(z.object({ data: z.array(TestCaseSchema) }), 'Every test case (at most 200)') },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases',
     operationId: 'createTestCase',
-    ...access('agents:write', 'agent'),
-    tags,
+    permission: 'agents:write',
     summary: 'Save a test case (agents:write); at most 200 per agent (409)',
     description:
       '`expect` holds at least one of its fields; each one given must match the simulation of `input` (`greeting_contains`: a case-insensitive part of the greeting text; `transfer_employee_id`: the employee of the first available transfer target).',
-    security: anyAuth,
     request: { params: z.object({ agentId }), body: jsonBody(TestCaseInputSchema) },
-    responses: { 201: json(TestCaseSchema, 'The saved case'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409, 413) },
+    responses: { 201: json(TestCaseSchema, 'The saved case') },
+    errors: [409, 413],
   });
-  registry.registerPath({
+  register({
     method: 'delete',
     path: '/v1/agents/{agentId}/test-cases/{caseId}',
     operationId: 'deleteTestCase',
-    ...access('agents:write', 'agent'),
-    tags,
+    permission: 'agents:write',
     summary: 'Delete a test case (agents:write)',
-    security: anyAuth,
     request: { params: z.object({ agentId, caseId: z.uuid() }) },
-    responses: { 204: noContent, ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 204: noContent },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases/run',
     operationId: 'runTestCases',
-    ...access('agents:read', 'agent'),
-    tags,
+    permission: 'agents:read',
     summary: 'Run every saved case against the configuration, a stored version, or unsaved changes (agents:read)',
     description:
       'The verdicts read everything a call reads, exactly as `require_passing_test_cases` does. A greeting chosen with the caller’s contact (without contacts:read) or the caller’s calls today (without calls:read) is reported as `actual: null`.',
-    security: anyAuth,
     request: {
       params: z.object({ agentId }),
       body: {
@@ -126,19 +108,18 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
         },
       },
     },
-    responses: { 200: json(TestRunSchema, 'One result per case'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+    responses: { 200: json(TestRunSchema, 'One result per case') },
+    errors: [413],
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases/suggest',
     operationId: 'suggestTestCases',
-    ...access('agents:read', 'agent'),
-    tags,
+    permission: 'agents:read',
     summary: "Cases that pin today's behaviour at the moments that matter (agents:read; not stored)",
     description:
       'A weekday inside and outside the hours, Saturday, Sunday, the next public holiday of the agent’s Bundesland, 24 and 31 December, the next schedule exception, a night call, and (with contacts:read) a known caller’s greeting (left out of `expect` when it depends on the calls of today and the requester lacks calls:read). Each is a body the create route accepts as it is, and passes against the configuration of now.',
-    security: anyAuth,
     request: { params: z.object({ agentId }) },
-    responses: { 200: json(SuggestionsSchema, 'The suggested cases'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(SuggestionsSchema, 'The suggested cases') },
   });
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { EVENT_DISPATCH_QUEUE, WEBHOOK_SWEEP_QUEUE } from '../../jobs/queue-definitions.js';
-import type { BackgroundWorker } from '../../jobs/workers.js';
+import { inBatches, ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import type { WebhookSweepRepository } from './webhook-sweep.repository.js';
 
 /** An event younger than this may still be on its way to its first dispatch; it is left alone. */
@@ -27,35 +27,19 @@ export class WebhookSweeper {
   /** One pass; returns how many events were queued for dispatch again. */
   async run(): Promise<number> {
     const before = new Date(this.clock.now().getTime() - MIN_AGE_MS);
-    let total = 0;
-    for (;;) {
-      const ids = await this.events.findOrphanedEvents(before, BATCH_SIZE);
+    const total = await inBatches(BATCH_SIZE, async (limit) => {
+      const ids = await this.events.findOrphanedEvents(before, limit);
       for (const eventId of ids) await this.queue.send(EVENT_DISPATCH_QUEUE, { eventId });
-      total += ids.length;
-      if (ids.length < BATCH_SIZE) break;
-    }
+      return ids.length;
+    });
     if (total > 0) this.logger.warn({ events: total }, 'webhook events re-dispatched by the sweeper');
     return total;
   }
 }
 
 /** Runs the sweep every minute through a pg-boss schedule (one instance takes each run). */
-export class WebhookSweepWorker implements BackgroundWorker {
-  readonly name = 'webhook-sweep';
-
-  constructor(
-    private readonly queue: JobQueue,
-    private readonly sweeper: WebhookSweeper,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.queue.boss.schedule(WEBHOOK_SWEEP_QUEUE, '* * * * *');
-    await this.queue.work(WEBHOOK_SWEEP_QUEUE, async () => {
-      await this.sweeper.run();
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.queue.boss.offWork(WEBHOOK_SWEEP_QUEUE);
+export class WebhookSweepWorker extends ScheduledWorker<number> {
+  constructor(queue: JobQueue, sweeper: WebhookSweeper) {
+    super('webhook-sweep', queue, { queue: WEBHOOK_SWEEP_QUEUE, cron: '* * * * *' }, () => sweeper.run());
   }
 }

@@ -1,39 +1,35 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { access, AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { json, jsonBody } from '../../openapi/common.js';
+import { agentOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { WorkflowPutBodySchema, WorkflowRecordSchema } from './workflow.schemas.js';
 
 const AgentIdParams = z.object({ agentId: z.uuid() });
 
 export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const register = agentOperations(registry, 'Workflow');
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/workflow',
     operationId: 'getWorkflow',
-    ...access('agents:read', 'agent'),
-    tags: ['Workflow'],
+    permission: 'agents:read',
     summary: "The agent's workflow (agents:read); workflow is null for a single-prompt agent",
-    security: anyAuth,
     request: { params: AgentIdParams },
-    responses: { 200: json(WorkflowRecordSchema, 'The workflow record'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(WorkflowRecordSchema, 'The workflow record') },
   });
-  registry.registerPath({
+  register({
     method: 'put',
     path: '/v1/agents/{agentId}/workflow',
     operationId: 'replaceWorkflow',
-    ...access('agents:write', 'agent'),
-    tags: ['Workflow'],
+    permission: 'agents:write',
     summary:
       'Replace the workflow (agents:write): the Workflow itself, {workflow: Workflow}, or {workflow: null} to remove it',
     description:
       'Validated completely (limits, unknown keys, unique step ids, next naming other existing steps, tools naming tools of ' +
       'the agent, a terminal step, every step reachable from the first). Every problem is listed in one 400 with paths ' +
       'relative to the workflow, such as `steps[1].next[0].id`; nothing is written.',
-    security: anyAuth,
     request: { params: AgentIdParams, body: jsonBody(WorkflowPutBodySchema) },
-    responses: {
-      200: json(WorkflowRecordSchema, 'The workflow record'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS, 413),
-    },
+    responses: { 200: json(WorkflowRecordSchema, 'The workflow record') },
+    errors: [413],
   });
 }
