@@ -93,6 +93,7 @@ import { SimulationRepository } from './modules/simulation/simulation.repository
 import { SimulationService } from './modules/simulation/simulation.service.js';
 import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
+import { buildOutboundModule } from './modules/outbound/outbound.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -157,6 +158,7 @@ export function buildContainer(deps: AppDeps) {
   const kbJobs = new KnowledgeBaseJobs(deps.queue);
   const kbProcessor = new KnowledgeBaseProcessor(db, kbIndex, kbJobs, clock, deps.logger, { events });
   const callRepository = new CallRepository(db);
+  const outbound = buildOutboundModule({ db, agentAccess, events, clock, config });
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>
     callRepository.countCallsToday(
@@ -208,7 +210,7 @@ export function buildContainer(deps: AppDeps) {
     contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock, testCaseGuard),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
-    calls: new CallService(db, callRepository, events, agentAccess, clock),
+    calls: new CallService(db, callRepository, events, agentAccess, clock, { optOut: outbound.service.optOut }),
     callStats: new CallStatsService(new CallStatsRepository(db), agentAccess),
     callExport: new CallExportService(callRepository, new ExportSlotRepository(db), agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
@@ -263,6 +265,7 @@ export function buildContainer(deps: AppDeps) {
     mountModule(simulationModule, simulationService, testCaseService),
     mountModule(auditLogModule, services.auditLog),
     mountModule(dataSubjectModule, services.dataSubjects),
+    outbound.module,
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

@@ -1,0 +1,80 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { OutboundService } from './outbound.service.js';
+
+const jobParams = uuidParams('agentId', 'outboundCallId');
+const orgParams = uuidParams('orgId');
+
+/** Mounted at /v1/agents/:agentId/outbound-calls. */
+export function outboundCallRouter(outbound: OutboundService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await outbound.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    const { created, job } = await outbound.create(authOf(req), agentId, req.body);
+    res.status(created ? 201 : 200).json(job);
+  });
+
+  // Before '/:outboundCallId', which would take "preview" for an id.
+  router.post('/preview', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await outbound.preview(authOf(req), agentId, req.body));
+  });
+
+  router.get('/:outboundCallId', async (req, res) => {
+    const { agentId, outboundCallId } = parse(jobParams, req.params);
+    res.json(await outbound.get(authOf(req), agentId, outboundCallId));
+  });
+
+  router.post('/:outboundCallId/cancel', async (req, res) => {
+    const { agentId, outboundCallId } = parse(jobParams, req.params);
+    res.json(await outbound.cancel(authOf(req), agentId, outboundCallId));
+  });
+
+  return router;
+}
+
+/** Mounted at /v1/organization/:orgId/do-not-call. */
+export function doNotCallRouter(outbound: OutboundService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    res.json(await outbound.listDoNotCall(authOf(req), orgId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    const { created, entry } = await outbound.addDoNotCall(authOf(req), orgId, req.body);
+    res.status(created ? 201 : 200).json(entry);
+  });
+
+  router.delete('/', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    await outbound.removeDoNotCall(authOf(req), orgId, req.query);
+    res.status(204).end();
+  });
+
+  return router;
+}
+
+/** Mounted at /v1/outbound: the dialer's side. */
+export function dispatchRouter(outbound: OutboundService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.post('/claim', async (req, res) => {
+    res.json(await outbound.claim(authOf(req), req.body));
+  });
+
+  router.post('/attempts/:attemptId/result', async (req, res) => {
+    res.json(await outbound.result(authOf(req), String(req.params.attemptId), req.body));
+  });
+
+  return router;
+}
