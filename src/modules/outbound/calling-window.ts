@@ -82,7 +82,10 @@ function dayReason(rules: WindowRules, at: number): BlockReason | null {
   const local = zonedParts(rules.timezone, at);
   if (local.weekday === 0) return 'sunday';
   if (rules.holidayOn(local.date)) return 'holiday';
-  const exception = exceptionDecision(rules.exceptions, local.date, addDays(local.date, -1), local.minute);
+  const exception =
+    rules.exceptions.length === 0
+      ? undefined
+      : exceptionDecision(rules.exceptions, local.date, addDays(local.date, -1), local.minute);
   if (exception && !exception.open) return 'exception';
   const { window } = rules;
   const from = parseTime(window.from) ?? 0;
