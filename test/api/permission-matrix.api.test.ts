@@ -106,6 +106,7 @@ async function buildWorld() {
         expect: { accepting_calls: true },
       }),
     keyId: async () => (await apiKey(a.userId)).id,
+    campaignId: (id) => post(agentPath(id, 'campaigns'), { name: 'Matrix', purpose: 'reminder' }),
     outboundCallId: (id) =>
       post(agentPath(id, 'outbound-calls'), { to_number: ctx.build.phone(), purpose: 'callback' }),
   };

@@ -5,11 +5,13 @@ import { mountModule, type ApiModule, type MountedModule } from '../../http/api-
 import type { AgentAccess } from '../agents/agent-access.js';
 import { registerOutboundPaths } from './outbound.openapi.js';
 import { OutboundRepository } from './outbound.repository.js';
-import { dispatchRouter, doNotCallRouter, outboundCallRouter } from './outbound.router.js';
+import { campaignRouter, dispatchRouter, doNotCallRouter, outboundCallRouter } from './outbound.router.js';
+import { CampaignService } from './campaign.service.js';
 import { OutboundService } from './outbound.service.js';
 
-export const outboundModule: ApiModule<[OutboundService]> = {
-  mounts: (outbound) => [
+export const outboundModule: ApiModule<[OutboundService, CampaignService]> = {
+  mounts: (outbound, campaigns) => [
+    { path: '/agents/:agentId/campaigns', router: campaignRouter(campaigns) },
     { path: '/agents/:agentId/outbound-calls', router: outboundCallRouter(outbound) },
     { path: '/organization/:orgId/do-not-call', router: doNotCallRouter(outbound) },
     { path: '/outbound', router: dispatchRouter(outbound) },
@@ -25,13 +27,10 @@ export function buildOutboundModule(deps: {
   clock: Clock;
   config: { OUTBOUND_MAX_CONCURRENT_PER_AGENT: number };
 }): { module: MountedModule; service: OutboundService } {
-  const service = new OutboundService(
-    deps.db,
-    new OutboundRepository(deps.db),
-    deps.agentAccess,
-    deps.events,
-    deps.clock,
-    { maxConcurrentPerAgent: deps.config.OUTBOUND_MAX_CONCURRENT_PER_AGENT },
-  );
-  return { module: mountModule(outboundModule, service), service };
+  const repository = new OutboundRepository(deps.db);
+  const campaigns = new CampaignService(deps.db, repository, deps.agentAccess, deps.clock);
+  const service = new OutboundService(deps.db, repository, deps.agentAccess, deps.events, deps.clock, {
+    maxConcurrentPerAgent: deps.config.OUTBOUND_MAX_CONCURRENT_PER_AGENT,
+  });
+  return { module: mountModule(outboundModule, service, campaigns), service };
 }

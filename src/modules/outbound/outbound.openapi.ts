@@ -10,6 +10,12 @@ import {
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import {
+  AppendRecipientsDoc,
+  AppendResultSchema,
+  CampaignPageSchema,
+  CampaignSchema,
+  CreateCampaignDoc,
+  ListCampaignsQueryDoc,
   AttemptResultResponseSchema,
   ClaimResponseSchema,
   ClaimSchema,
@@ -32,7 +38,93 @@ const JobParams = z.object({ agentId: z.uuid(), outboundCallId: z.uuid() });
 const OrgParams = z.object({ orgId: z.uuid() });
 const AttemptParams = z.object({ attemptId: z.uuid() });
 
+const CampaignParams = z.object({ agentId: z.uuid(), campaignId: z.uuid() });
+
+function registerCampaignPaths(registry: OpenAPIRegistry): void {
+  const tags = ['Outbound campaigns'];
+  const base = '/v1/agents/{agentId}/campaigns';
+  registry.registerPath({
+    method: 'get',
+    path: base,
+    operationId: 'listCampaigns',
+    ...access('outbound:read', 'agent'),
+    tags,
+    summary: 'List campaigns with their counters (outbound:read), newest first',
+    security: anyAuth,
+    request: { params: AgentParams, query: ListCampaignsQueryDoc },
+    responses: { 200: json(CampaignPageSchema, 'A page of campaigns'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: base,
+    operationId: 'createCampaign',
+    ...access('outbound:write', 'agent'),
+    tags,
+    summary:
+      'Create a campaign with up to 10,000 recipients (outbound:write); one 400 names every bad row as recipients[i].<field>, and nothing is stored then',
+    security: anyAuth,
+    request: { params: AgentParams, body: jsonBody(CreateCampaignDoc) },
+    responses: { 201: json(CampaignSchema, 'The new campaign'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/{campaignId}`,
+    operationId: 'getCampaign',
+    ...access('outbound:read', 'agent'),
+    tags,
+    summary: 'Get a campaign with its jobs counted per status; finished_at once every job is final (outbound:read)',
+    security: anyAuth,
+    request: { params: CampaignParams },
+    responses: { 200: json(CampaignSchema, 'The campaign'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: `${base}/{campaignId}/recipients`,
+    operationId: 'appendCampaignRecipients',
+    ...access('outbound:write', 'agent'),
+    tags,
+    summary:
+      'Append up to 10,000 recipients (outbound:write) as JSON or text/csv (header to_number, external_id, contact_id, consent_basis, consent_obtained_at, consent_source; other columns become variables)',
+    security: anyAuth,
+    request: {
+      params: CampaignParams,
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: AppendRecipientsDoc },
+          'text/csv': {
+            schema: z.string().openapi({ example: 'to_number,external_id,name\n030 1234567,crm-1,Erika' }),
+          },
+        },
+      },
+    },
+    responses: {
+      200: json(AppendResultSchema, 'How many were added and skipped, and the campaign'),
+      ...errorResponses(...AGENT_ROUTE_ERRORS, 413),
+    },
+  });
+  const actions = {
+    pause: 'Pause a campaign: none of its jobs is handed out until it is resumed (outbound:write)',
+    resume: 'Resume a paused campaign (outbound:write)',
+    cancel: 'Cancel a campaign and every job of it not yet final (outbound:write); idempotent',
+  } as const;
+  for (const [action, summary] of Object.entries(actions)) {
+    registry.registerPath({
+      method: 'post',
+      path: `${base}/{campaignId}/${action}`,
+      operationId: `${action}Campaign`,
+      ...access('outbound:write', 'agent'),
+      tags,
+      summary,
+      security: anyAuth,
+      request: { params: CampaignParams },
+      responses: { 200: json(CampaignSchema, 'The campaign'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    });
+  }
+}
+
 export function registerOutboundPaths(registry: OpenAPIRegistry): void {
+  registerCampaignPaths(registry);
   const tags = ['Outbound calls'];
   const base = '/v1/agents/{agentId}/outbound-calls';
   registry.registerPath({

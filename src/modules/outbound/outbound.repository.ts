@@ -46,6 +46,26 @@ export type AttemptRow = {
   finished_at: Date | null;
 };
 
+export type CampaignRow = {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  name: string;
+  status: 'active' | 'paused' | 'cancelled';
+  purpose: Purpose;
+  window: CallingWindow;
+  respect_opening_hours: boolean;
+  max_concurrent: number;
+  max_attempts: number;
+  retry_after_minutes: number;
+  variables: Record<string, unknown>;
+  not_before: Date | null;
+  not_after: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
 export type DoNotCallRow = {
   organization_id: string;
   phone_number: string;
@@ -99,6 +119,38 @@ export function toOutboundCall(row: JobRow, attempts: AttemptRow[]) {
     updated_at: iso(row.updated_at)!,
   };
 }
+
+const STATUSES: JobStatus[] = ['scheduled', 'in_progress', 'completed', 'failed', 'cancelled', 'blocked'];
+
+export function toCampaign(
+  row: CampaignRow,
+  progress: { counts: Record<string, number>; lastFinishedAt: Date | null } | undefined,
+) {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, progress?.counts[s] ?? 0])) as Record<JobStatus, number>;
+  const total = STATUSES.reduce((sum, s) => sum + counts[s], 0);
+  const open = counts.scheduled + counts.in_progress;
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    name: row.name,
+    status: row.status,
+    purpose: row.purpose,
+    window: row.window,
+    respect_opening_hours: row.respect_opening_hours,
+    max_concurrent: row.max_concurrent,
+    max_attempts: row.max_attempts,
+    retry_after_minutes: row.retry_after_minutes,
+    variables: row.variables,
+    not_before: iso(row.not_before),
+    not_after: iso(row.not_after),
+    counters: { ...counts, total },
+    finished_at: total > 0 && open === 0 ? iso(progress?.lastFinishedAt ?? null) : null,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+  };
+}
+
+export type Campaign = ReturnType<typeof toCampaign>;
 
 export function toDoNotCall(row: DoNotCallRow) {
   return {
@@ -458,5 +510,112 @@ export class OutboundRepository {
       .whereIn('id', [...new Set(contactIds)])
       .select('id')) as { id: string }[];
     return new Set(rows.map((r) => r.id));
+  }
+
+  // Campaigns
+
+  async insertCampaign(fields: Omit<CampaignRow, 'id'>): Promise<CampaignRow> {
+    const [row] = (await this.db('outbound_campaigns')
+      .insert({ ...fields, window: JSON.stringify(fields.window), variables: JSON.stringify(fields.variables) })
+      .returning('*')) as CampaignRow[];
+    return row!;
+  }
+
+  findCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
+    return this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .first() as Promise<CampaignRow | undefined>;
+  }
+
+  /** Call it on `with(trx)`. */
+  lockCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
+    return this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .forUpdate()
+      .first() as Promise<CampaignRow | undefined>;
+  }
+
+  async updateCampaign(agent: AgentRef, id: string, changes: Partial<CampaignRow>): Promise<CampaignRow> {
+    const [row] = (await this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .update(changes)
+      .returning('*')) as CampaignRow[];
+    return row!;
+  }
+
+  async listCampaigns(
+    agent: AgentRef,
+    paging: { cursor: KeysetPosition | null | undefined; limit: number },
+  ): Promise<{ rows: CampaignRow[]; pagination: CursorPage<unknown>['pagination'] }> {
+    const base = () =>
+      this.db('outbound_campaigns as j').where({ 'j.agent_id': agent.id, 'j.organization_id': agent.organization_id });
+    const page = base()
+      .select('j.*', this.db.raw(POSITION_SQL))
+      .orderBy([
+        { column: 'j.created_at', order: 'desc' },
+        { column: 'j.id', order: 'desc' },
+      ]);
+    if (paging.cursor)
+      page.whereRaw('(j.created_at, j.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
+    const [rows, count] = await Promise.all([
+      page.limit(paging.limit + 1) as Promise<(CampaignRow & { position_at: string })[]>,
+      base().count({ total: '*' }).first(),
+    ]);
+    const more = rows.length > paging.limit;
+    const data = rows.slice(0, paging.limit);
+    const last = data[data.length - 1];
+    return {
+      rows: data.map(({ position_at: _p, ...row }) => row as CampaignRow),
+      pagination: cursorPagination(
+        { cursor: paging.cursor ?? null, limit: paging.limit },
+        Number((count as { total?: string } | undefined)?.total ?? 0),
+        more && last ? { at: last.position_at, id: last.id } : undefined,
+      ),
+    };
+  }
+
+  /** Jobs per status of each campaign, and when the last one became final. */
+  async campaignProgress(
+    campaignIds: string[],
+  ): Promise<Map<string, { counts: Record<string, number>; lastFinishedAt: Date | null }>> {
+    const progress = new Map<string, { counts: Record<string, number>; lastFinishedAt: Date | null }>();
+    if (campaignIds.length === 0) return progress;
+    const rows = (await this.db('outbound_jobs')
+      .whereIn('campaign_id', campaignIds)
+      .groupBy('campaign_id', 'status')
+      .select('campaign_id', 'status', this.db.raw('count(*)::int AS n'), this.db.raw('max(finished_at) AS last'))) as {
+      campaign_id: string;
+      status: string;
+      n: number;
+      last: Date | null;
+    }[];
+    for (const r of rows) {
+      const entry = progress.get(r.campaign_id) ?? { counts: {}, lastFinishedAt: null };
+      entry.counts[r.status] = r.n;
+      if (r.last && (!entry.lastFinishedAt || r.last > entry.lastFinishedAt)) entry.lastFinishedAt = r.last;
+      progress.set(r.campaign_id, entry);
+    }
+    return progress;
+  }
+
+  /** Every job of the campaign not yet final becomes cancelled. */
+  async cancelCampaignJobs(campaignId: string, organizationId: string, now: Date): Promise<number> {
+    return this.db('outbound_jobs')
+      .where({ campaign_id: campaignId, organization_id: organizationId })
+      .whereIn('status', ['scheduled', 'in_progress'])
+      .update({ status: 'cancelled', next_attempt_at: null, finished_at: now, updated_at: now });
+  }
+
+  async existingExternalIds(agent: AgentRef, externalIds: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const unique = [...new Set(externalIds)];
+    for (let i = 0; i < unique.length; i += 5000) {
+      const rows = (await this.db('outbound_jobs')
+        .where({ agent_id: agent.id, organization_id: agent.organization_id })
+        .whereIn('external_id', unique.slice(i, i + 5000))
+        .select('external_id')) as { external_id: string }[];
+      for (const r of rows) found.add(r.external_id);
+    }
+    return found;
   }
 }

@@ -1,6 +1,8 @@
-import { Router } from 'express';
+import express, { Router } from 'express';
+import { BULK_BODY_LIMIT } from '../../http/body.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { CampaignService } from './campaign.service.js';
 import type { OutboundService } from './outbound.service.js';
 
 const jobParams = uuidParams('agentId', 'outboundCallId');
@@ -75,6 +77,43 @@ export function dispatchRouter(outbound: OutboundService): Router {
   router.post('/attempts/:attemptId/result', async (req, res) => {
     res.json(await outbound.result(authOf(req), String(req.params.attemptId), req.body));
   });
+
+  return router;
+}
+
+const campaignParams = uuidParams('agentId', 'campaignId');
+const csv = express.text({ type: 'text/csv', limit: BULK_BODY_LIMIT });
+
+/** Mounted at /v1/agents/:agentId/campaigns. */
+export function campaignRouter(campaigns: CampaignService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await campaigns.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.status(201).json(await campaigns.create(authOf(req), agentId, req.body));
+  });
+
+  router.get('/:campaignId', async (req, res) => {
+    const { agentId, campaignId } = parse(campaignParams, req.params);
+    res.json(await campaigns.get(authOf(req), agentId, campaignId));
+  });
+
+  router.post('/:campaignId/recipients', csv, async (req, res) => {
+    const { agentId, campaignId } = parse(campaignParams, req.params);
+    res.json(await campaigns.append(authOf(req), agentId, campaignId, req.body));
+  });
+
+  for (const action of ['pause', 'resume', 'cancel'] as const) {
+    router.post(`/:campaignId/${action}`, async (req, res) => {
+      const { agentId, campaignId } = parse(campaignParams, req.params);
+      res.json(await campaigns[action](authOf(req), agentId, campaignId));
+    });
+  }
 
   return router;
 }

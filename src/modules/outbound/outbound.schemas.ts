@@ -281,3 +281,111 @@ export const DoNotCallEntrySchema = z
 export const DoNotCallPageSchema = z
   .object({ data: z.array(DoNotCallEntrySchema), pagination: CursorPaginationSchema })
   .openapi('DoNotCallPage');
+
+// Campaigns
+
+export const CAMPAIGN_STATUSES = ['active', 'paused', 'cancelled'] as const;
+export const RECIPIENTS_MAX = 10_000;
+
+export const RecipientSchema = z
+  .strictObject({
+    to_number: phoneNumberField,
+    external_id: text({ min: 1, max: 255 }).nullable().optional().openapi({
+      description: 'Unique per agent: a recipient whose external_id has a job already is skipped (idempotent re-send)',
+    }),
+    variables: variablesField.optional().openapi({ description: "Merged over the campaign's variables" }),
+    consent: ConsentSchema.nullable().optional(),
+    contact_id: uuidField().nullable().optional(),
+  })
+  .openapi('CampaignRecipient');
+
+export type RecipientInput = z.output<typeof RecipientSchema>;
+
+const recipients = z.array(z.unknown()).max(RECIPIENTS_MAX, `At most ${RECIPIENTS_MAX} recipients per request`);
+
+export const CreateCampaignSchema = z
+  .strictObject({
+    name: text({ min: 1, max: 200, trim: true }),
+    purpose: z.enum(PURPOSES),
+    window: WindowSchema.default(DEFAULT_WINDOW),
+    respect_opening_hours: z.boolean().default(true),
+    max_concurrent: z.int().min(1).max(50).default(5),
+    max_attempts: z.int().min(1).max(10).default(3),
+    retry_after_minutes: z.int().min(5).max(1440).default(60),
+    variables: variablesField.default({}),
+    not_before: isoInstant.nullable().optional(),
+    not_after: isoInstant.nullable().optional(),
+    recipients: recipients.default([]).openapi({
+      description: `Up to ${RECIPIENTS_MAX}; each checked like one job, every bad row named as recipients[i].<field>`,
+    }),
+  })
+  .superRefine(boundsRule)
+  .openapi('CreateCampaign');
+
+/** As the document shows it (the recipients' items are checked one by one in the service). */
+export const CreateCampaignDoc = z
+  .object({
+    ...CreateCampaignSchema.shape,
+    recipients: z.array(RecipientSchema).max(RECIPIENTS_MAX).optional(),
+  })
+  .openapi('CreateCampaignRequest');
+
+export const AppendRecipientsSchema = z.strictObject({ recipients }).openapi('AppendRecipients');
+export const AppendRecipientsDoc = z
+  .object({ recipients: z.array(RecipientSchema).max(RECIPIENTS_MAX) })
+  .openapi('AppendRecipientsRequest');
+
+export const ListCampaignsQuery = z.strictObject({
+  ...cursorShape,
+  limit: ListOutboundCallsQuery.shape.limit,
+});
+export const ListCampaignsQueryDoc = z.object({
+  cursor: z.string().optional().openapi({ description: 'pagination.next_cursor of the previous page' }),
+  limit: z.int().min(1).max(100).optional().openapi({ default: 20 }),
+});
+
+export const CampaignSchema = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.uuid(),
+    name: z.string(),
+    status: z.enum(CAMPAIGN_STATUSES),
+    purpose: z.enum(PURPOSES),
+    window: WindowSchema,
+    respect_opening_hours: z.boolean(),
+    max_concurrent: z.int(),
+    max_attempts: z.int(),
+    retry_after_minutes: z.int(),
+    variables: z.record(z.string(), z.unknown()),
+    not_before: z.iso.datetime().nullable(),
+    not_after: z.iso.datetime().nullable(),
+    counters: z
+      .object({
+        scheduled: z.int(),
+        in_progress: z.int(),
+        completed: z.int(),
+        failed: z.int(),
+        cancelled: z.int(),
+        blocked: z.int(),
+        total: z.int(),
+      })
+      .openapi({ description: 'Jobs per status' }),
+    finished_at: z.iso.datetime().nullable().openapi({
+      description: 'When the last job became final; null while any job is not final (or there is none)',
+    }),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('Campaign');
+
+export const CampaignPageSchema = z
+  .object({ data: z.array(CampaignSchema), pagination: CursorPaginationSchema })
+  .openapi('CampaignPage');
+
+export const AppendResultSchema = z
+  .object({
+    added: z.int(),
+    skipped: z.int().openapi({ description: 'Recipients whose external_id has a job of this agent already' }),
+    campaign: CampaignSchema,
+  })
+  .openapi('CampaignRecipientsAdded');

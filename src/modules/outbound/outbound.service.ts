@@ -52,13 +52,13 @@ export class DoNotCallError extends AppError {
   }
 }
 
-function keepUntil(from: Date): Date {
+export function keepUntil(from: Date): Date {
   const d = new Date(from);
   d.setUTCFullYear(d.getUTCFullYear() + CONSENT_RETENTION_YEARS);
   return d;
 }
 
-function asWindowAgent(agent: {
+export function asWindowAgent(agent: {
   schedule: unknown;
   bundesland: string;
   vacation_mode: boolean | null;
@@ -70,6 +70,37 @@ function asWindowAgent(agent: {
     vacation_mode: agent.vacation_mode === true,
     vacation_end: agent.vacation_end,
   };
+}
+
+/** next_attempt_at of a new job (or status failed when its window never opens before not_after). */
+export function firstMoment(agent: WindowAgent, job: JobFields, from: number): Partial<JobFields> {
+  const rules = windowRules(agent, job);
+  const next = nextAllowed(rules, Math.max(from, rules.notBefore ?? from));
+  if (next !== null) return { next_attempt_at: new Date(next) };
+  return {
+    status: 'failed',
+    failure_reason: rules.notAfter !== null ? 'deadline' : 'no_window',
+    finished_at: new Date(from),
+  };
+}
+
+/** Consent records as documented at creation: kept five years (from the last call, see claim). */
+export async function recordConsents(repo: OutboundRepository, jobs: JobRow[], now: Date): Promise<void> {
+  await repo.insertConsents(
+    jobs
+      .filter((j) => j.consent !== null)
+      .map((j) => ({
+        organization_id: j.organization_id,
+        agent_id: j.agent_id,
+        job_id: j.id,
+        phone_number: j.to_number,
+        basis: j.consent!.basis,
+        obtained_at: j.consent!.obtained_at,
+        source: j.consent!.source,
+        keep_until: keepUntil(now),
+        created_at: now,
+      })),
+  );
 }
 
 type ClaimedJob = {
@@ -138,12 +169,12 @@ export class OutboundService {
       created_at: now,
       updated_at: now,
     };
-    Object.assign(fields, this.firstMoment(asWindowAgent(agent), fields, now.getTime()));
+    Object.assign(fields, firstMoment(asWindowAgent(agent), fields, now.getTime()));
     try {
       const row = await inTransaction(this.db, async (trx) => {
         const repo = this.repo.with(trx);
         const [row] = await repo.insertJobs([fields]);
-        await this.recordConsents(repo, [row!], now);
+        await recordConsents(repo, [row!], now);
         return row!;
       });
       return { created: true, job: toOutboundCall(row, []) };
@@ -240,7 +271,6 @@ export class OutboundService {
         if (picked.length >= max) break;
         if (listed.has(`${job.organization_id}:${job.to_number}`)) {
           await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
-          await this.campaignProgress(trx, job);
           continue;
         }
         const rules = windowRules(this.dueAgent(job), job);
@@ -253,7 +283,7 @@ export class OutboundService {
             now,
           );
           await repo.updateJob(job.organization_id, job.id, changes);
-          if (changes.status === 'failed') await this.finished(trx, job, changes, now);
+          if (changes.status === 'failed') await this.finished(trx, job, changes);
           continue;
         }
         const agentRunning = running.agents.get(job.agent_id) ?? 0;
@@ -409,18 +439,6 @@ export class OutboundService {
 
   // Rules shared by creation, claims and results
 
-  /** next_attempt_at of a new job (or status failed when its window never opens before not_after). */
-  private firstMoment(agent: WindowAgent, job: JobFields, from: number): Partial<JobFields> {
-    const rules = windowRules(agent, job);
-    const next = nextAllowed(rules, Math.max(from, rules.notBefore ?? from));
-    if (next !== null) return { next_attempt_at: new Date(next) };
-    return {
-      status: 'failed',
-      failure_reason: rules.notAfter !== null ? 'deadline' : 'no_window',
-      finished_at: new Date(from),
-    };
-  }
-
   private reschedule(job: JobRow, rules: ReturnType<typeof windowRules>, from: number, now: Date): Partial<JobRow> {
     const next = nextAllowed(rules, from);
     if (next === null) return this.finalChanges('failed', rules.notAfter !== null ? 'deadline' : 'no_window', now);
@@ -473,12 +491,12 @@ export class OutboundService {
       changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
     }
     const updated = await repo.updateJob(job.organization_id, job.id, changes);
-    if (updated.status === 'completed' || updated.status === 'failed') await this.finished(trx, updated, changes, now);
+    if (updated.status === 'completed' || updated.status === 'failed') await this.finished(trx, updated, changes);
     return updated;
   }
 
-  /** A job became final: its event, and its campaign's progress. */
-  private async finished(trx: Knex.Transaction, job: JobRow, changes: Partial<JobRow>, now: Date): Promise<void> {
+  /** A job became completed or failed: its event (a campaign's finished_at is read from its jobs). */
+  private async finished(trx: Knex.Transaction, job: JobRow, changes: Partial<JobRow>): Promise<void> {
     const status = changes.status ?? job.status;
     if (status === 'completed' || status === 'failed') {
       const attempts = await this.repo.with(trx).attemptsOf(job.organization_id, [job.id]);
@@ -493,11 +511,7 @@ export class OutboundService {
         },
       });
     }
-    await this.campaignProgress(trx, job, now);
   }
-
-  /** Campaign bookkeeping when one of its jobs became final (see the campaigns service). */
-  private async campaignProgress(_trx: Knex.Transaction, _job: JobRow, _now?: Date): Promise<void> {}
 
   private dueAgent(job: DueJob): WindowAgent {
     return asWindowAgent({
@@ -506,25 +520,6 @@ export class OutboundService {
       vacation_mode: job.agent_vacation_mode,
       vacation_end: job.agent_vacation_end,
     });
-  }
-
-  /** Consent as documented at creation: kept five years (from the last call, see claim). */
-  private async recordConsents(repo: OutboundRepository, jobs: JobRow[], now: Date): Promise<void> {
-    await repo.insertConsents(
-      jobs
-        .filter((j) => j.consent !== null)
-        .map((j) => ({
-          organization_id: j.organization_id,
-          agent_id: j.agent_id,
-          job_id: j.id,
-          phone_number: j.to_number,
-          basis: j.consent!.basis,
-          obtained_at: j.consent!.obtained_at,
-          source: j.consent!.source,
-          keep_until: keepUntil(now),
-          created_at: now,
-        })),
-    );
   }
 
   private async represent(organizationId: string, row: JobRow, repo: OutboundRepository = this.repo) {
