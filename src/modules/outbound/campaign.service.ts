@@ -41,12 +41,16 @@ function splitCsvLine(line: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const ch = line[i]!;
     if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') ((field += '"'), i++);
-      else if (ch === '"') quoted = false;
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
       else field += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',' || ch === ';') (fields.push(field), (field = ''));
-    else field += ch;
+    else if (ch === ',' || ch === ';') {
+      fields.push(field);
+      field = '';
+    } else field += ch;
   }
   fields.push(field);
   return fields.map((f) => f.trim());
