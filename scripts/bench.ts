@@ -23,6 +23,7 @@ import { chain } from './bench/chain.js';
 import { compare } from './bench/compare.js';
 import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
+import { outbound } from './bench/outbound.js';
 import { memory } from './bench/memory.js';
 import { simulate } from './bench/simulate.js';
 import { variants } from './bench/variants.js';
@@ -40,6 +41,7 @@ const SCENARIOS = [
   'analytics',
   'compare',
   'variants',
+  'outbound',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const RESULTS = 'bench-results.json';
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
         else if (scenario === 'analytics') result = await analytics(database.db, database.url);
         else if (scenario === 'compare') result = await compare(database.db, database.url);
         else if (scenario === 'variants') result = await variants(database.db, database.url);
+        else if (scenario === 'outbound') result = await outbound(database.db, database.url);
         else result = await memory(database.db, database.url, sampled);
         const entry = (results[scenario] ??= {});
         // Entries of the earlier format (one result per scenario) are dropped.

@@ -162,6 +162,8 @@ const configSchema = z.object({
   WORKERS_ENABLED: bool.default(true),
   /** Days an audit-log entry is kept; a daily job deletes older ones. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  /** Outbound calls one agent may have in progress at once, over all its campaigns and single jobs. */
+  OUTBOUND_MAX_CONCURRENT_PER_AGENT: z.coerce.number().int().min(1).max(1000).default(10),
   /** The URL clients use to reach this API (e.g. https://api.example.com): the OpenAPI document's server. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /**

@@ -27,6 +27,7 @@ import { buildIdempotencyModule } from './modules/idempotency/idempotency.module
 import { buildKnowledgeBaseModule } from './modules/knowledge-base/knowledge-base.module.js';
 import { buildMeModule } from './modules/me/me.module.js';
 import type { BuiltModule, SharedDeps } from './modules/module.js';
+import { buildOutboundModule } from './modules/outbound/outbound.module.js';
 import { buildOrganizationModule } from './modules/organizations/organization.module.js';
 import { buildDataSubjectModule } from './modules/privacy/data-subject.module.js';
 import { buildSimulationModule, buildTestCases } from './modules/simulation/simulation.module.js';
@@ -82,6 +83,7 @@ export function buildContainer(deps: AppDeps) {
   const agents = buildAgentModule({ ...shared, agentReads, callsToday });
   const tools = buildToolModule({ ...shared, agentReads });
   const agentVersions = buildAgentVersionModule({ ...shared, agentReads, agents, tools });
+  const outbound = buildOutboundModule(shared);
 
   /** Every module once, in the order of the OpenAPI document; a new module is one line here. */
   const modules = {
@@ -97,12 +99,13 @@ export function buildContainer(deps: AppDeps) {
     tools,
     contacts: buildContactModule(shared),
     knowledgeBase: buildKnowledgeBaseModule(shared),
-    calls: buildCallModule(shared),
+    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
     agentVersions,
     simulation: buildSimulationModule({ ...shared, testCases, agents, agentVersions }),
     auditLog: buildAuditLogModule(shared),
     dataSubjects: buildDataSubjectModule(shared),
     idempotency: buildIdempotencyModule(shared),
+    outbound,
   } satisfies Record<string, BuiltModule>;
   const built: BuiltModule[] = Object.values(modules);
 

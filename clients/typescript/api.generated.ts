@@ -949,6 +949,231 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/campaigns': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List campaigns with their counters (outbound:read), newest first */
+    get: operations['listCampaigns'];
+    put?: never;
+    /** Create a campaign with up to 10,000 recipients (outbound:write); one 400 names every bad row as recipients[i].<field>, and nothing is stored then */
+    post: operations['createCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/campaigns/{campaignId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a campaign with its jobs counted per status; finished_at once every job is final (outbound:read) */
+    get: operations['getCampaign'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/campaigns/{campaignId}/recipients': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Append up to 10,000 recipients (outbound:write) as JSON or text/csv (header to_number, external_id, contact_id, consent_basis, consent_obtained_at, consent_source; other columns become variables) */
+    post: operations['appendCampaignRecipients'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/campaigns/{campaignId}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause a campaign: none of its jobs is handed out until it is resumed (outbound:write) */
+    post: operations['pauseCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/campaigns/{campaignId}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume a paused campaign (outbound:write) */
+    post: operations['resumeCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/campaigns/{campaignId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a campaign and every job of it not yet final (outbound:write); idempotent */
+    post: operations['cancelCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/outbound-calls': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List outbound call jobs (outbound:read), newest first, cursor paging */
+    get: operations['listOutboundCalls'];
+    put?: never;
+    /** Create an outbound call job (outbound:write); 200 with the existing job when external_id was sent before, 409 DO_NOT_CALL for a listed number */
+    post: operations['createOutboundCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/outbound-calls/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The next 5 allowed periods of a calling window for this agent, with the days skipped and why (outbound:read) */
+    post: operations['previewOutboundWindow'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/outbound-calls/{outboundCallId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get one outbound call job with its attempts (outbound:read) */
+    get: operations['getOutboundCall'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/outbound-calls/{outboundCallId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a job not yet final (outbound:write); a final job is answered as it is */
+    post: operations['cancelOutboundCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/{orgId}/do-not-call': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's do-not-call list (outbound:read), newest first */
+    get: operations['listDoNotCall'];
+    put?: never;
+    /** Add a number to the do-not-call list (outbound:write); its jobs not yet handed out become blocked. 200 when it was listed already */
+    post: operations['addDoNotCall'];
+    /** Remove a number from the do-not-call list (outbound:write) */
+    delete: operations['removeDoNotCall'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/outbound/claim': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The dialer claims due jobs (outbound:dispatch, a key for every agent): each with an attempt and a lease; a job goes to one dialer at a time */
+    post: operations['claimOutboundCalls'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/outbound/attempts/{attemptId}/result': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The result of one attempt (outbound:dispatch): answered completes the job, the others schedule the next attempt or fail it; the same result again is idempotent */
+    post: operations['reportOutboundAttempt'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'call.completed': {
@@ -1254,6 +1479,9 @@ export interface components {
         | 'organization:read'
         | 'organization:write'
         | 'privacy:write'
+        | 'outbound:read'
+        | 'outbound:write'
+        | 'outbound:dispatch'
       )[];
       allowed_agent_ids: string[] | null;
       /** @description Addresses and CIDR ranges requests must come from; null = any */
@@ -1297,7 +1525,8 @@ export interface components {
           | 'RATE_LIMITED'
           | 'INTERNAL_ERROR'
           | 'SERVICE_UNAVAILABLE'
-          | 'TEST_CASES_FAILED';
+          | 'TEST_CASES_FAILED'
+          | 'DO_NOT_CALL';
         message: string;
         details?: {
           field: string;
@@ -1346,6 +1575,9 @@ export interface components {
         | 'organization:read'
         | 'organization:write'
         | 'privacy:write'
+        | 'outbound:read'
+        | 'outbound:write'
+        | 'outbound:dispatch'
       )[];
       /**
        * @description Agents the key can access; null = all agents, [] = none
@@ -1399,6 +1631,9 @@ export interface components {
         | 'organization:read'
         | 'organization:write'
         | 'privacy:write'
+        | 'outbound:read'
+        | 'outbound:write'
+        | 'outbound:dispatch'
       )[];
       /** @description Agents the key can access; null = all agents, [] = none */
       allowed_agent_ids?: string[] | null;
@@ -1617,7 +1852,13 @@ export interface components {
        *     ]
        */
       post_call_webhook_events?: (
-        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+        | 'call.completed'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+        | 'outbound_call.completed'
+        | 'outbound_call.failed'
       )[];
       /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
       post_call_webhook_retries?: boolean;
@@ -1773,7 +2014,13 @@ export interface components {
        *     ]
        */
       post_call_webhook_events?: (
-        'call.completed' | 'agent.updated' | 'kb.document.ready' | 'kb.document.failed' | 'data_subject.erased'
+        | 'call.completed'
+        | 'agent.updated'
+        | 'kb.document.ready'
+        | 'kb.document.failed'
+        | 'data_subject.erased'
+        | 'outbound_call.completed'
+        | 'outbound_call.failed'
       )[];
       /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
       post_call_webhook_retries?: boolean;
@@ -2057,7 +2304,9 @@ export interface components {
         | 'agent.updated'
         | 'kb.document.ready'
         | 'kb.document.failed'
-        | 'data_subject.erased';
+        | 'data_subject.erased'
+        | 'outbound_call.completed'
+        | 'outbound_call.failed';
       /** @description The `webhook-id` header: stable for the event, the same on every attempt */
       webhook_id: string;
       /**
@@ -3076,6 +3325,8 @@ export interface components {
       extracted_data?: {
         [key: string]: unknown;
       };
+      /** @description The caller objected to further calls: the number goes on the organization's do-not-call list (outbound calls) */
+      opt_out?: boolean;
     };
     CallStats: {
       /** @enum {string} */
@@ -3578,6 +3829,324 @@ export interface components {
        * @default false
        */
       dry_run?: boolean;
+    };
+    CampaignPage: {
+      data: components['schemas']['Campaign'][];
+      pagination: components['schemas']['CursorPagination'];
+    };
+    Campaign: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      name: string;
+      /** @enum {string} */
+      status: 'active' | 'paused' | 'cancelled';
+      /** @enum {string} */
+      purpose: 'callback' | 'reminder' | 'follow_up' | 'marketing';
+      window: components['schemas']['CallingWindow'];
+      respect_opening_hours: boolean;
+      max_concurrent: number;
+      max_attempts: number;
+      retry_after_minutes: number;
+      variables: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      not_before: string | null;
+      /** Format: date-time */
+      not_after: string | null;
+      /** @description Jobs per status */
+      counters: {
+        scheduled: number;
+        in_progress: number;
+        completed: number;
+        failed: number;
+        cancelled: number;
+        blocked: number;
+        total: number;
+      };
+      /**
+       * Format: date-time
+       * @description When the last job became final; null while any job is not final (or there is none)
+       */
+      finished_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** @description Local days and times in the agent's time zone; default Monday to Friday 09:00-18:00 */
+    CallingWindow: {
+      /**
+       * @description 0 = Sunday ... 6 = Saturday (Sundays are never called)
+       * @example [
+       *       1,
+       *       2,
+       *       3,
+       *       4,
+       *       5
+       *     ]
+       */
+      days: number[];
+      /** @example 09:00 */
+      from: string;
+      /** @example 18:00 */
+      to: string;
+    };
+    CursorPagination: {
+      page: number | null;
+      limit: number;
+      total: number;
+      pages: number;
+      next_cursor: string | null;
+    };
+    CreateCampaignRequest: {
+      name: string;
+      /** @enum {string} */
+      purpose: 'callback' | 'reminder' | 'follow_up' | 'marketing';
+      window?: components['schemas']['CallingWindow'];
+      /** @default true */
+      respect_opening_hours?: boolean;
+      /** @default 5 */
+      max_concurrent?: number;
+      /** @default 3 */
+      max_attempts?: number;
+      /** @default 60 */
+      retry_after_minutes?: number;
+      /**
+       * @description Values for the runtime's prompt (at most 16 KB as JSON)
+       * @default {}
+       */
+      variables?: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      not_before?: string | null;
+      /** Format: date-time */
+      not_after?: string | null;
+      recipients?: components['schemas']['CampaignRecipient'][];
+    };
+    CampaignRecipient: {
+      /**
+       * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+       * @example +4930123456
+       */
+      to_number: string;
+      /** @description Unique per agent: a recipient whose external_id has a job already is skipped (idempotent re-send) */
+      external_id?: string | null;
+      /** @description Merged over the campaign's variables */
+      variables?: {
+        [key: string]: unknown;
+      };
+      consent?: components['schemas']['OutboundConsent'];
+      /** Format: uuid */
+      contact_id?: string | null;
+    };
+    OutboundConsent: {
+      /** @enum {string} */
+      basis: 'express_consent' | 'existing_customer' | 'callback_request' | 'business';
+      /** Format: date-time */
+      obtained_at: string;
+      /** @description Where and how it was obtained (form, recording id, ...) */
+      source: string;
+    } | null;
+    CampaignRecipientsAdded: {
+      added: number;
+      /** @description Recipients whose external_id has a job of this agent already */
+      skipped: number;
+      campaign: components['schemas']['Campaign'];
+    };
+    AppendRecipientsRequest: {
+      recipients: components['schemas']['CampaignRecipient'][];
+    };
+    OutboundCallPage: {
+      data: components['schemas']['OutboundCall'][];
+      pagination: components['schemas']['CursorPagination'];
+    };
+    OutboundCall: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      campaign_id: string | null;
+      to_number: string;
+      /** Format: uuid */
+      contact_id: string | null;
+      /** @enum {string} */
+      purpose: 'callback' | 'reminder' | 'follow_up' | 'marketing';
+      /** @enum {string} */
+      status: 'scheduled' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'blocked';
+      window: components['schemas']['CallingWindow'];
+      respect_opening_hours: boolean;
+      /** Format: date-time */
+      not_before: string | null;
+      /** Format: date-time */
+      not_after: string | null;
+      max_attempts: number;
+      retry_after_minutes: number;
+      variables: {
+        [key: string]: unknown;
+      };
+      external_id: string | null;
+      consent: components['schemas']['OutboundConsent'];
+      /**
+       * Format: date-time
+       * @description The first allowed moment of the next attempt; null when none is planned
+       */
+      next_attempt_at: string | null;
+      /** @enum {string|null} */
+      failure_reason: 'deadline' | 'max_attempts' | 'no_window' | null;
+      attempts: components['schemas']['OutboundAttempt'][];
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    OutboundAttempt: {
+      /** Format: uuid */
+      id: string;
+      /** @description 1 for the first attempt */
+      number: number;
+      /**
+       * @description null while the lease is open
+       * @enum {string|null}
+       */
+      outcome: 'answered' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'rejected' | null;
+      /** @description No result came before the lease ran out (counted as failed) */
+      lease_expired: boolean;
+      call_id: string | null;
+      /** Format: date-time */
+      claimed_at: string;
+      /** Format: date-time */
+      lease_expires_at: string;
+      /** Format: date-time */
+      finished_at: string | null;
+    };
+    CreateOutboundCall: {
+      /**
+       * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+       * @example +4930123456
+       */
+      to_number: string;
+      /** Format: uuid */
+      contact_id?: string | null;
+      /** @enum {string} */
+      purpose: 'callback' | 'reminder' | 'follow_up' | 'marketing';
+      /** Format: date-time */
+      not_before?: string | null;
+      /** Format: date-time */
+      not_after?: string | null;
+      /** @default 3 */
+      max_attempts?: number;
+      /** @default 60 */
+      retry_after_minutes?: number;
+      /**
+       * @description Values for the runtime's prompt (at most 16 KB as JSON)
+       * @default {}
+       */
+      variables?: {
+        [key: string]: unknown;
+      };
+      /** @description Unique per agent: sending it again returns the existing job (200) */
+      external_id?: string;
+      consent?: components['schemas']['OutboundConsent'];
+      window?: components['schemas']['CallingWindow'];
+      /** @default true */
+      respect_opening_hours?: boolean;
+    };
+    OutboundPreview: {
+      timezone: string;
+      moments: {
+        /**
+         * Format: date-time
+         * @description An allowed period starts
+         */
+        at: string;
+        /**
+         * Format: date-time
+         * @description It ends (exclusive)
+         */
+        until: string | null;
+        skipped: {
+          /** @example 2026-12-25 */
+          date: string;
+          /** @enum {string} */
+          reason: 'holiday' | 'sunday' | 'exception' | 'vacation' | 'closed';
+        }[];
+      }[];
+    };
+    OutboundPreviewRequest: {
+      window?: components['schemas']['CallingWindow'];
+      /** @default true */
+      respect_opening_hours?: boolean;
+      /** Format: date-time */
+      not_before?: string | null;
+      /** Format: date-time */
+      not_after?: string | null;
+    };
+    DoNotCallPage: {
+      data: components['schemas']['DoNotCallEntry'][];
+      pagination: components['schemas']['CursorPagination'];
+    };
+    DoNotCallEntry: {
+      phone_number: string;
+      reason: string | null;
+      /** @enum {string} */
+      source: 'api' | 'call_opt_out';
+      /** Format: date-time */
+      created_at: string;
+    };
+    CreateDoNotCallEntry: {
+      /**
+       * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+       * @example +4930123456
+       */
+      phone_number: string;
+      reason?: string | null;
+    };
+    OutboundClaim: {
+      data: components['schemas']['ClaimedOutboundCall'][];
+    };
+    ClaimedOutboundCall: {
+      /** Format: uuid */
+      job_id: string;
+      /** Format: uuid */
+      attempt_id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      campaign_id: string | null;
+      to_number: string;
+      /** @description The agent's phone number */
+      from_number: string;
+      /** @enum {string} */
+      purpose: 'callback' | 'reminder' | 'follow_up' | 'marketing';
+      variables: {
+        [key: string]: unknown;
+      };
+      attempt_number: number;
+      /** Format: date-time */
+      lease_expires_at: string;
+    };
+    OutboundClaimRequest: {
+      /** @default 10 */
+      max?: number;
+      /** @default 120 */
+      lease_seconds?: number;
+    };
+    OutboundAttemptResultResponse: {
+      attempt: components['schemas']['OutboundAttempt'];
+      job: components['schemas']['OutboundCall'];
+    };
+    OutboundAttemptResult: {
+      /** @enum {string} */
+      outcome: 'answered' | 'no_answer' | 'busy' | 'voicemail' | 'failed' | 'rejected';
+      /** @description The call_id the call was reported with through the call intake */
+      call_id?: string | null;
     };
   };
   responses: {
@@ -11427,6 +11996,1598 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listCampaigns: {
+    parameters: {
+      query?: {
+        /** @description pagination.next_cursor of the previous page */
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of campaigns */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignPage'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateCampaignRequest'];
+      };
+    };
+    responses: {
+      /** @description The new campaign */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        campaignId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  appendCampaignRecipients: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        campaignId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AppendRecipientsRequest'];
+        'text/csv': string;
+      };
+    };
+    responses: {
+      /** @description How many were added and skipped, and the campaign */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignRecipientsAdded'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  pauseCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        campaignId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  resumeCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        campaignId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  cancelCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        campaignId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listOutboundCalls: {
+    parameters: {
+      query?: {
+        /** @description pagination.next_cursor of the previous page */
+        cursor?: string;
+        limit?: number;
+        status?: 'scheduled' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'blocked';
+        campaign_id?: string;
+      };
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of jobs */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundCallPage'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createOutboundCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateOutboundCall'];
+      };
+    };
+    responses: {
+      /** @description The job created before with this external_id */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundCall'];
+        };
+      };
+      /** @description The new job, with next_attempt_at the first allowed moment */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundCall'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  previewOutboundWindow: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OutboundPreviewRequest'];
+      };
+    };
+    responses: {
+      /** @description The next allowed moments */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundPreview'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getOutboundCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        outboundCallId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundCall'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  cancelOutboundCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+        outboundCallId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundCall'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listDoNotCall: {
+    parameters: {
+      query?: {
+        /** @description pagination.next_cursor of the previous page */
+        cursor?: string;
+        limit?: number;
+        /** @description Only this number (any written form) */
+        phone_number?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of entries */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DoNotCallPage'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  addDoNotCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateDoNotCallEntry'];
+      };
+    };
+    responses: {
+      /** @description The entry as listed before */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DoNotCallEntry'];
+        };
+      };
+      /** @description The new entry */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DoNotCallEntry'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  removeDoNotCall: {
+    parameters: {
+      query: {
+        /** @description The number to remove, in any written form */
+        phone_number: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  claimOutboundCalls: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OutboundClaimRequest'];
+      };
+    };
+    responses: {
+      /** @description The claimed jobs (possibly none) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundClaim'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  reportOutboundAttempt: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        attemptId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OutboundAttemptResult'];
+      };
+    };
+    responses: {
+      /** @description The attempt and its job */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OutboundAttemptResultResponse'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
       /** @description RATE_LIMITED: see Retry-After */

@@ -16,6 +16,9 @@ export const PERMISSIONS = [
   'organization:read',
   'organization:write',
   'privacy:write',
+  'outbound:read',
+  'outbound:write',
+  'outbound:dispatch',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'INTERNAL_ERROR',
   'SERVICE_UNAVAILABLE',
   'TEST_CASES_FAILED',
+  'DO_NOT_CALL',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

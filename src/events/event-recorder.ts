@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'kb.document.ready',
   'kb.document.failed',
   'data_subject.erased',
+  'outbound_call.completed',
+  'outbound_call.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -19,6 +21,8 @@ export const AGENT_URL_EVENT_TYPES = [
   'kb.document.ready',
   'kb.document.failed',
   'data_subject.erased',
+  'outbound_call.completed',
+  'outbound_call.failed',
 ] as const;
 /** Events of the whole organization (no agent): they go to every agent URL of it that chose them. */
 export const ORGANIZATION_EVENT_TYPES = ['data_subject.erased'] as const;

@@ -106,6 +106,9 @@ async function buildWorld() {
         expect: { accepting_calls: true },
       }),
     keyId: async () => (await apiKey(a.userId)).id,
+    campaignId: (id) => post(agentPath(id, 'campaigns'), { name: 'Matrix', purpose: 'reminder' }),
+    outboundCallId: (id) =>
+      post(agentPath(id, 'outbound-calls'), { to_number: ctx.build.phone(), purpose: 'callback' }),
   };
 
   // A delivery to list and redeliver: the agent's webhook points at a closed port.
@@ -135,6 +138,18 @@ async function buildWorld() {
     }),
   };
   for (const [param, make] of Object.entries(factories)) if (param !== 'agentId') ids[param] = await make(a.agentId);
+  // An open attempt of an outbound call job, as a claim leaves it (its lease far ahead).
+  const [attempt] = await ctx
+    .db('outbound_attempts')
+    .insert({
+      organization_id: a.orgId,
+      job_id: ids.outboundCallId,
+      number: 1,
+      claimed_at: new Date(),
+      lease_expires_at: new Date(Date.now() + 365 * 86_400_000),
+    })
+    .returning('id');
+  ids.attemptId = attempt.id;
   // A version with the agent's tools as they are now: restoring it changes no tools, so
   // agents:write alone decides (the matrix's tool requests leave the tools as they found them).
   await ctx.http.patch(`/v1/agents/${a.agentId}`).set(owner).send({ name: 'Matrix Agent' }).expect(200);

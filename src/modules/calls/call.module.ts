@@ -9,7 +9,7 @@ import { CallStatsService } from './call-stats.service.js';
 import { registerCallPaths } from './call.openapi.js';
 import { CallRepository } from './call.repository.js';
 import { callResources, callRouter, organizationCallRouter } from './call.router.js';
-import { CallService } from './call.service.js';
+import { CallService, type CallIntakeHooks } from './call.service.js';
 
 /**
  * Today's calls of a caller to an agent: the greeting preview and the call simulator (and through
@@ -23,12 +23,12 @@ export function callsTodayCounter(db: Db): CallsTodayCounter {
 
 /** Exports the repository and the retention that tests drive directly. */
 export function buildCallModule(
-  deps: SharedDeps,
+  deps: SharedDeps & { intakeHooks?: CallIntakeHooks },
 ): BuiltModule<{ repository: CallRepository; retention: CallRetention }> {
   const { db, audited, events, agentAccess, clock, logger, queue } = deps;
   const repository = new CallRepository(db);
   const retention = new CallRetention(repository, clock, logger);
-  const calls = new CallService(audited, repository, events, agentAccess, clock);
+  const calls = new CallService(audited, repository, events, agentAccess, clock, deps.intakeHooks);
   const stats = new CallStatsService(new CallStatsRepository(db), agentAccess);
   const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock);
   return {

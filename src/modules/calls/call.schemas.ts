@@ -70,6 +70,10 @@ export const IntakeCallSchema = z
     employee_id: uuidField().nullable().optional(),
     note: optionalText(10_000),
     extracted_data: extractedDataInput,
+    opt_out: z.boolean().optional().openapi({
+      description:
+        "The caller objected to further calls: the number goes on the organization's do-not-call list (outbound calls)",
+    }),
   })
   .openapi('CallIntake');
 

@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+import { E164_PATTERN } from '../../phone/phone-number.js';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
@@ -42,6 +44,10 @@ export function parseCallsQuery<S extends z.ZodType<object>>(
   return { ...result.data, extracted: extracted.filters };
 }
 
+export type CallIntakeHooks = {
+  optOut?: (trx: Knex.Transaction, organizationId: string, phoneNumber: string) => Promise<void>;
+};
+
 /** Call records: read (calls:read), reported by the telephony layer and edited (calls:write). */
 export class CallService {
   constructor(
@@ -50,6 +56,8 @@ export class CallService {
     private readonly events: EventRecorder,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    /** Outbound calling's hooks: `optOut` lists a caller's number in the do-not-call list, in the intake's transaction. */
+    private readonly outbound: CallIntakeHooks = {},
   ) {}
 
   /** A page by number (`page`) or after a keyset position (`cursor`); never both. */
@@ -90,6 +98,8 @@ export class CallService {
         return { created: false, call: toCall(stored) };
       }
       row.employee_name = employeeName;
+      if (input.opt_out && row.phone_number && E164_PATTERN.test(row.phone_number))
+        await this.outbound.optOut?.(trx, agent.organization_id, row.phone_number);
       await this.events.record(trx, {
         organization_id: agent.organization_id,
         agent_id: agent.id,

@@ -1,0 +1,154 @@
+/**
+ * outbound: a campaign of 10,000 recipients created in one request (target <= 2 s); 3 dialers
+ * claiming and reporting 10,000 jobs (target >= 500 jobs/s in total); the latency of a claim with
+ * 1,000,000 finished jobs in the table (target p99 <= 20 ms).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { PERMISSIONS } from '../../src/auth/permissions.js';
+import { OpsRepository } from '../../src/ops/ops.repository.js';
+import { publicHolidayOn } from '../../src/modules/agents/holidays.js';
+import { zonedParts } from '../../src/modules/agents/zoned-time.js';
+import { percentile, productEntry, startServer } from './support.js';
+
+const RECIPIENTS = Number(process.env.BENCH_OUTBOUND_RECIPIENTS ?? 10_000);
+const FINISHED = Number(process.env.BENCH_OUTBOUND_FINISHED ?? 1_000_000);
+
+/** A time zone in which it is now neither Sunday nor a nationwide German holiday, and not near midnight. */
+function workingZone(): string {
+  for (const zone of ['Europe/Berlin', 'Pacific/Pago_Pago', 'Pacific/Kiritimati', 'America/New_York', 'Asia/Tokyo']) {
+    const parts = zonedParts(zone, Date.now());
+    if (parts.weekday !== 0 && !publicHolidayOn('DE', parts.date) && parts.minute > 30 && parts.minute < 1380)
+      return zone;
+  }
+  return 'Europe/Berlin';
+}
+
+async function world(db: Knex) {
+  const ops = new OpsRepository(db);
+  const org = await ops.createOrganization(`Outbound bench ${randomBytes(3).toString('hex')}`);
+  const user = await ops.createUser(`outbound-${randomBytes(4).toString('hex')}@example.com`, 'Bench');
+  await ops.addMember(user.id, org.id, 'developer_admin');
+  // Calls are never placed on a Sunday or a public holiday: the agent lives in a zone where today is neither.
+  const agent = await ops.createAgent(org.id, {
+    name: 'Outbound',
+    phone_number: '+4930123450000',
+    schedule: {
+      timezone: workingZone(),
+      rules: [{ days: [0, 1, 2, 3, 4, 5, 6], start_time: '00:00', end_time: '23:59' }],
+    },
+  });
+  const key = await ops.createApiKey({
+    organizationId: org.id,
+    userId: user.id,
+    permissions: PERMISSIONS,
+    rateLimitPerMinute: 10_000_000,
+    rateLimitPerHour: 100_000_000,
+  });
+  return { orgId: org.id, agentId: agent.id, key: key.key };
+}
+
+export async function outbound(db: Knex, databaseUrl: string) {
+  const w = await world(db);
+  const entry = productEntry();
+  const product = await startServer(entry.args, {
+    ...entry.env,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WORKERS_ENABLED: 'false',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+    OUTBOUND_MAX_CONCURRENT_PER_AGENT: '1000',
+  });
+  const headers = { 'X-API-Key': w.key, 'Content-Type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${product.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  try {
+    const started = performance.now();
+    const campaign = await post(`/v1/agents/${w.agentId}/campaigns`, {
+      name: 'Bench',
+      purpose: 'reminder',
+      max_concurrent: 50,
+      window: { days: [1, 2, 3, 4, 5, 6], from: '00:00', to: '24:00' },
+      not_before: null,
+      respect_opening_hours: false,
+      recipients: Array.from({ length: RECIPIENTS }, (_, i) => ({
+        to_number: `+4930${String(30_000_000 + i)}`,
+        external_id: `bench-${i}`,
+        variables: { name: `Kunde ${i}` },
+      })),
+    });
+    const createMs = performance.now() - started;
+    // The bench runs on any day: the jobs are made due now, whatever the calendar says.
+    await db('outbound_jobs').where({ campaign_id: campaign.id }).update({ next_attempt_at: db.fn.now() });
+
+    let handled = 0;
+    const claimMs: number[] = [];
+    const dialer = async () => {
+      for (;;) {
+        const t = performance.now();
+        const { data } = (await post('/v1/outbound/claim', { max: 50, lease_seconds: 300 })) as {
+          data: { attempt_id: string }[];
+        };
+        claimMs.push(performance.now() - t);
+        if (data.length === 0) {
+          if (handled >= RECIPIENTS) return;
+          continue;
+        }
+        await Promise.all(
+          data.map((j) => post(`/v1/outbound/attempts/${j.attempt_id}/result`, { outcome: 'answered' })),
+        );
+        handled += data.length;
+      }
+    };
+    const dispatchStarted = performance.now();
+    await Promise.all([dialer(), dialer(), dialer()]);
+    const dispatchSeconds = (performance.now() - dispatchStarted) / 1000;
+
+    // 1,000,000 finished jobs beside a few due ones: a claim must not notice them.
+    await db.raw(
+      `INSERT INTO outbound_jobs (organization_id, agent_id, to_number, purpose, status, "window", max_attempts,
+                                  retry_after_minutes, finished_at, created_at, updated_at)
+       SELECT :org, :agent, '+4930' || (40000000 + g), 'reminder', 'completed',
+              '{"days":[1,2,3,4,5],"from":"09:00","to":"18:00"}', 3, 60, now(), now(), now()
+         FROM generate_series(1, :n) g`,
+      { org: w.orgId, agent: w.agentId, n: FINISHED },
+    );
+    await db.raw('ANALYZE outbound_jobs');
+    const latencies: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      await db('outbound_jobs').insert({
+        organization_id: w.orgId,
+        agent_id: w.agentId,
+        to_number: `+4930${String(50_000_000 + i)}`,
+        purpose: 'reminder',
+        status: 'scheduled',
+        window: JSON.stringify({ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '24:00' }),
+        respect_opening_hours: false,
+        max_attempts: 1,
+        retry_after_minutes: 60,
+        next_attempt_at: db.fn.now(),
+      });
+      const t = performance.now();
+      const { data } = (await post('/v1/outbound/claim', { max: 1, lease_seconds: 60 })) as {
+        data: { attempt_id: string }[];
+      };
+      latencies.push(performance.now() - t);
+      for (const j of data) await post(`/v1/outbound/attempts/${j.attempt_id}/result`, { outcome: 'answered' });
+    }
+    const result = {
+      campaign_create_ms: Math.round(createMs),
+      dispatch_jobs_per_second: Math.round(RECIPIENTS / dispatchSeconds),
+      claim_p50_ms_under_load: Number(percentile(claimMs, 50).toFixed(1)),
+      claim_p99_ms_with_finished: Number(percentile(latencies, 99).toFixed(1)),
+      claim_p50_ms_with_finished: Number(percentile(latencies, 50).toFixed(1)),
+      finished_jobs: FINISHED,
+    };
+    console.log('outbound', result);
+    return result;
+  } finally {
+    await product.stop();
+  }
+}

@@ -1,0 +1,36 @@
+import type { BuiltModule, SharedDeps } from '../module.js';
+import { registerOutboundPaths } from './outbound.openapi.js';
+import { OutboundRepository } from './outbound.repository.js';
+import {
+  campaignRouter,
+  dispatchRouter,
+  doNotCallRouter,
+  outboundCallRouter,
+  outboundResources,
+} from './outbound.router.js';
+import { CampaignService } from './campaign.service.js';
+import { OutboundService } from './outbound.service.js';
+
+/** Exports its service: the call intake adds a number that opted out to the do-not-call list. */
+export function buildOutboundModule(deps: SharedDeps): BuiltModule<{ service: OutboundService }> {
+  const { db, audited, agentAccess, clock, config } = deps;
+  const repository = new OutboundRepository(db);
+  const campaigns = new CampaignService(audited, repository, agentAccess, clock);
+  const service = new OutboundService(audited, repository, agentAccess, deps.events, clock, {
+    maxConcurrentPerAgent: config.OUTBOUND_MAX_CONCURRENT_PER_AGENT,
+  });
+  const resources = outboundResources(service, campaigns);
+  return {
+    module: {
+      mounts: [
+        { path: '/agents/:agentId/campaigns', router: campaignRouter(campaigns) },
+        { path: '/agents/:agentId/outbound-calls', router: outboundCallRouter(service), resources },
+        { path: '/organization/:orgId/do-not-call', router: doNotCallRouter(service) },
+        { path: '/outbound', router: dispatchRouter(service) },
+      ],
+      openapi: registerOutboundPaths,
+    },
+    workers: [],
+    service,
+  };
+}

@@ -1,0 +1,621 @@
+import type { Knex } from 'knex';
+import type { AgentRef } from '../../auth/auth-context.js';
+import type { Db } from '../../db/knex.js';
+import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
+import type { CallingWindow } from './calling-window.js';
+import type { JobStatus, Outcome, Purpose } from './outbound.schemas.js';
+
+export type Consent = { basis: string; obtained_at: string; source: string };
+
+export type JobFields = {
+  organization_id: string;
+  agent_id: string;
+  campaign_id: string | null;
+  to_number: string;
+  contact_id: string | null;
+  purpose: Purpose;
+  status: JobStatus;
+  window: CallingWindow;
+  respect_opening_hours: boolean;
+  not_before: Date | null;
+  not_after: Date | null;
+  max_attempts: number;
+  retry_after_minutes: number;
+  variables: Record<string, unknown>;
+  external_id: string | null;
+  consent: Consent | null;
+  next_attempt_at: Date | null;
+  failure_reason: string | null;
+  finished_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type JobRow = JobFields & { id: string; attempt_count: number };
+
+export type AttemptRow = {
+  id: string;
+  organization_id: string;
+  job_id: string;
+  number: number;
+  outcome: Outcome | null;
+  lease_expired: boolean;
+  call_id: string | null;
+  claimed_at: Date;
+  lease_expires_at: Date;
+  finished_at: Date | null;
+};
+
+export type CampaignRow = {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  name: string;
+  status: 'active' | 'paused' | 'cancelled';
+  purpose: Purpose;
+  window: CallingWindow;
+  respect_opening_hours: boolean;
+  max_concurrent: number;
+  max_attempts: number;
+  retry_after_minutes: number;
+  variables: Record<string, unknown>;
+  not_before: Date | null;
+  not_after: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type DoNotCallRow = {
+  organization_id: string;
+  phone_number: string;
+  reason: string | null;
+  source: 'api' | 'call_opt_out';
+  created_at: Date;
+};
+
+export const JOB_EXTERNAL_ID_UNIQUE = 'outbound_jobs_agent_external_id';
+
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+
+export function toAttempt(row: AttemptRow) {
+  return {
+    id: row.id,
+    number: row.number,
+    outcome: row.outcome,
+    lease_expired: row.lease_expired,
+    call_id: row.call_id,
+    claimed_at: iso(row.claimed_at)!,
+    lease_expires_at: iso(row.lease_expires_at)!,
+    finished_at: iso(row.finished_at),
+  };
+}
+
+export type OutboundCall = ReturnType<typeof toOutboundCall>;
+
+export function toOutboundCall(row: JobRow, attempts: AttemptRow[]) {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    campaign_id: row.campaign_id,
+    to_number: row.to_number,
+    contact_id: row.contact_id,
+    purpose: row.purpose,
+    status: row.status,
+    window: row.window,
+    respect_opening_hours: row.respect_opening_hours,
+    not_before: iso(row.not_before),
+    not_after: iso(row.not_after),
+    max_attempts: row.max_attempts,
+    retry_after_minutes: row.retry_after_minutes,
+    variables: row.variables,
+    external_id: row.external_id,
+    consent: row.consent,
+    next_attempt_at: iso(row.next_attempt_at),
+    failure_reason: row.failure_reason as 'deadline' | 'max_attempts' | 'no_window' | null,
+    attempts: attempts.map(toAttempt),
+    finished_at: iso(row.finished_at),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+  };
+}
+
+const STATUSES: JobStatus[] = ['scheduled', 'in_progress', 'completed', 'failed', 'cancelled', 'blocked'];
+
+export function toCampaign(
+  row: CampaignRow,
+  progress: { counts: Record<string, number>; lastFinishedAt: Date | null } | undefined,
+) {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, progress?.counts[s] ?? 0])) as Record<JobStatus, number>;
+  const total = STATUSES.reduce((sum, s) => sum + counts[s], 0);
+  const open = counts.scheduled + counts.in_progress;
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    name: row.name,
+    status: row.status,
+    purpose: row.purpose,
+    window: row.window,
+    respect_opening_hours: row.respect_opening_hours,
+    max_concurrent: row.max_concurrent,
+    max_attempts: row.max_attempts,
+    retry_after_minutes: row.retry_after_minutes,
+    variables: row.variables,
+    not_before: iso(row.not_before),
+    not_after: iso(row.not_after),
+    counters: { ...counts, total },
+    finished_at: total > 0 && open === 0 ? iso(progress?.lastFinishedAt ?? null) : null,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+  };
+}
+
+export type Campaign = ReturnType<typeof toCampaign>;
+
+export function toDoNotCall(row: DoNotCallRow) {
+  return {
+    phone_number: row.phone_number,
+    reason: row.reason,
+    source: row.source,
+    created_at: iso(row.created_at)!,
+  };
+}
+
+/** A due job as the claim sees it, with what it needs of its agent and campaign. */
+export type DueJob = JobRow & {
+  agent_phone_number: string;
+  agent_schedule: unknown;
+  agent_bundesland: string;
+  agent_vacation_mode: boolean;
+  agent_vacation_end: Date | null;
+  campaign_max_concurrent: number | null;
+};
+
+const POSITION_SQL = `to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`;
+
+export class OutboundRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  with(trx: Knex.Transaction): OutboundRepository {
+    return new OutboundRepository(trx);
+  }
+
+  async insertJobs(jobs: JobFields[]): Promise<JobRow[]> {
+    if (jobs.length === 0) return [];
+    const rows: JobRow[] = [];
+    // Bounded statements: 65535 bindings at most per statement.
+    for (let i = 0; i < jobs.length; i += 2000) {
+      const chunk = jobs.slice(i, i + 2000).map((j) => ({
+        ...j,
+        window: JSON.stringify(j.window),
+        variables: JSON.stringify(j.variables),
+        consent: j.consent === null ? null : JSON.stringify(j.consent),
+      }));
+      rows.push(...((await this.db('outbound_jobs').insert(chunk).returning('*')) as JobRow[]));
+    }
+    return rows;
+  }
+
+  findJob(agent: AgentRef, id: string): Promise<JobRow | undefined> {
+    return this.db('outbound_jobs')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .first() as Promise<JobRow | undefined>;
+  }
+
+  findByExternalId(agent: AgentRef, externalId: string): Promise<JobRow | undefined> {
+    return this.db('outbound_jobs')
+      .where({ agent_id: agent.id, organization_id: agent.organization_id, external_id: externalId })
+      .first() as Promise<JobRow | undefined>;
+  }
+
+  /** Call it on `with(trx)`. */
+  lockJob(organizationId: string, id: string): Promise<JobRow | undefined> {
+    return this.db('outbound_jobs').where({ id, organization_id: organizationId }).forUpdate().first() as Promise<
+      JobRow | undefined
+    >;
+  }
+
+  async updateJob(organizationId: string, id: string, changes: Partial<JobRow>): Promise<JobRow> {
+    const [row] = (await this.db('outbound_jobs')
+      .where({ id, organization_id: organizationId })
+      .update(changes)
+      .returning('*')) as JobRow[];
+    return row!;
+  }
+
+  async attemptsOf(organizationId: string, jobIds: string[]): Promise<Map<string, AttemptRow[]>> {
+    const byJob = new Map<string, AttemptRow[]>(jobIds.map((id) => [id, []]));
+    if (jobIds.length === 0) return byJob;
+    const rows = (await this.db('outbound_attempts')
+      .where('organization_id', organizationId)
+      .whereIn('job_id', jobIds)
+      .orderBy(['job_id', 'number'])) as AttemptRow[];
+    for (const row of rows) byJob.get(row.job_id)?.push(row);
+    return byJob;
+  }
+
+  async listJobs(
+    agent: AgentRef,
+    filters: { status?: JobStatus; campaign_id?: string },
+    paging: { cursor: KeysetPosition | null | undefined; limit: number },
+  ): Promise<{ rows: JobRow[]; pagination: CursorPage<unknown>['pagination'] }> {
+    const base = () => {
+      const q = this.db('outbound_jobs as j').where({
+        'j.agent_id': agent.id,
+        'j.organization_id': agent.organization_id,
+      });
+      if (filters.status) q.where('j.status', filters.status);
+      if (filters.campaign_id) q.where('j.campaign_id', filters.campaign_id);
+      return q;
+    };
+    const page = base()
+      .select('j.*', this.db.raw(POSITION_SQL))
+      .orderBy([
+        { column: 'j.created_at', order: 'desc' },
+        { column: 'j.id', order: 'desc' },
+      ]);
+    if (paging.cursor)
+      page.whereRaw('(j.created_at, j.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
+    const [rows, count] = await Promise.all([
+      page.limit(paging.limit + 1) as Promise<(JobRow & { position_at: string })[]>,
+      base().count({ total: '*' }).first(),
+    ]);
+    const more = rows.length > paging.limit;
+    const data = rows.slice(0, paging.limit);
+    const last = data[data.length - 1];
+    const total = Number((count as { total?: string } | undefined)?.total ?? 0);
+    return {
+      rows: data.map(({ position_at: _p, ...row }) => row as JobRow),
+      pagination: cursorPagination(
+        { cursor: paging.cursor ?? null, limit: paging.limit },
+        total,
+        more && last ? { at: last.position_at, id: last.id } : undefined,
+      ),
+    };
+  }
+
+  // Do-not-call list
+
+  async listedNumbers(organizationId: string, numbers: string[]): Promise<Set<string>> {
+    if (numbers.length === 0) return new Set();
+    const rows = (await this.db('do_not_call')
+      .where('organization_id', organizationId)
+      .whereIn('phone_number', [...new Set(numbers)])
+      .select('phone_number')) as { phone_number: string }[];
+    return new Set(rows.map((r) => r.phone_number));
+  }
+
+  findDoNotCall(organizationId: string, phoneNumber: string): Promise<DoNotCallRow | undefined> {
+    return this.db('do_not_call')
+      .where({ organization_id: organizationId, phone_number: phoneNumber })
+      .first() as Promise<DoNotCallRow | undefined>;
+  }
+
+  /** Adds the number unless it is listed already; returns the entry as stored. */
+  async addDoNotCall(entry: DoNotCallRow): Promise<{ row: DoNotCallRow; created: boolean }> {
+    const [inserted] = (await this.db('do_not_call')
+      .insert(entry)
+      .onConflict(['organization_id', 'phone_number'])
+      .ignore()
+      .returning('*')) as DoNotCallRow[];
+    if (inserted) return { row: inserted, created: true };
+    return { row: (await this.findDoNotCall(entry.organization_id, entry.phone_number))!, created: false };
+  }
+
+  async deleteDoNotCall(organizationId: string, phoneNumber: string): Promise<boolean> {
+    return (
+      (await this.db('do_not_call').where({ organization_id: organizationId, phone_number: phoneNumber }).delete()) > 0
+    );
+  }
+
+  async listDoNotCall(
+    organizationId: string,
+    phoneNumber: string | undefined,
+    paging: { cursor: KeysetPosition | null | undefined; limit: number },
+  ): Promise<{ rows: DoNotCallRow[]; pagination: CursorPage<unknown>['pagination'] }> {
+    const base = () => {
+      const q = this.db('do_not_call as d').where('d.organization_id', organizationId);
+      if (phoneNumber !== undefined) q.where('d.phone_number', phoneNumber);
+      return q;
+    };
+    // The keyset's id part is the number: unique within the organization, compared as text.
+    const page = base()
+      .select(
+        'd.*',
+        this.db.raw(`to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
+      )
+      .orderBy([
+        { column: 'd.created_at', order: 'desc' },
+        { column: 'd.phone_number', order: 'desc' },
+      ]);
+    if (paging.cursor)
+      page.whereRaw('(d.created_at, d.phone_number) < (?::timestamptz, ?)', [paging.cursor.at, paging.cursor.id]);
+    const [rows, count] = await Promise.all([
+      page.limit(paging.limit + 1) as Promise<(DoNotCallRow & { position_at: string })[]>,
+      base().count({ total: '*' }).first(),
+    ]);
+    const more = rows.length > paging.limit;
+    const data = rows.slice(0, paging.limit);
+    const last = data[data.length - 1];
+    return {
+      rows: data.map(({ position_at: _p, ...row }) => row as DoNotCallRow),
+      pagination: cursorPagination(
+        { cursor: paging.cursor ?? null, limit: paging.limit },
+        Number((count as { total?: string } | undefined)?.total ?? 0),
+        more && last ? { at: last.position_at, id: last.phone_number } : undefined,
+      ),
+    };
+  }
+
+  /** Jobs of the organization for `phoneNumber` that may still be handed out become `blocked`. */
+  async blockOpenJobs(organizationId: string, phoneNumber: string, now: Date): Promise<number> {
+    return this.db('outbound_jobs')
+      .where({ organization_id: organizationId, to_number: phoneNumber, status: 'scheduled' })
+      .update({ status: 'blocked', next_attempt_at: null, finished_at: now, updated_at: now });
+  }
+
+  // Consent records
+
+  async insertConsents(
+    rows: {
+      organization_id: string;
+      agent_id: string;
+      job_id: string;
+      phone_number: string;
+      basis: string;
+      obtained_at: string;
+      source: string;
+      keep_until: Date;
+      created_at: Date;
+    }[],
+  ): Promise<void> {
+    for (let i = 0; i < rows.length; i += 5000) await this.db('outbound_consents').insert(rows.slice(i, i + 5000));
+  }
+
+  /** A call was placed for the job: its consent is kept five years from now. */
+  async touchConsent(organizationId: string, jobId: string, now: Date, keepUntil: Date): Promise<void> {
+    await this.db('outbound_consents')
+      .where({ organization_id: organizationId, job_id: jobId })
+      .update({ last_call_at: now, keep_until: keepUntil });
+  }
+
+  // Dispatch
+
+  /**
+   * Due jobs, oldest due first, locked for this transaction; rows another claimer holds are skipped
+   * (FOR UPDATE SKIP LOCKED), so no two claimers ever get the same job. Call it on `with(trx)`.
+   */
+  dueJobs(organizationIds: string[], now: Date, limit: number): Promise<DueJob[]> {
+    return this.db('outbound_jobs as j')
+      .join('agents as a', 'a.id', 'j.agent_id')
+      .leftJoin('outbound_campaigns as c', 'c.id', 'j.campaign_id')
+      .whereIn('j.organization_id', organizationIds)
+      .where('j.status', 'scheduled')
+      .where('j.next_attempt_at', '<=', now)
+      .where((q) => q.whereNull('j.campaign_id').orWhere('c.status', 'active'))
+      .select(
+        'j.*',
+        'a.phone_number as agent_phone_number',
+        'a.schedule as agent_schedule',
+        'a.bundesland as agent_bundesland',
+        'a.vacation_mode as agent_vacation_mode',
+        'a.vacation_end as agent_vacation_end',
+        'c.max_concurrent as campaign_max_concurrent',
+      )
+      .orderBy([
+        { column: 'j.next_attempt_at', order: 'asc' },
+        { column: 'j.id', order: 'asc' },
+      ])
+      .limit(limit)
+      .forUpdate('j')
+      .skipLocked() as Promise<DueJob[]>;
+  }
+
+  /**
+   * Serialises claims per agent until the transaction ends (sorted, so two claimers never wait on
+   * each other in a cycle): the running counts read after it are exact. Call it on `with(trx)`.
+   */
+  async lockAgentsForDispatch(agentIds: string[]): Promise<void> {
+    for (const id of [...new Set(agentIds)].sort())
+      await this.db.raw(`SELECT pg_advisory_xact_lock(hashtextextended('outbound:' || ?::text, 0))`, [id]);
+  }
+
+  /** Jobs in progress per agent and per campaign. */
+  async running(agentIds: string[]): Promise<{ agents: Map<string, number>; campaigns: Map<string, number> }> {
+    const rows = (await this.db('outbound_jobs')
+      .whereIn('agent_id', agentIds)
+      .where('status', 'in_progress')
+      .groupBy('agent_id', 'campaign_id')
+      .select('agent_id', 'campaign_id', this.db.raw('count(*)::int AS n'))) as {
+      agent_id: string;
+      campaign_id: string | null;
+      n: number;
+    }[];
+    const agents = new Map<string, number>();
+    const campaigns = new Map<string, number>();
+    for (const r of rows) {
+      agents.set(r.agent_id, (agents.get(r.agent_id) ?? 0) + r.n);
+      if (r.campaign_id) campaigns.set(r.campaign_id, (campaigns.get(r.campaign_id) ?? 0) + r.n);
+    }
+    return { agents, campaigns };
+  }
+
+  async insertAttempts(rows: Omit<AttemptRow, 'id' | 'outcome' | 'lease_expired' | 'call_id' | 'finished_at'>[]) {
+    if (rows.length === 0) return [] as AttemptRow[];
+    return (await this.db('outbound_attempts').insert(rows).returning('*')) as AttemptRow[];
+  }
+
+  async startJobs(ids: string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db('outbound_jobs')
+      .whereIn('id', ids)
+      .update({ status: 'in_progress', attempt_count: this.db.raw('attempt_count + 1'), updated_at: now });
+  }
+
+  /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
+  expiredAttempts(organizationIds: string[], now: Date, limit: number): Promise<AttemptRow[]> {
+    return this.db('outbound_attempts')
+      .whereIn('organization_id', organizationIds)
+      .whereNull('outcome')
+      .where('lease_expires_at', '<=', now)
+      .orderBy('lease_expires_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked() as Promise<AttemptRow[]>;
+  }
+
+  findAttempt(organizationIds: string[], id: string): Promise<AttemptRow | undefined> {
+    return this.db('outbound_attempts').whereIn('organization_id', organizationIds).where('id', id).first() as Promise<
+      AttemptRow | undefined
+    >;
+  }
+
+  /** Call it on `with(trx)`. */
+  lockAttempt(organizationIds: string[], id: string): Promise<AttemptRow | undefined> {
+    return this.db('outbound_attempts')
+      .whereIn('organization_id', organizationIds)
+      .where('id', id)
+      .forUpdate()
+      .first() as Promise<AttemptRow | undefined>;
+  }
+
+  async finishAttempt(
+    id: string,
+    changes: { outcome: Outcome; call_id: string | null; lease_expired: boolean; finished_at: Date },
+  ): Promise<AttemptRow> {
+    const [row] = (await this.db('outbound_attempts').where('id', id).update(changes).returning('*')) as AttemptRow[];
+    return row!;
+  }
+
+  /** The agent fields the calling window needs. */
+  windowAgent(agent: AgentRef) {
+    return this.db('agents')
+      .where({ id: agent.id, organization_id: agent.organization_id })
+      .first('schedule', 'bundesland', 'vacation_mode', 'vacation_end', 'phone_number') as Promise<
+      | {
+          schedule: unknown;
+          bundesland: string;
+          vacation_mode: boolean;
+          vacation_end: Date | null;
+          phone_number: string;
+        }
+      | undefined
+    >;
+  }
+
+  async contactExists(agent: AgentRef, contactIds: string[]): Promise<Set<string>> {
+    if (contactIds.length === 0) return new Set();
+    const rows = (await this.db('contacts')
+      .where({ agent_id: agent.id })
+      .whereIn('id', [...new Set(contactIds)])
+      .select('id')) as { id: string }[];
+    return new Set(rows.map((r) => r.id));
+  }
+
+  // Campaigns
+
+  async insertCampaign(fields: Omit<CampaignRow, 'id'>): Promise<CampaignRow> {
+    const [row] = (await this.db('outbound_campaigns')
+      .insert({ ...fields, window: JSON.stringify(fields.window), variables: JSON.stringify(fields.variables) })
+      .returning('*')) as CampaignRow[];
+    return row!;
+  }
+
+  findCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
+    return this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .first() as Promise<CampaignRow | undefined>;
+  }
+
+  /** Call it on `with(trx)`. */
+  lockCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
+    return this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .forUpdate()
+      .first() as Promise<CampaignRow | undefined>;
+  }
+
+  async updateCampaign(agent: AgentRef, id: string, changes: Partial<CampaignRow>): Promise<CampaignRow> {
+    const [row] = (await this.db('outbound_campaigns')
+      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+      .update(changes)
+      .returning('*')) as CampaignRow[];
+    return row!;
+  }
+
+  async listCampaigns(
+    agent: AgentRef,
+    paging: { cursor: KeysetPosition | null | undefined; limit: number },
+  ): Promise<{ rows: CampaignRow[]; pagination: CursorPage<unknown>['pagination'] }> {
+    const base = () =>
+      this.db('outbound_campaigns as j').where({ 'j.agent_id': agent.id, 'j.organization_id': agent.organization_id });
+    const page = base()
+      .select('j.*', this.db.raw(POSITION_SQL))
+      .orderBy([
+        { column: 'j.created_at', order: 'desc' },
+        { column: 'j.id', order: 'desc' },
+      ]);
+    if (paging.cursor)
+      page.whereRaw('(j.created_at, j.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
+    const [rows, count] = await Promise.all([
+      page.limit(paging.limit + 1) as Promise<(CampaignRow & { position_at: string })[]>,
+      base().count({ total: '*' }).first(),
+    ]);
+    const more = rows.length > paging.limit;
+    const data = rows.slice(0, paging.limit);
+    const last = data[data.length - 1];
+    return {
+      rows: data.map(({ position_at: _p, ...row }) => row as CampaignRow),
+      pagination: cursorPagination(
+        { cursor: paging.cursor ?? null, limit: paging.limit },
+        Number((count as { total?: string } | undefined)?.total ?? 0),
+        more && last ? { at: last.position_at, id: last.id } : undefined,
+      ),
+    };
+  }
+
+  /** Jobs per status of each campaign, and when the last one became final. */
+  async campaignProgress(
+    campaignIds: string[],
+  ): Promise<Map<string, { counts: Record<string, number>; lastFinishedAt: Date | null }>> {
+    const progress = new Map<string, { counts: Record<string, number>; lastFinishedAt: Date | null }>();
+    if (campaignIds.length === 0) return progress;
+    const rows = (await this.db('outbound_jobs')
+      .whereIn('campaign_id', campaignIds)
+      .groupBy('campaign_id', 'status')
+      .select('campaign_id', 'status', this.db.raw('count(*)::int AS n'), this.db.raw('max(finished_at) AS last'))) as {
+      campaign_id: string;
+      status: string;
+      n: number;
+      last: Date | null;
+    }[];
+    for (const r of rows) {
+      const entry = progress.get(r.campaign_id) ?? { counts: {}, lastFinishedAt: null };
+      entry.counts[r.status] = r.n;
+      if (r.last && (!entry.lastFinishedAt || r.last > entry.lastFinishedAt)) entry.lastFinishedAt = r.last;
+      progress.set(r.campaign_id, entry);
+    }
+    return progress;
+  }
+
+  /** Every job of the campaign not yet final becomes cancelled. */
+  async cancelCampaignJobs(campaignId: string, organizationId: string, now: Date): Promise<number> {
+    return this.db('outbound_jobs')
+      .where({ campaign_id: campaignId, organization_id: organizationId })
+      .whereIn('status', ['scheduled', 'in_progress'])
+      .update({ status: 'cancelled', next_attempt_at: null, finished_at: now, updated_at: now });
+  }
+
+  async existingExternalIds(agent: AgentRef, externalIds: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const unique = [...new Set(externalIds)];
+    for (let i = 0; i < unique.length; i += 5000) {
+      const rows = (await this.db('outbound_jobs')
+        .where({ agent_id: agent.id, organization_id: agent.organization_id })
+        .whereIn('external_id', unique.slice(i, i + 5000))
+        .select('external_id')) as { external_id: string }[];
+      for (const r of rows) found.add(r.external_id);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,529 @@
+import type { Knex } from 'knex';
+import { assertEveryAgent, assertPermission, organizationsWith, type AuthContext } from '../../auth/auth-context.js';
+import type { Clock } from '../../clock.js';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
+import type { CursorPage } from '../../api/pagination.js';
+import { parse, parseBody, uuidParams } from '../../api/validate.js';
+import { normalizePhoneNumber } from '../../phone/phone-number.js';
+import type { AgentAccess } from '../agents/agent-access.js';
+import type { Schedule } from '../agents/schedule.js';
+import { blockedReason, nextAllowed, previewMoments, windowRules, type WindowAgent } from './calling-window.js';
+import {
+  JOB_EXTERNAL_ID_UNIQUE,
+  toAttempt,
+  toDoNotCall,
+  toOutboundCall,
+  type AttemptRow,
+  type DueJob,
+  type JobFields,
+  type JobRow,
+  type OutboundCall,
+  type OutboundRepository,
+} from './outbound.repository.js';
+import {
+  ClaimSchema,
+  CreateDoNotCallSchema,
+  CreateOutboundCallSchema,
+  DeleteDoNotCallQuery,
+  ListDoNotCallQuery,
+  ListOutboundCallsQuery,
+  PreviewSchema,
+  ResultSchema,
+  type Outcome,
+} from './outbound.schemas.js';
+
+/** Consent records are kept five years from the last call (UWG §7a). */
+export const CONSENT_RETENTION_YEARS = 5;
+/** When a due job is not allowed at its moment after all (an open-ended vacation), look again this much later. */
+const RECHECK_MS = 15 * 60_000;
+const MINUTE = 60_000;
+const attemptParams = uuidParams('attemptId');
+
+export type OutboundSettings = { maxConcurrentPerAgent: number };
+
+export class DoNotCallError extends AppError {
+  constructor(phoneNumber: string) {
+    super('DO_NOT_CALL', 409, `${phoneNumber} is on the organization's do-not-call list`, [
+      { field: 'to_number', message: 'On the do-not-call list' },
+    ]);
+  }
+}
+
+export function keepUntil(from: Date): Date {
+  const d = new Date(from);
+  d.setUTCFullYear(d.getUTCFullYear() + CONSENT_RETENTION_YEARS);
+  return d;
+}
+
+export function asWindowAgent(agent: {
+  schedule: unknown;
+  bundesland: string;
+  vacation_mode: boolean | null;
+  vacation_end: Date | string | null;
+}): WindowAgent {
+  return {
+    schedule: (agent.schedule as Schedule | null) ?? null,
+    bundesland: agent.bundesland,
+    vacation_mode: agent.vacation_mode === true,
+    vacation_end: agent.vacation_end,
+  };
+}
+
+/** next_attempt_at of a new job (or status failed when its window never opens before not_after). */
+export function firstMoment(agent: WindowAgent, job: JobFields, from: number): Partial<JobFields> {
+  const rules = windowRules(agent, job);
+  const next = nextAllowed(rules, Math.max(from, rules.notBefore ?? from));
+  if (next !== null) return { next_attempt_at: new Date(next) };
+  return {
+    status: 'failed',
+    failure_reason: rules.notAfter !== null ? 'deadline' : 'no_window',
+    finished_at: new Date(from),
+  };
+}
+
+/** Consent records as documented at creation: kept five years (from the last call, see claim). */
+export async function recordConsents(repo: OutboundRepository, jobs: JobRow[], now: Date): Promise<void> {
+  await repo.insertConsents(
+    jobs
+      .filter((j) => j.consent !== null)
+      .map((j) => ({
+        organization_id: j.organization_id,
+        agent_id: j.agent_id,
+        job_id: j.id,
+        phone_number: j.to_number,
+        basis: j.consent!.basis,
+        obtained_at: j.consent!.obtained_at,
+        source: j.consent!.source,
+        keep_until: keepUntil(now),
+        created_at: now,
+      })),
+  );
+}
+
+type ClaimedJob = {
+  job_id: string;
+  attempt_id: string;
+  agent_id: string;
+  campaign_id: string | null;
+  to_number: string;
+  from_number: string;
+  purpose: JobRow['purpose'];
+  variables: Record<string, unknown>;
+  attempt_number: number;
+  lease_expires_at: string;
+};
+
+/**
+ * Outbound call jobs: created by the business (outbound:write), handed out to the dialer and
+ * reported back (outbound:dispatch). This service decides what may be called, when and how often;
+ * it never dials.
+ */
+export class OutboundService {
+  constructor(
+    private readonly audited: AuditedTransactions,
+    private readonly repo: OutboundRepository,
+    private readonly access: AgentAccess,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+    private readonly settings: OutboundSettings,
+  ) {}
+
+  /** 201 with the new job, or 200 with the existing one when `external_id` was sent before. */
+  async create(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; job: OutboundCall }> {
+    const agent = await this.access.resolve(auth, agentId, 'outbound:write');
+    const input = parseBody(CreateOutboundCallSchema, body);
+    if (input.external_id !== undefined) {
+      const existing = await this.repo.findByExternalId(agent, input.external_id);
+      if (existing) return { created: false, job: await this.represent(agent.organization_id, existing) };
+    }
+    if (input.contact_id && !(await this.repo.contactExists(agent, [input.contact_id])).has(input.contact_id))
+      throw new ValidationError('Request body is invalid', [
+        { field: 'contact_id', message: 'No contact of this agent has this id' },
+      ]);
+    if ((await this.repo.listedNumbers(agent.organization_id, [input.to_number])).size > 0)
+      throw new DoNotCallError(input.to_number);
+    const now = this.clock.now();
+    const fields: JobFields = {
+      organization_id: agent.organization_id,
+      agent_id: agent.id,
+      campaign_id: null,
+      to_number: input.to_number,
+      contact_id: input.contact_id ?? null,
+      purpose: input.purpose,
+      status: 'scheduled',
+      window: input.window,
+      respect_opening_hours: input.respect_opening_hours,
+      not_before: input.not_before ? new Date(input.not_before) : null,
+      not_after: input.not_after ? new Date(input.not_after) : null,
+      max_attempts: input.max_attempts,
+      retry_after_minutes: input.retry_after_minutes,
+      variables: input.variables,
+      external_id: input.external_id ?? null,
+      consent: input.consent ?? null,
+      next_attempt_at: null,
+      failure_reason: null,
+      finished_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    Object.assign(fields, firstMoment(asWindowAgent(agent), fields, now.getTime()));
+    try {
+      const row = await this.audited.transaction(async (trx) => {
+        const repo = this.repo.with(trx);
+        const [row] = await repo.insertJobs([fields]);
+        await recordConsents(repo, [row!], now);
+        return row!;
+      });
+      return { created: true, job: toOutboundCall(row, []) };
+    } catch (error) {
+      // Two requests with the same external_id at once: the second answers with the first's job.
+      if (input.external_id !== undefined && isUniqueViolation(error, JOB_EXTERNAL_ID_UNIQUE)) {
+        const existing = await this.repo.findByExternalId(agent, input.external_id);
+        if (existing) return { created: false, job: await this.represent(agent.organization_id, existing) };
+      }
+      throw error;
+    }
+  }
+
+  async list(auth: AuthContext, agentId: string, query: unknown): Promise<CursorPage<OutboundCall>> {
+    const agent = await this.access.resolve(auth, agentId, 'outbound:read');
+    const { cursor, limit, ...filters } = parse(ListOutboundCallsQuery, query, 'Invalid query parameters');
+    const { rows, pagination } = await this.repo.listJobs(agent, filters, { cursor, limit });
+    const attempts = await this.repo.attemptsOf(
+      agent.organization_id,
+      rows.map((r) => r.id),
+    );
+    return { data: rows.map((r) => toOutboundCall(r, attempts.get(r.id) ?? [])), pagination };
+  }
+
+  async get(auth: AuthContext, agentId: string, jobId: string): Promise<OutboundCall> {
+    const agent = await this.access.resolve(auth, agentId, 'outbound:read');
+    const row = await this.repo.findJob(agent, jobId);
+    if (!row) throw new NotFoundError('Outbound call');
+    return this.represent(agent.organization_id, row);
+  }
+
+  /** Cancels a job not yet final; a final job is answered as it is (idempotent). */
+  async cancel(auth: AuthContext, agentId: string, jobId: string): Promise<OutboundCall> {
+    const agent = await this.access.resolve(auth, agentId, 'outbound:write');
+    if (!(await this.repo.findJob(agent, jobId))) throw new NotFoundError('Outbound call');
+    const row = await this.audited.transaction(async (trx) => {
+      const repo = this.repo.with(trx);
+      const job = await repo.lockJob(agent.organization_id, jobId);
+      if (!job || job.agent_id !== agent.id) throw new NotFoundError('Outbound call');
+      if (job.status !== 'scheduled' && job.status !== 'in_progress') return job;
+      const now = this.clock.now();
+      return repo.updateJob(agent.organization_id, jobId, {
+        status: 'cancelled',
+        next_attempt_at: null,
+        finished_at: now,
+        updated_at: now,
+      });
+    });
+    return this.represent(agent.organization_id, row);
+  }
+
+  /** The next five allowed periods for a window, from not_before (or now). */
+  async preview(auth: AuthContext, agentId: string, body: unknown) {
+    const agent = await this.access.resolve(auth, agentId, 'outbound:read');
+    const input = parseBody(PreviewSchema, body);
+    const rules = windowRules(asWindowAgent(agent), {
+      window: input.window,
+      respect_opening_hours: input.respect_opening_hours,
+      not_before: input.not_before ?? null,
+      not_after: input.not_after ?? null,
+    });
+    const from = Math.max(this.clock.now().getTime(), rules.notBefore ?? 0);
+    return { timezone: rules.timezone, moments: previewMoments(rules, from, 5) };
+  }
+
+  // Dispatch
+
+  /**
+   * Hands out up to `max` due jobs, each with a new attempt and a lease. Leases that ran out are
+   * settled first (the attempt counts as failed). A job is checked again against its window, the
+   * do-not-call list and its deadline at this moment; `max_concurrent` of its campaign and the
+   * per-agent limit hold, counted under a per-agent lock.
+   */
+  async claim(auth: AuthContext, body: unknown): Promise<{ data: ClaimedJob[] }> {
+    assertPermission(auth, 'outbound:dispatch');
+    assertEveryAgent(auth);
+    const organizations = organizationsWith(auth, 'outbound:dispatch');
+    const { max, lease_seconds: leaseSeconds } = parseBody(ClaimSchema, body);
+    await this.expireLeases(organizations);
+    return this.audited.transaction(async (trx) => {
+      const repo = this.repo.with(trx);
+      const now = this.clock.now();
+      const due = await repo.dueJobs(organizations, now, max * 4);
+      if (due.length === 0) return { data: [] };
+      await repo.lockAgentsForDispatch(due.map((j) => j.agent_id));
+      const running = await repo.running([...new Set(due.map((j) => j.agent_id))]);
+      const listed = new Set<string>();
+      for (const org of new Set(due.map((j) => j.organization_id))) {
+        const numbers = due.filter((j) => j.organization_id === org).map((j) => j.to_number);
+        for (const n of await repo.listedNumbers(org, numbers)) listed.add(`${org}:${n}`);
+      }
+      const picked: DueJob[] = [];
+      for (const job of due) {
+        if (picked.length >= max) break;
+        if (listed.has(`${job.organization_id}:${job.to_number}`)) {
+          await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
+          continue;
+        }
+        const rules = windowRules(this.dueAgent(job), job);
+        const reason = blockedReason(rules, now.getTime());
+        if (reason !== null) {
+          const changes = this.reschedule(
+            job,
+            rules,
+            reason === 'vacation' ? now.getTime() + RECHECK_MS : now.getTime(),
+            now,
+          );
+          await repo.updateJob(job.organization_id, job.id, changes);
+          if (changes.status === 'failed') await this.finished(trx, job, changes);
+          continue;
+        }
+        const agentRunning = running.agents.get(job.agent_id) ?? 0;
+        const campaignRunning = job.campaign_id ? (running.campaigns.get(job.campaign_id) ?? 0) : 0;
+        if (agentRunning >= this.settings.maxConcurrentPerAgent) continue;
+        if (job.campaign_max_concurrent !== null && campaignRunning >= job.campaign_max_concurrent) continue;
+        running.agents.set(job.agent_id, agentRunning + 1);
+        if (job.campaign_id) running.campaigns.set(job.campaign_id, campaignRunning + 1);
+        picked.push(job);
+      }
+      const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
+      const attempts = await repo.insertAttempts(
+        picked.map((job) => ({
+          organization_id: job.organization_id,
+          job_id: job.id,
+          number: job.attempt_count + 1,
+          claimed_at: now,
+          lease_expires_at: leaseExpiresAt,
+        })),
+      );
+      await repo.startJobs(
+        picked.map((j) => j.id),
+        now,
+      );
+      for (const job of picked)
+        if (job.consent) await repo.touchConsent(job.organization_id, job.id, now, keepUntil(now));
+      const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
+      return {
+        data: picked.map((job) => ({
+          job_id: job.id,
+          attempt_id: attemptOf.get(job.id)!.id,
+          agent_id: job.agent_id,
+          campaign_id: job.campaign_id,
+          to_number: job.to_number,
+          from_number: job.agent_phone_number,
+          purpose: job.purpose,
+          variables: job.variables,
+          attempt_number: job.attempt_count + 1,
+          lease_expires_at: leaseExpiresAt.toISOString(),
+        })),
+      };
+    });
+  }
+
+  /**
+   * The dialer's result of one attempt. Reporting the same outcome again answers the same
+   * (idempotent); another outcome for a finished attempt, or a result after its lease ran out
+   * (it already counted as failed), is 409.
+   */
+  async result(auth: AuthContext, attemptIdParam: string, body: unknown) {
+    assertPermission(auth, 'outbound:dispatch');
+    assertEveryAgent(auth);
+    const organizations = organizationsWith(auth, 'outbound:dispatch');
+    // The path's id is parsed after the permission check: a caller without it learns nothing from a 400.
+    const { attemptId } = parse(attemptParams, { attemptId: attemptIdParam }, 'Invalid path parameters');
+    // An attempt of another organization is 404 before its body is looked at.
+    if (!(await this.repo.findAttempt(organizations, attemptId))) throw new NotFoundError('Attempt');
+    const input = parseBody(ResultSchema, body);
+    const callId = input.call_id ?? null;
+    await this.expireLeases(organizations);
+    return this.audited.transaction(async (trx) => {
+      const repo = this.repo.with(trx);
+      const attempt = await repo.lockAttempt(organizations, attemptId);
+      if (!attempt) throw new NotFoundError('Attempt');
+      if (attempt.outcome !== null) {
+        const job = await repo.lockJob(attempt.organization_id, attempt.job_id);
+        if (
+          attempt.outcome === input.outcome &&
+          !attempt.lease_expired &&
+          (callId === null || callId === attempt.call_id)
+        )
+          return { attempt: toAttempt(attempt), job: await this.represent(attempt.organization_id, job!, repo) };
+        throw new ConflictError(
+          attempt.lease_expired
+            ? 'The lease of this attempt ran out before its result: it counted as failed'
+            : `This attempt already has the result ${attempt.outcome}`,
+          [{ field: 'outcome', message: 'The attempt is finished' }],
+        );
+      }
+      const now = this.clock.now();
+      const finished = await repo.finishAttempt(attempt.id, {
+        outcome: input.outcome,
+        call_id: callId,
+        lease_expired: false,
+        finished_at: now,
+      });
+      const job = await this.settle(trx, repo, finished, input.outcome, now);
+      return { attempt: toAttempt(finished), job: await this.represent(attempt.organization_id, job, repo) };
+    });
+  }
+
+  // Do-not-call list (organization)
+
+  async listDoNotCall(auth: AuthContext, orgId: string, query: unknown) {
+    this.assertOrganization(auth, orgId, 'outbound:read');
+    const { cursor, limit, phone_number: phone } = parse(ListDoNotCallQuery, query, 'Invalid query parameters');
+    const number = phone === undefined ? undefined : (normalizePhoneNumber(phone) ?? phone);
+    const { rows, pagination } = await this.repo.listDoNotCall(orgId, number, { cursor, limit });
+    return { data: rows.map(toDoNotCall), pagination };
+  }
+
+  /** Lists a number (201; 200 when it was listed already) and blocks its jobs not yet handed out. */
+  async addDoNotCall(auth: AuthContext, orgId: string, body: unknown) {
+    this.assertOrganization(auth, orgId, 'outbound:write');
+    const input = parseBody(CreateDoNotCallSchema, body);
+    return this.audited.transaction(async (trx) => {
+      const { row, created } = await this.addNumber(trx, orgId, input.phone_number, input.reason ?? null, 'api');
+      return { created, entry: toDoNotCall(row) };
+    });
+  }
+
+  async removeDoNotCall(auth: AuthContext, orgId: string, query: unknown): Promise<void> {
+    this.assertOrganization(auth, orgId, 'outbound:write');
+    const { phone_number: phone } = parse(DeleteDoNotCallQuery, query, 'Invalid query parameters');
+    const number = normalizePhoneNumber(phone);
+    if (number === null)
+      throw new ValidationError('Invalid query parameters', [{ field: 'phone_number', message: 'Not a phone number' }]);
+    if (!(await this.repo.deleteDoNotCall(orgId, number))) throw new NotFoundError('Do-not-call entry');
+  }
+
+  /**
+   * For the call intake (`opt_out: true`): lists the caller's number in the organization's
+   * do-not-call list inside the intake's transaction.
+   */
+  readonly optOut = async (trx: Knex.Transaction, organizationId: string, phoneNumber: string): Promise<void> => {
+    await this.addNumber(trx, organizationId, phoneNumber, 'Objected during a call', 'call_opt_out');
+  };
+
+  private async addNumber(
+    trx: Knex.Transaction,
+    organizationId: string,
+    phoneNumber: string,
+    reason: string | null,
+    source: 'api' | 'call_opt_out',
+  ) {
+    const repo = this.repo.with(trx);
+    const now = this.clock.now();
+    const result = await repo.addDoNotCall({
+      organization_id: organizationId,
+      phone_number: phoneNumber,
+      reason,
+      source,
+      created_at: now,
+    });
+    await repo.blockOpenJobs(organizationId, phoneNumber, now);
+    return result;
+  }
+
+  private assertOrganization(auth: AuthContext, orgId: string, permission: 'outbound:read' | 'outbound:write'): void {
+    if (!auth.organizations.has(orgId)) throw new NotFoundError('Organization');
+    assertPermission(auth, permission, orgId);
+  }
+
+  // Rules shared by creation, claims and results
+
+  private reschedule(job: JobRow, rules: ReturnType<typeof windowRules>, from: number, now: Date): Partial<JobRow> {
+    const next = nextAllowed(rules, from);
+    if (next === null) return this.finalChanges('failed', rules.notAfter !== null ? 'deadline' : 'no_window', now);
+    return { status: 'scheduled', next_attempt_at: new Date(next), updated_at: now };
+  }
+
+  private finalChanges(status: 'completed' | 'failed' | 'blocked', reason: string | null, now: Date): Partial<JobRow> {
+    return { status, failure_reason: reason, next_attempt_at: null, finished_at: now, updated_at: now };
+  }
+
+  /** Settles every open attempt whose lease ran out: it counts as failed. */
+  private async expireLeases(organizations: string[]): Promise<void> {
+    for (;;) {
+      const settled = await this.audited.transaction(async (trx) => {
+        const repo = this.repo.with(trx);
+        const now = this.clock.now();
+        const expired = await repo.expiredAttempts(organizations, now, 100);
+        for (const attempt of expired) {
+          const finished = await repo.finishAttempt(attempt.id, {
+            outcome: 'failed',
+            call_id: null,
+            lease_expired: true,
+            finished_at: now,
+          });
+          await this.settle(trx, repo, finished, 'failed', now);
+        }
+        return expired.length;
+      });
+      if (settled < 100) return;
+    }
+  }
+
+  /** The job after an attempt's outcome: completed, scheduled again, or failed after max_attempts. */
+  private async settle(
+    trx: Knex.Transaction,
+    repo: OutboundRepository,
+    attempt: AttemptRow,
+    outcome: Outcome,
+    now: Date,
+  ): Promise<JobRow> {
+    const job = (await repo.lockJob(attempt.organization_id, attempt.job_id))!;
+    // Cancelled (or blocked) while the call ran: the attempt is recorded, the job stays as it is.
+    if (job.status !== 'in_progress') return job;
+    let changes: Partial<JobRow>;
+    if (outcome === 'answered') changes = this.finalChanges('completed', null, now);
+    else if (job.attempt_count >= job.max_attempts) changes = this.finalChanges('failed', 'max_attempts', now);
+    else {
+      const agent = await repo.windowAgent({ id: job.agent_id, organization_id: job.organization_id });
+      const rules = windowRules(asWindowAgent(agent!), job);
+      changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
+    }
+    const updated = await repo.updateJob(job.organization_id, job.id, changes);
+    if (updated.status === 'completed' || updated.status === 'failed') await this.finished(trx, updated, changes);
+    return updated;
+  }
+
+  /** A job became completed or failed: its event (a campaign's finished_at is read from its jobs). */
+  private async finished(trx: Knex.Transaction, job: JobRow, changes: Partial<JobRow>): Promise<void> {
+    const status = changes.status ?? job.status;
+    if (status === 'completed' || status === 'failed') {
+      const attempts = await this.repo.with(trx).attemptsOf(job.organization_id, [job.id]);
+      const current = { ...job, ...changes } as JobRow;
+      await this.events.record(trx, {
+        organization_id: job.organization_id,
+        agent_id: job.agent_id,
+        type: status === 'completed' ? 'outbound_call.completed' : 'outbound_call.failed',
+        payload: {
+          event: `outbound_call.${status}`,
+          outbound_call: toOutboundCall(current, attempts.get(job.id) ?? []),
+        },
+      });
+    }
+  }
+
+  private dueAgent(job: DueJob): WindowAgent {
+    return asWindowAgent({
+      schedule: job.agent_schedule,
+      bundesland: job.agent_bundesland,
+      vacation_mode: job.agent_vacation_mode,
+      vacation_end: job.agent_vacation_end,
+    });
+  }
+
+  private async represent(organizationId: string, row: JobRow, repo: OutboundRepository = this.repo) {
+    const attempts = await repo.attemptsOf(organizationId, [row.id]);
+    return toOutboundCall(row, attempts.get(row.id) ?? []);
+  }
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../support/builders.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+
+let ctx: TestContext;
+let w: World;
+beforeAll(async () => {
+  ctx = await createTestContext({ config: { OUTBOUND_MAX_CONCURRENT_PER_AGENT: '1000' } });
+  w = await ctx.build.world();
+});
+afterAll(() => ctx.close());
+
+/** Monday 30 November 2026, 10:00 in Berlin. */
+const NOW = new Date('2026-11-30T09:00:00.000Z');
+
+type Claimed = { job_id: string; attempt_id: string; campaign_id: string | null };
+
+/** `count` due jobs, inserted directly (the API's creation is tested elsewhere). */
+async function dueJobs(agentIds: string[], count: number, campaignId: string | null = null) {
+  const rows = Array.from({ length: count }, (_, i) => ({
+    organization_id: w.orgId,
+    agent_id: agentIds[i % agentIds.length],
+    campaign_id: campaignId,
+    to_number: `+4930${String(10_000_000 + i)}`,
+    purpose: 'reminder',
+    status: 'scheduled',
+    window: JSON.stringify({ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }),
+    respect_opening_hours: true,
+    max_attempts: 3,
+    retry_after_minutes: 60,
+    variables: '{}',
+    next_attempt_at: NOW,
+    created_at: NOW,
+    updated_at: NOW,
+  }));
+  for (let i = 0; i < rows.length; i += 500) await ctx.db('outbound_jobs').insert(rows.slice(i, i + 500));
+}
+
+async function claim(max: number): Promise<Claimed[]> {
+  const res = await ctx.http.post('/v1/outbound/claim').set('X-API-Key', w.key).send({ max, lease_seconds: 300 });
+  expect(res.status).toBe(200);
+  return res.body.data as Claimed[];
+}
+
+describe('three dialers at once', () => {
+  it('claim 1,000 due jobs, each exactly once, and report them all', async () => {
+    ctx.clock.set(NOW);
+    const agents = [w.agentId, ...(await Promise.all([1, 2, 3].map(() => ctx.build.freshAgent(w.orgId))))];
+    await dueJobs(agents, 1000);
+    const seen: string[] = [];
+    const dialer = async () => {
+      for (;;) {
+        const batch = await claim(50);
+        if (batch.length === 0) {
+          const left = await ctx.db('outbound_jobs').where({ organization_id: w.orgId, status: 'scheduled' }).count();
+          if (Number(left[0]!.count) === 0) return;
+          continue;
+        }
+        seen.push(...batch.map((j) => j.job_id));
+        // One result at a time per dialer: three dialers' requests fit the test pool's connections.
+        for (const job of batch)
+          await ctx.http
+            .post(`/v1/outbound/attempts/${job.attempt_id}/result`)
+            .set('X-API-Key', w.key)
+            .send({ outcome: 'answered' })
+            .expect(200);
+      }
+    };
+    await Promise.all([dialer(), dialer(), dialer()]);
+    expect(seen).toHaveLength(1000);
+    expect(new Set(seen).size).toBe(1000);
+    const statuses = await ctx
+      .db('outbound_jobs')
+      .where({ organization_id: w.orgId })
+      .groupBy('status')
+      .select('status')
+      .count();
+    expect(statuses.map((s) => [s.status, Number(s.count)])).toEqual([['completed', 1000]]);
+    const attempts = await ctx.db('outbound_attempts').where({ organization_id: w.orgId }).count();
+    expect(Number(attempts[0]!.count)).toBe(1000);
+  }, 600_000);
+
+  it("never has more of a campaign's jobs in progress than its max_concurrent", async () => {
+    ctx.clock.set(NOW);
+    // Only this test's jobs are due.
+    await ctx
+      .db('outbound_jobs')
+      .where({ organization_id: w.orgId, status: 'scheduled' })
+      .update({ status: 'cancelled' });
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const [campaign] = await ctx
+      .db('outbound_campaigns')
+      .insert({
+        organization_id: w.orgId,
+        agent_id: agentId,
+        name: 'Erinnerungen',
+        purpose: 'reminder',
+        window: JSON.stringify({ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }),
+        max_concurrent: 5,
+        max_attempts: 3,
+        retry_after_minutes: 60,
+      })
+      .returning('id');
+    await dueJobs([agentId], 40, campaign.id);
+    const claimed = (await Promise.all([claim(50), claim(50), claim(50)])).flat();
+    expect(claimed.filter((j) => j.campaign_id === campaign.id)).toHaveLength(5);
+    expect(await claim(50)).toEqual([]);
+  });
+});
