@@ -93,6 +93,7 @@ import { SimulationRepository } from './modules/simulation/simulation.repository
 import { SimulationService } from './modules/simulation/simulation.service.js';
 import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
+import { buildPhoneNumbers, phoneNumberModule } from './modules/phone-numbers/phone-number.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -263,6 +264,10 @@ export function buildContainer(deps: AppDeps) {
     mountModule(simulationModule, simulationService, testCaseService),
     mountModule(auditLogModule, services.auditLog),
     mountModule(dataSubjectModule, services.dataSubjects),
+    mountModule(
+      phoneNumberModule,
+      buildPhoneNumbers({ db, access: agentAccess, clock, secretsKey: config.SECRETS_KEY }).service,
+    ),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

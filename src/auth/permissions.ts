@@ -16,6 +16,9 @@ export const PERMISSIONS = [
   'organization:read',
   'organization:write',
   'privacy:write',
+  'phone_numbers:read',
+  'phone_numbers:write',
+  'runtime:route',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -106,6 +106,7 @@ async function buildWorld() {
         expect: { accepting_calls: true },
       }),
     keyId: async () => (await apiKey(a.userId)).id,
+    numberId: () => post('/v1/phone-numbers', { number: ctx.build.phone() }),
   };
 
   // A delivery to list and redeliver: the agent's webhook points at a closed port.
