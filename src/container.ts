@@ -94,6 +94,7 @@ import { SimulationService } from './modules/simulation/simulation.service.js';
 import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
 import { buildPhoneNumbers, phoneNumberModule } from './modules/phone-numbers/phone-number.module.js';
+import { buildRuntime, runtimeModule } from './modules/runtime/route.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -268,6 +269,7 @@ export function buildContainer(deps: AppDeps) {
       phoneNumberModule,
       buildPhoneNumbers({ db, access: agentAccess, clock, secretsKey: config.SECRETS_KEY }).service,
     ),
+    mountModule(runtimeModule, buildRuntime({ db, access: agentAccess, simulator: callSimulator, clock })),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

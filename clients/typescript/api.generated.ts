@@ -992,6 +992,26 @@ export interface paths {
     patch: operations['updatePhoneNumber'];
     trace?: never;
   };
+  '/v1/runtime/route': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Route an incoming call (runtime:route): who answers, why, and the configuration to run
+     * @description One answer for a voice runtime: the agent of the dialled number, the call decision of /status and /simulate (answered_by_agent_id, reason, via, the forwarding target), the configuration to run (agent fields, workflow, tools, the greeting for this caller, version id and number) and the experiment variant. Sees what a call sees: the greeting may name the caller from their contact. 404 for a number that is not registered, has no agent, or belongs to an organization out of reach.
+     */
+    post: operations['routeCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'call.completed': {
@@ -3697,6 +3717,112 @@ export interface components {
        * @description Moves the agent onto this number (its previous number is released); null releases the number. A number that is an agent's only number cannot be released or moved away (409)
        */
       agent_id?: string | null;
+    };
+    RouteAnswer: {
+      call_id: string;
+      called_number: string;
+      /** @description E.164, or null when the caller is unknown */
+      caller_number: string | null;
+      /** Format: date-time */
+      at: string;
+      phone_number: {
+        /** Format: uuid */
+        id: string;
+        number: string;
+        label: string | null;
+        /** @enum {string|null} */
+        provider: 'sipgate' | 'telekom' | 'twilio' | 'sip' | null;
+      };
+      /**
+       * Format: uuid
+       * @description The agent the dialled number belongs to
+       */
+      agent_id: string;
+      /**
+       * Format: uuid
+       * @description Who takes the call; null: nobody
+       */
+      answered_by_agent_id: string | null;
+      /** @enum {string} */
+      via: 'self' | 'backup' | 'vacation_backup' | 'none';
+      /** @enum {string} */
+      reason: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+      accepting_calls: boolean;
+      /** @description The first available transfer target of the answering configuration; null without one */
+      forwarding_target: {
+        /** @description Forwarding slot; null for a linked transfer tool */
+        slot_number: string | null;
+        /** Format: uuid */
+        employee_id: string | null;
+        name: string;
+        status: string | null;
+        available: boolean;
+      } | null;
+      decision: components['schemas']['CallSimulation'] & unknown;
+      configuration: components['schemas']['RunConfiguration'];
+      experiment: components['schemas']['RouteExperiment'];
+    };
+    /** @description What the answering agent runs; null when nobody answers */
+    RunConfiguration: {
+      /** Format: uuid */
+      agent_id: string;
+      /**
+       * Format: uuid
+       * @description The configuration version run (null: an agent with no recorded version yet)
+       */
+      version_id: string | null;
+      version: number | null;
+      /** @description The agent's configuration fields (as a version stores them) */
+      agent: {
+        [key: string]: unknown;
+      };
+      /** @description The workflow graph, null without one */
+      workflow?: unknown;
+      tools: components['schemas']['ToolSnapshot'][];
+      /** @description The greeting for this caller at this moment, placeholders filled */
+      greeting: string;
+      greeting_variant_index: number | null;
+    } | null;
+    ToolSnapshot: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      display_name: string | null;
+      description: string | null;
+      tool_type: string;
+      config: {
+        [key: string]: unknown;
+      };
+      is_enabled: boolean;
+      priority: number;
+      /** Format: uuid */
+      employee_id: string | null;
+    };
+    /** @description The experiment variant the call was assigned (the dialled agent's running experiment), else null */
+    RouteExperiment: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      variant: string;
+    } | null;
+    RouteRequest: {
+      /**
+       * @description The dialled number, in any written form (normalised to E.164 before the lookup)
+       * @example +4930123456
+       */
+      called_number: string;
+      /**
+       * @description The caller's number as the trunk reports it; `anonymous` or an extension count as unknown
+       * @example +491701234567
+       */
+      caller_number?: string | null;
+      /** @description The call in the telephony layer; report the call later with the same call_id */
+      call_id: string;
+      /**
+       * Format: date-time
+       * @description When the call arrives (default: now)
+       */
+      at?: string;
     };
   };
   responses: {
@@ -12061,6 +12187,107 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+    };
+  };
+  routeCall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RouteRequest'];
+      };
+    };
+    responses: {
+      /** @description The routing answer */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RouteAnswer'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   callCompleted: {
