@@ -95,6 +95,7 @@ import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
 import { buildPhoneNumbers, phoneNumberModule } from './modules/phone-numbers/phone-number.module.js';
 import { buildRuntime, runtimeModule } from './modules/runtime/route.module.js';
+import { buildExperiments, experimentModule } from './modules/experiments/experiment.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -243,6 +244,14 @@ export function buildContainer(deps: AppDeps) {
     clock,
   );
 
+  const experiments = buildExperiments({
+    db,
+    access: agentAccess,
+    simulations: simulationService,
+    simulator: callSimulator,
+    clock,
+  });
+
   /**
    * Every module once, in the order of the OpenAPI document: its mounts (path, access, router) and
    * its OpenAPI registration come from the module itself.
@@ -269,7 +278,11 @@ export function buildContainer(deps: AppDeps) {
       phoneNumberModule,
       buildPhoneNumbers({ db, access: agentAccess, clock, secretsKey: config.SECRETS_KEY }).service,
     ),
-    mountModule(runtimeModule, buildRuntime({ db, access: agentAccess, simulator: callSimulator, clock })),
+    mountModule(
+      runtimeModule,
+      buildRuntime({ db, access: agentAccess, simulator: callSimulator, clock, variants: experiments }),
+    ),
+    mountModule(experimentModule, experiments),
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */

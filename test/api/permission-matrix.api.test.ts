@@ -107,6 +107,14 @@ async function buildWorld() {
       }),
     keyId: async () => (await apiKey(a.userId)).id,
     numberId: () => post('/v1/phone-numbers', { number: ctx.build.phone() }),
+    experimentId: (id) =>
+      post(agentPath(id, 'experiments'), {
+        name: `Matrix ${++n}`,
+        variants: [
+          { name: 'A', current: true, weight: 50 },
+          { name: 'B', current: true, weight: 50 },
+        ],
+      }),
   };
 
   // A delivery to list and redeliver: the agent's webhook points at a closed port.

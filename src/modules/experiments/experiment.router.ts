@@ -1,0 +1,38 @@
+import { Router } from 'express';
+import { authOf } from '../../http/request.js';
+import { agentIdParams, parse, uuidParams } from '../../api/validate.js';
+import type { ExperimentService } from './experiment.service.js';
+
+const experimentParams = uuidParams('agentId', 'experimentId');
+
+/** Mounted at /v1/agents/:agentId/experiments. */
+export function experimentRouter(experiments: ExperimentService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await experiments.list(authOf(req), agentId, req.query));
+  });
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.status(201).json(await experiments.create(authOf(req), agentId, req.body));
+  });
+
+  router.get('/:experimentId', async (req, res) => {
+    const { agentId, experimentId } = parse(experimentParams, req.params);
+    res.json(await experiments.get(authOf(req), agentId, experimentId));
+  });
+
+  router.post('/:experimentId/start', async (req, res) => {
+    const { agentId, experimentId } = parse(experimentParams, req.params);
+    res.json(await experiments.start(authOf(req), agentId, experimentId));
+  });
+
+  router.post('/:experimentId/stop', async (req, res) => {
+    const { agentId, experimentId } = parse(experimentParams, req.params);
+    res.json(await experiments.stop(authOf(req), agentId, experimentId));
+  });
+
+  return router;
+}
