@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- <scenario>...] [-- --node <major>]: chain, calls, webhooks, kb, memory, simulate,
- * erasure, analytics (all when none is named); compare (BENCH_COMPARE=<checkout>,<checkout>: the
+ * route, erasure, analytics (all when none is named); compare (BENCH_COMPARE=<checkout>,<checkout>: the
  * chain of built checkouts side by side) and variants (BENCH_VARIANTS: one build started several
  * ways) only when named. Each scenario prints its figures and the ratio to a
  * baseline measured in the same run, and the results are merged into bench-results.json, per
@@ -25,6 +25,7 @@ import { erasure } from './bench/erasure.js';
 import { kb } from './bench/kb.js';
 import { outbound } from './bench/outbound.js';
 import { memory } from './bench/memory.js';
+import { route } from './bench/route.js';
 import { simulate } from './bench/simulate.js';
 import { variants } from './bench/variants.js';
 import { fetchNode, freePort, machine, OWN_RUNTIME, useRuntime, type Runtime } from './bench/support.js';
@@ -37,6 +38,7 @@ const SCENARIOS = [
   'kb',
   'memory',
   'simulate',
+  'route',
   'erasure',
   'analytics',
   'compare',
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
         } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
         else if (scenario === 'kb') result = await kb(database.db, database.url);
         else if (scenario === 'simulate') result = await simulate(database.db, database.url);
+        else if (scenario === 'route') result = await route(database.db, database.url);
         else if (scenario === 'erasure') result = await erasure(database.db, database.url);
         else if (scenario === 'analytics') result = await analytics(database.db, database.url);
         else if (scenario === 'compare') result = await compare(database.db, database.url);

@@ -10,7 +10,7 @@ import { createLogger } from './logger.js';
 import { loadDotEnv } from './env-file.js';
 import { NEW_AGENT_DEFAULTS } from './db/agent-defaults.js';
 import { bootstrap, credentials, shellExports } from './ops/bootstrap.js';
-import { withJwtSecret } from './ops/dev-secret.js';
+import { withJwtSecret, withSecretsKey } from './ops/dev-secret.js';
 import { OpsRepository } from './ops/ops.repository.js';
 import { explainSetupError, setupStep } from './setup-error.js';
 
@@ -65,7 +65,7 @@ async function run(
   values: Record<string, string | boolean | undefined>,
   database: Database,
 ) {
-  const config = withJwtSecret(parseConfig(process.env));
+  const config = withSecretsKey(withJwtSecret(parseConfig(process.env)));
   const ops = new OpsRepository(database.db);
   switch (command) {
     case 'migrate': {

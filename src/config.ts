@@ -115,6 +115,14 @@ const configSchema = z.object({
   EMBEDDED_PG_SHARED_DIR: z.string().default(DEFAULT_SHARED_DIR),
   /** HS256 secret for dashboard tokens. Generated and kept in DATA_DIR when absent outside production. */
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /**
+   * 64 hex characters (32 bytes): the AES-256-GCM key that seals stored secrets (a phone number's SIP
+   * credentials). Generated and kept in DATA_DIR when absent outside production, as JWT_SECRET is.
+   */
+  SECRETS_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (openssl rand -hex 32)')
+    .optional(),
   /** PEM public key; when set, tokens are verified with RS256/ES256 instead of HS256. */
   JWT_PUBLIC_KEY: z.string().optional(),
   JWT_ISSUER: z.string().optional(),
@@ -220,6 +228,12 @@ export function configWarnings(config: Config): string[] {
       'TRUST_PROXY=true trusts X-Forwarded-For from any peer: a client that reaches this server directly can ' +
         "choose the address API keys' allowed_ips check. Set TRUST_PROXY to your proxies' addresses or CIDRs " +
         '(e.g. TRUST_PROXY=10.0.0.0/8), or to loopback/uniquelocal',
+    );
+  }
+  if (config.NODE_ENV === 'production' && !config.SECRETS_KEY) {
+    warnings.push(
+      'SECRETS_KEY is not set: phone numbers cannot store SIP credentials (503) until it is ' +
+        '(64 hexadecimal characters, openssl rand -hex 32)',
     );
   }
   return warnings;

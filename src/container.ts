@@ -27,6 +27,9 @@ import { buildIdempotencyModule } from './modules/idempotency/idempotency.module
 import { buildKnowledgeBaseModule } from './modules/knowledge-base/knowledge-base.module.js';
 import { buildMeModule } from './modules/me/me.module.js';
 import type { BuiltModule, SharedDeps } from './modules/module.js';
+import { buildExperimentModule } from './modules/experiments/experiment.module.js';
+import { buildPhoneNumberModule } from './modules/phone-numbers/phone-number.module.js';
+import { buildRuntimeModule } from './modules/runtime/route.module.js';
 import { buildOutboundModule } from './modules/outbound/outbound.module.js';
 import { buildOrganizationModule } from './modules/organizations/organization.module.js';
 import { buildDataSubjectModule } from './modules/privacy/data-subject.module.js';
@@ -84,6 +87,8 @@ export function buildContainer(deps: AppDeps) {
   const tools = buildToolModule({ ...shared, agentReads });
   const agentVersions = buildAgentVersionModule({ ...shared, agentReads, agents, tools });
   const outbound = buildOutboundModule(shared);
+  const simulation = buildSimulationModule({ ...shared, testCases, agents, agentVersions });
+  const experiments = buildExperimentModule({ ...shared, testCases, simulation });
 
   /** Every module once, in the order of the OpenAPI document; a new module is one line here. */
   const modules = {
@@ -101,11 +106,14 @@ export function buildContainer(deps: AppDeps) {
     knowledgeBase: buildKnowledgeBaseModule(shared),
     calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
     agentVersions,
-    simulation: buildSimulationModule({ ...shared, testCases, agents, agentVersions }),
+    simulation,
     auditLog: buildAuditLogModule(shared),
     dataSubjects: buildDataSubjectModule(shared),
     idempotency: buildIdempotencyModule(shared),
     outbound,
+    phoneNumbers: buildPhoneNumberModule(shared),
+    runtime: buildRuntimeModule({ ...shared, testCases, experiments }),
+    experiments,
   } satisfies Record<string, BuiltModule>;
   const built: BuiltModule[] = Object.values(modules);
 

@@ -20,6 +20,10 @@ export const REDACT_PATHS = [
   'secret',
   'secrets',
   'password',
+  'sip',
+  'sip_credentials',
+  'body.sip',
+  'input.sip',
 ];
 
 /**

@@ -16,7 +16,7 @@ import { IdleMemoryTrim } from './ops/idle-memory.js';
 import { loadDotEnv } from './env-file.js';
 import { bootstrap, shellExports } from './ops/bootstrap.js';
 import { OpsRepository } from './ops/ops.repository.js';
-import { withJwtSecret } from './ops/dev-secret.js';
+import { withJwtSecret, withSecretsKey } from './ops/dev-secret.js';
 import { setupFailureText, setupStep } from './setup-error.js';
 
 /** A fresh embedded database gets a demo organization, with a token and a key ready for curl. */
@@ -79,7 +79,7 @@ async function openMigratedDatabase(config: Config, logger: Logger): Promise<Dat
  */
 async function main(): Promise<void> {
   loadDotEnv(); // .env, when present; the real environment wins
-  const config = await setupStep('config', undefined, () => withJwtSecret(parseConfig(process.env)));
+  const config = await setupStep('config', undefined, () => withSecretsKey(withJwtSecret(parseConfig(process.env))));
   const logger = createLogger(config);
   for (const warning of configWarnings(config)) logger.warn(warning);
   const reservation = await PortReservation.reserve(config.PORT, config.HOST);

@@ -27,7 +27,8 @@ const RUNS_PER_ROUND = Number(process.env.BENCH_SIMULATE_RUNS ?? 10);
 const CASES = 200;
 const CALLER = '+4917612345678';
 
-async function seed(db: Knex) {
+/** The agent of this scenario; the route scenario routes calls to it too. */
+export async function seed(db: Knex) {
   const schedule = {
     timezone: 'Europe/Berlin',
     rules: [

@@ -30,7 +30,18 @@ export function describeRoute(
   return { action, resourceType, resourceId };
 }
 
-const COMMANDS = new Set(['restore', 'rotate', 'retry', 'redeliver', 'revoke', 'reprocess', 'preview', 'search']);
+const COMMANDS = new Set([
+  'restore',
+  'rotate',
+  'retry',
+  'redeliver',
+  'revoke',
+  'reprocess',
+  'preview',
+  'search',
+  'start',
+  'stop',
+]);
 
 function isCommandWord(word: string): boolean {
   return COMMANDS.has(word);

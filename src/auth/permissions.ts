@@ -19,6 +19,9 @@ export const PERMISSIONS = [
   'outbound:read',
   'outbound:write',
   'outbound:dispatch',
+  'phone_numbers:read',
+  'phone_numbers:write',
+  'runtime:route',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -16,3 +16,18 @@ export function withJwtSecret(config: Config): Config {
   }
   return { ...config, JWT_SECRET: readFileSync(file, 'utf8').trim() };
 }
+
+/**
+ * Outside production a missing SECRETS_KEY is generated once and kept in DATA_DIR beside the JWT
+ * secret, so credentials sealed by one start open after a restart. Production does not generate one:
+ * a key lost with a data directory would make every sealed secret unreadable.
+ */
+export function withSecretsKey(config: Config): Config {
+  if (config.SECRETS_KEY || config.NODE_ENV === 'production') return config;
+  const file = path.resolve(config.DATA_DIR, 'secrets-key');
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  }
+  return { ...config, SECRETS_KEY: readFileSync(file, 'utf8').trim() };
+}

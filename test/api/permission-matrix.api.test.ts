@@ -109,6 +109,15 @@ async function buildWorld() {
     campaignId: (id) => post(agentPath(id, 'campaigns'), { name: 'Matrix', purpose: 'reminder' }),
     outboundCallId: (id) =>
       post(agentPath(id, 'outbound-calls'), { to_number: ctx.build.phone(), purpose: 'callback' }),
+    numberId: () => post('/v1/phone-numbers', { number: ctx.build.phone() }),
+    experimentId: (id) =>
+      post(agentPath(id, 'experiments'), {
+        name: `Matrix ${++n}`,
+        variants: [
+          { name: 'A', current: true, weight: 50 },
+          { name: 'B', current: true, weight: 50 },
+        ],
+      }),
   };
 
   // A delivery to list and redeliver: the agent's webhook points at a closed port.

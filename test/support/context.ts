@@ -55,6 +55,7 @@ export async function createTestContext(
     DATABASE_URL: url,
     JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    SECRETS_KEY: '6a1f0c9e2b7d4a8f3e5c1b9d7f2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a',
     ...(typeof overrides.config === 'function' ? overrides.config(url) : overrides.config),
   });
   const db = createDb(url, 8);

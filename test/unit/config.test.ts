@@ -42,7 +42,9 @@ describe('configWarnings', () => {
   const secret = 'x'.repeat(32);
   it('warns once about TRUST_PROXY=true in production, recommending the proxies, and not otherwise', () => {
     const production = (TRUST_PROXY: string) =>
-      configWarnings(parseConfig({ NODE_ENV: 'production', JWT_SECRET: secret, TRUST_PROXY }));
+      configWarnings(
+        parseConfig({ NODE_ENV: 'production', JWT_SECRET: secret, SECRETS_KEY: 'ab'.repeat(32), TRUST_PROXY }),
+      );
     expect(production('true')).toEqual([
       expect.stringMatching(/^TRUST_PROXY=true trusts X-Forwarded-For from any peer: .*addresses or CIDRs/),
     ]);
@@ -50,5 +52,13 @@ describe('configWarnings', () => {
     expect(production('10.0.0.0/8')).toEqual([]);
     expect(production('false')).toEqual([]);
     expect(configWarnings(parseConfig({ NODE_ENV: 'development', TRUST_PROXY: 'true' }))).toEqual([]);
+  });
+
+  it('warns about a missing SECRETS_KEY in production only, and refuses one that is not 64 hex characters', () => {
+    expect(configWarnings(parseConfig({ NODE_ENV: 'production', JWT_SECRET: secret }))).toEqual([
+      expect.stringMatching(/^SECRETS_KEY is not set/),
+    ]);
+    expect(configWarnings(parseConfig({ NODE_ENV: 'development' }))).toEqual([]);
+    expect(() => parseConfig({ SECRETS_KEY: 'abc' })).toThrow(/SECRETS_KEY: must be 64 hexadecimal characters/);
   });
 });

@@ -31,7 +31,7 @@ export function buildSimulationModule(
     agents: { service: AgentService };
     agentVersions: { repository: AgentVersionRepository };
   },
-): BuiltModule {
+): BuiltModule<{ simulations: SimulationService }> {
   const { repository, simulator } = deps.testCases;
   const agents = deps.agents.service;
   const simulations = new SimulationService(
@@ -59,5 +59,6 @@ export function buildSimulationModule(
       openapi: registerSimulationPaths,
     },
     workers: [],
+    simulations,
   };
 }
