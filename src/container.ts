@@ -93,6 +93,7 @@ import { SimulationRepository } from './modules/simulation/simulation.repository
 import { SimulationService } from './modules/simulation/simulation.service.js';
 import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
+import { bundleModule, buildBundleService } from './modules/agent-bundles/bundle.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -241,6 +242,23 @@ export function buildContainer(deps: AppDeps) {
     clock,
   );
 
+  const bundles = buildBundleService({
+    db,
+    clock,
+    access: agentAccess,
+    agents: agentRepository,
+    workflows: workflowRepository,
+    tools: toolRepository,
+    employees: employeeRepository,
+    slots: new ForwardingSlotRepository(db),
+    simulation: simulationRepository,
+    documents: kbDocuments,
+    kbJobs,
+    versions: versionRecorder,
+    guard: testCaseGuard,
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  });
+
   /**
    * Every module once, in the order of the OpenAPI document: its mounts (path, access, router) and
    * its OpenAPI registration come from the module itself.
@@ -249,6 +267,7 @@ export function buildContainer(deps: AppDeps) {
     mountModule(healthModule, services.health),
     mountModule(apiKeyModule, services.apiKeys),
     mountModule(agentModule, services.agents, services.agentStatus, services.greetingPreview),
+    mountModule(bundleModule, bundles),
     mountModule(workflowModule, services.workflows),
     mountModule(organizationModule, services.organizations),
     mountModule(webhookModule, services.webhookDeliveries, services.webhookSecrets, services.webhookTests),
