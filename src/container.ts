@@ -94,6 +94,7 @@ import { SimulationService } from './modules/simulation/simulation.service.js';
 import { TestCaseGuard } from './modules/simulation/test-case.guard.js';
 import { TestCaseService } from './modules/simulation/test-case.service.js';
 import { bundleModule, buildBundleService } from './modules/agent-bundles/bundle.module.js';
+import { buildTemplateService, templateModule } from './modules/agent-templates/template.module.js';
 
 export type AppDeps = {
   config: Config;
@@ -258,6 +259,7 @@ export function buildContainer(deps: AppDeps) {
     guard: testCaseGuard,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   });
+  const templates = buildTemplateService({ db, clock, bundles });
 
   /**
    * Every module once, in the order of the OpenAPI document: its mounts (path, access, router) and
@@ -266,8 +268,9 @@ export function buildContainer(deps: AppDeps) {
   const modules: MountedModule[] = [
     mountModule(healthModule, services.health),
     mountModule(apiKeyModule, services.apiKeys),
-    mountModule(agentModule, services.agents, services.agentStatus, services.greetingPreview),
+    mountModule(agentModule, services.agents, services.agentStatus, services.greetingPreview, templates),
     mountModule(bundleModule, bundles),
+    mountModule(templateModule, templates),
     mountModule(workflowModule, services.workflows),
     mountModule(organizationModule, services.organizations),
     mountModule(webhookModule, services.webhookDeliveries, services.webhookSecrets, services.webhookTests),

@@ -241,3 +241,86 @@ describe('import and apply', () => {
     expect(fields).toContain('spec.tools[0].config.headers[0].value');
   });
 });
+
+describe('clone', () => {
+  it('copies the agent with its credentials, in its organization or another', async () => {
+    const id = await richAgent(a, 'Schreiner');
+    const res = await ctx.http
+      .post(`/v1/agents/${id}/clone`)
+      .set(auth(a))
+      .send({ name: 'Schreiner Zwei', phone_number: ctx.build.phone() })
+      .expect(201);
+    const copy = expectSchema(res, AgentSchema);
+    const original = (await getBundle(id).expect(200)).body;
+    const cloned = (await getBundle(copy.id).expect(200)).body;
+    expect(cloned).toEqual({ ...original, name: 'Schreiner Zwei' });
+    const stored = await ctx.db('tools').where({ agent_id: copy.id, name: 'lookup' }).first('config');
+    expect(stored.config.headers[0].value).toBe('Bearer s3cr3t');
+
+    // Another organization: the names it references must exist there.
+    const refused = await ctx.http
+      .post(`/v1/agents/${id}/clone`)
+      .set(bearer(a))
+      .send({ name: 'X', phone_number: ctx.build.phone(), organization_id: b.orgId })
+      .expect(404);
+    expect(refused.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('agent templates', () => {
+  const template = {
+    name: 'Handwerksbetrieb',
+    variables: [{ name: 'firma' }, { name: 'gewerk', default: 'Sanitär' }],
+    bundle: {
+      api_version: 'voice-agent/v1',
+      kind: 'Agent',
+      name: '{{firma}}',
+      spec: {
+        configuration: { prompt: 'Du bist die Telefonassistenz von {{firma}} ({{gewerk}}).' },
+        employees: [{ name: 'Meister', phone_number: '+4930123456' }],
+        tools: [{ name: 'zum_meister', tool_type: 'transfer_call', description: 'Zum Meister', employee: 'Meister' }],
+      },
+    },
+  };
+
+  it('saves, lists, creates agents from, and deletes a template', async () => {
+    const created = await ctx.http.post('/v1/agent-templates').set(auth(a)).send(template).expect(201);
+    const list = await ctx.http.get('/v1/agent-templates').set(auth(a)).expect(200);
+    expect(list.body.data.map((t: { id: string }) => t.id)).toContain(created.body.id);
+
+    const missing = await ctx.http
+      .post('/v1/agents')
+      .set(auth(a))
+      .send({ template_id: created.body.id, variables: {}, phone_number: ctx.build.phone() })
+      .expect(400);
+    expect(missing.body.error.details).toEqual([expect.objectContaining({ field: 'variables.firma' })]);
+
+    const agent = await ctx.http
+      .post('/v1/agents')
+      .set(auth(a))
+      .send({ template_id: created.body.id, variables: { firma: 'Müller GmbH' }, phone_number: ctx.build.phone() })
+      .expect(201);
+    expectSchema(agent, AgentSchema);
+    expect(agent.body.name).toBe('Müller GmbH');
+    expect(agent.body.prompt).toBe('Du bist die Telefonassistenz von Müller GmbH (Sanitär).');
+    const bundle = (await getBundle(agent.body.id).expect(200)).body;
+    expect(bundle.spec.tools[0].employee).toBe('Meister');
+
+    await ctx.http.delete(`/v1/agent-templates/${created.body.id}`).set(auth(a)).expect(204);
+    await ctx.http.delete(`/v1/agent-templates/${created.body.id}`).set(auth(a)).expect(404);
+  });
+
+  it('refuses a placeholder that is not a declared variable, naming where it is', async () => {
+    const res = await ctx.http
+      .post('/v1/agent-templates')
+      .set(auth(a))
+      .send({ ...template, name: 'Falsch', variables: [{ name: 'firma' }] })
+      .expect(400);
+    expect(res.body.error.details).toEqual([
+      expect.objectContaining({
+        field: 'bundle.spec.configuration.prompt',
+        message: '{{gewerk}} is not a declared variable',
+      }),
+    ]);
+  });
+});

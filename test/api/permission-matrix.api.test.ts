@@ -127,6 +127,11 @@ async function buildWorld() {
         expect: { accepting_calls: true },
       }),
     keyId: async () => (await apiKey(a.userId)).id,
+    templateId: () =>
+      post('/v1/agent-templates', {
+        name: `Matrix ${++n}`,
+        bundle: { api_version: 'voice-agent/v1', kind: 'Agent', name: 'Matrix', spec: {} },
+      }),
   };
 
   // A delivery to list and redeliver: the agent's webhook points at a closed port.
