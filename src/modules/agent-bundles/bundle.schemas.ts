@@ -89,12 +89,9 @@ const BundleDocumentSchema = z
     title: z.string(),
     content: z.string(),
     language: z.string().nullable(),
-    chunks: z
-      .array(BundleChunkSchema)
-      .optional()
-      .openapi({
-        description: 'Client chunks (documents whose chunks the client brought); embeddings are not exported',
-      }),
+    chunks: z.array(BundleChunkSchema).optional().openapi({
+      description: 'Client chunks (documents whose chunks the client brought); embeddings are not exported',
+    }),
   })
   .openapi('BundleDocument');
 
