@@ -13,6 +13,7 @@ import { bootstrap, credentials, shellExports } from './ops/bootstrap.js';
 import { withJwtSecret, withSecretsKey } from './ops/dev-secret.js';
 import { OpsRepository } from './ops/ops.repository.js';
 import { explainSetupError, setupStep } from './setup-error.js';
+import { agentCommand } from './cli-agent.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]       (npm run cli -- --help: this list)
 
@@ -33,6 +34,9 @@ const USAGE = `Usage: npm run cli -- <command> [options]       (npm run cli -- -
   key:create --org ORG_ID --user USER_ID [--name NAME] [--permissions a:read,b:write]
              [--agents ID,ID] [--per-minute N] [--per-hour N] [--expires ISO_DATE]
   agent:create --org ORG_ID --name NAME --phone +49...
+  agent pull <agentId> <dir> | agent diff <dir> | agent push <dir>
+                               an agent as YAML files through the HTTP API (VAM_BASE_URL, VAM_API_KEY;
+                               docs/agents-as-code.md)
 
 Every command prints JSON. Without DATABASE_URL the embedded PostgreSQL under DATA_DIR is used
 (joined if the server is running). A .env file in the working directory is read first; variables
@@ -163,6 +167,11 @@ async function main(): Promise<void> {
   const [command, ...rest] = positionals;
   if (!command || command === 'help' || values.help === true) {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'agent') {
+    const result = await agentCommand(rest);
+    process.stdout.write(typeof result === 'string' ? result : `${JSON.stringify(result, null, 2)}\n`);
     return;
   }
   if (command === 'migrate:make') {

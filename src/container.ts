@@ -27,6 +27,8 @@ import { buildIdempotencyModule } from './modules/idempotency/idempotency.module
 import { buildKnowledgeBaseModule } from './modules/knowledge-base/knowledge-base.module.js';
 import { buildMeModule } from './modules/me/me.module.js';
 import type { BuiltModule, SharedDeps } from './modules/module.js';
+import { buildBundleModule } from './modules/agent-bundles/bundle.module.js';
+import { buildTemplateModule } from './modules/agent-templates/template.module.js';
 import { buildExperimentModule } from './modules/experiments/experiment.module.js';
 import { buildPhoneNumberModule } from './modules/phone-numbers/phone-number.module.js';
 import { buildRuntimeModule } from './modules/runtime/route.module.js';
@@ -83,7 +85,10 @@ export function buildContainer(deps: AppDeps) {
   };
 
   // Modules other modules build on (their exports are passed on by name, typed).
-  const agents = buildAgentModule({ ...shared, agentReads, callsToday });
+  const knowledgeBase = buildKnowledgeBaseModule(shared);
+  const bundles = buildBundleModule({ ...shared, agentReads, testCases, knowledgeBase });
+  const templates = buildTemplateModule({ ...shared, bundles });
+  const agents = buildAgentModule({ ...shared, agentReads, callsToday, templates: templates.service });
   const tools = buildToolModule({ ...shared, agentReads });
   const agentVersions = buildAgentVersionModule({ ...shared, agentReads, agents, tools });
   const outbound = buildOutboundModule(shared);
@@ -103,7 +108,7 @@ export function buildContainer(deps: AppDeps) {
     forwardingSlots: buildForwardingSlotModule(shared),
     tools,
     contacts: buildContactModule(shared),
-    knowledgeBase: buildKnowledgeBaseModule(shared),
+    knowledgeBase,
     calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
     agentVersions,
     simulation,
@@ -114,6 +119,8 @@ export function buildContainer(deps: AppDeps) {
     phoneNumbers: buildPhoneNumberModule(shared),
     runtime: buildRuntimeModule({ ...shared, testCases, experiments }),
     experiments,
+    bundles,
+    templates,
   } satisfies Record<string, BuiltModule>;
   const built: BuiltModule[] = Object.values(modules);
 

@@ -106,7 +106,7 @@ export interface paths {
     put?: never;
     /**
      * Create an agent (agents:write; not for keys restricted to certain agents)
-     * @description `organization_id` is required when the caller may create agents in several organizations.
+     * @description `organization_id` is required when the caller may create agents in several organizations. With `template_id` the agent comes from an agent template (GET /v1/agent-templates) with its `variables` filled in (a missing one is a 400 naming it) and all it holds (tools, employees, documents...).
      */
     post: operations['createAgent'];
     delete?: never;
@@ -1312,6 +1312,108 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/bundle': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The whole agent as one document (agents:read, tools:read, employees:read, forwarding:read, kb:read)
+     * @description Configuration, workflow, tools, employees, forwarding slots, analysis fields, schedule exceptions, test cases, the own knowledge-base documents (content and client chunks) and the titles of the granted organization documents. No ids of this installation: other agents, employees and documents are named. Credentials (tool headers and query parameters named like one, URLs with a user, password or token) are `{"$secret": name}`. `Accept: application/yaml` answers YAML. The ETag is what `If-Match` of PUT .../bundle takes.
+     */
+    get: operations['getAgentBundle'];
+    /**
+     * Make the agent equal to a bundle (agents:write, tools:write, employees:write, forwarding:write, kb:write)
+     * @description One transaction, one configuration version, one audit entry; answers the changes (`path`, `op`, `from`, `to`; lists keyed by name). A field that cannot be stored is a 400 naming it, nothing is dropped. Secret placeholders take their value from `secrets` or keep the stored one. `If-Match` takes the ETag of GET .../bundle; `dry_run=true` answers the changes and stores nothing; require_passing_test_cases applies as to a PATCH.
+     */
+    put: operations['applyAgentBundle'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/import': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create an agent from a bundle (agents:write, tools:write, employees:write, forwarding:write, kb:write)
+     * @description The bundle with the new agent's `phone_number` (numbers are not in bundles), optionally `organization_id` and `secrets`. Names (backup agent, switch_agent targets, organization documents) must exist in the organization.
+     */
+    post: operations['importAgentBundle'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agents/{agentId}/clone': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Copy the agent (agents:read, tools:read, employees:read, forwarding:read, kb:read, agents:write)
+     * @description The reads in the source, agents:write in the target (`organization_id`, default: the source's). The copy takes `name` and `phone_number`; its credentials come along; names it references must exist in the target.
+     */
+    post: operations['cloneAgent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent-templates': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The agent templates of every organization where the caller reads agents (agents:read) */
+    get: operations['listAgentTemplates'];
+    put?: never;
+    /**
+     * Save an agent template (agents:write)
+     * @description A bundle whose strings may hold `{{placeholders}}`, each a declared variable (a placeholder that is not one is a 400 naming where it is). POST /v1/agents with `template_id` and `variables` creates an agent from it.
+     */
+    post: operations['createAgentTemplate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent-templates/{templateId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete an agent template (agents:write); agents created from it stay */
+    delete: operations['deleteAgentTemplate'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'call.completed': {
@@ -2120,6 +2222,21 @@ export interface components {
         end_time: string;
       }[];
       note?: string;
+    };
+    AgentFromTemplate: {
+      /** Format: uuid */
+      template_id: string;
+      /** @default {} */
+      variables?: {
+        [key: string]: string;
+      };
+      /** @example +4930123456 */
+      phone_number: string;
+      /** @description Default: the template bundle's name, variables filled in */
+      name?: string;
+      secrets?: {
+        [key: string]: string;
+      };
     };
     AgentPatch: {
       name?: string;
@@ -4532,6 +4649,896 @@ export interface components {
       ends_at?: string | null;
       max_calls?: number | null;
     };
+    /** @description The whole agent as one document, without ids of this installation (references by name) */
+    AgentBundle: {
+      /** @enum {string} */
+      api_version: 'voice-agent/v1';
+      /** @enum {string} */
+      kind: 'Agent';
+      name: string;
+      spec: components['schemas']['AgentBundleSpec'];
+    };
+    AgentBundleSpec: {
+      configuration: components['schemas']['BundleConfiguration'];
+      workflow: components['schemas']['Workflow'];
+      tools: components['schemas']['BundleTool'][];
+      employees: components['schemas']['BundleEmployee'][];
+      forwarding_slots: components['schemas']['BundleForwardingSlot'][];
+      test_cases: components['schemas']['BundleTestCase'][];
+      knowledge_base: {
+        /** @description The agent's own documents */
+        documents: components['schemas']['BundleDocument'][];
+        /** @description Titles of the organization documents granted to the agent */
+        organization_documents: string[];
+      };
+    };
+    BundleConfiguration: {
+      is_active: boolean;
+      /** @enum {string|null} */
+      language: 'de' | 'en' | 'fr' | 'es' | null;
+      /** @enum {string|null} */
+      formality: 'formal' | 'informal' | null;
+      /** @enum {string|null} */
+      llm_provider:
+        | 'azure'
+        | 'openai'
+        | 'gemini'
+        | 'gemini_live'
+        | 'gemini_live_cascade'
+        | 'openai_realtime'
+        | 'openai_realtime_cascade'
+        | 'groq'
+        | null;
+      llm_model: string | null;
+      llm_temperature: number | null;
+      /** @enum {string|null} */
+      tts_provider: 'cartesia' | 'elevenlabs' | 'gemini_live' | 'openai_realtime' | null;
+      voice_id: string | null;
+      realtime_voice: string | null;
+      speaking_rate: number | null;
+      /** @enum {string|null} */
+      stt_provider: 'deepgram' | 'elevenlabs' | 'mistral' | 'groq' | null;
+      stt_keywords: string[] | null;
+      prompt: string;
+      greeting: string | null;
+      greeting_variants: components['schemas']['GreetingVariant'][] | null;
+      post_call_webhook_url: string | components['schemas']['SecretRef'] | null;
+      /** @description Event types sent to post_call_webhook_url */
+      post_call_webhook_events: string[];
+      /** @description Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule) */
+      post_call_webhook_retries: boolean;
+      schedule: components['schemas']['AgentSchedule'];
+      /** @enum {string} */
+      bundesland:
+        | 'DE'
+        | 'BW'
+        | 'BY'
+        | 'BE'
+        | 'BB'
+        | 'HB'
+        | 'HH'
+        | 'HE'
+        | 'MV'
+        | 'NI'
+        | 'NW'
+        | 'NRW'
+        | 'RP'
+        | 'SL'
+        | 'SN'
+        | 'ST'
+        | 'SH'
+        | 'TH';
+      allow_greeting_interruption: boolean | null;
+      short_calls_auto_edit: boolean;
+      track_caller_name: boolean;
+      transfer_timeout_seconds: number | null;
+      background_audio_enabled: boolean;
+      /** @enum {string} */
+      background_audio_type: 'office' | 'cafe' | 'home_office';
+      background_audio_volume: number;
+      thinking_sound_enabled: boolean;
+      thinking_sound_volume: number;
+      aic_enhancement_enabled: boolean;
+      /** @description The backup agent takes the calls (see status) */
+      vacation_mode: boolean;
+      /** Format: date-time */
+      vacation_end: string | null;
+      vacation_notdienst: boolean;
+      /** @description Configuration writes must keep every test case of the agent passing */
+      require_passing_test_cases: boolean;
+      /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+      redact_pii: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+      /** @description Typed post-call outcome fields */
+      analysis_fields: components['schemas']['AnalysisField'][];
+      /** @description The backup agent, by name, in the same organization */
+      backup_agent: string | null;
+    };
+    /** @description A stored credential by name; on import or apply the value comes from the request's `secrets` or stays as stored */
+    SecretRef: {
+      $secret: string;
+    };
+    BundleTool: {
+      name: string;
+      display_name: string | null;
+      description: string | null;
+      /** @enum {string} */
+      tool_type:
+        | 'http_request'
+        | 'transfer_call'
+        | 'monitored_transfer'
+        | 'end_call'
+        | 'extract_variable'
+        | 'play_tone'
+        | 'knowledge_base'
+        | 'set_call_result'
+        | 'identify_caller'
+        | 'switch_agent'
+        | 'verify_value'
+        | 'list_available_slots'
+        | 'book_appointment'
+        | 'resolve_contact';
+      /** @description The tool type's config; a switch_agent names its target as `target_agent` (by name), credentials are `{"$secret": name}` */
+      config: {
+        [key: string]: unknown;
+      };
+      is_enabled: boolean;
+      priority: number;
+      /** @description Transfer tools: the linked employee, by name */
+      employee: string | null;
+    };
+    BundleEmployee: {
+      name: string;
+      phone_number: string | null;
+      email: string | null;
+      /** @enum {string} */
+      status: 'anwesend' | 'urlaub' | 'krank' | 'weiterbildung' | 'notdienst' | 'im_termin' | 'ausser_haus';
+      active: boolean;
+      get_mail: boolean;
+      /** Format: date */
+      back_at_work_at: string | null;
+      notdienst_bereich: string | null;
+    };
+    BundleForwardingSlot: {
+      slotnummer: string;
+      cases: string;
+      slot_belegung: string | null;
+      prioritaet_1: string | null;
+      prioritaet_2: string | null;
+      prioritaet_3: string | null;
+      kunde: string | null;
+    };
+    BundleTestCase: {
+      name: string;
+      input: {
+        at: string;
+        caller_number?: string;
+      };
+      expect: {
+        accepting_calls?: boolean;
+        /** @enum {string} */
+        reason?: 'open' | 'outside_hours' | 'holiday' | 'exception' | 'vacation' | 'inactive';
+        /** @description The agent that answers, by name; "$self" is the bundle's agent */
+        answered_by_agent?: string | null;
+        greeting_contains?: string;
+        /** @description The employee, by name */
+        transfer_employee?: string | null;
+      };
+    };
+    BundleDocument: {
+      title: string;
+      content: string;
+      language: string | null;
+      /** @description Client chunks (documents whose chunks the client brought); embeddings are not exported */
+      chunks?: {
+        chunk_index: number;
+        content: string;
+        token_count?: number;
+        metadata?: {
+          [key: string]: unknown;
+        };
+      }[];
+    };
+    BundleChanges: {
+      changes: components['schemas']['BundleChange'][];
+    };
+    BundleChange: {
+      /** @example spec.tools.lookup_order.config.url */
+      path: string;
+      /** @enum {string} */
+      op: 'add' | 'remove' | 'change';
+      from?: unknown;
+      to?: unknown;
+    };
+    ApplyAgentBundle: {
+      /** @enum {string} */
+      api_version: 'voice-agent/v1';
+      /** @enum {string} */
+      kind: 'Agent';
+      name: string;
+      spec: {
+        /** @default {} */
+        configuration?: {
+          is_active?: boolean;
+          /** @enum {string|null} */
+          language?: 'de' | 'en' | 'fr' | 'es' | null;
+          /** @enum {string|null} */
+          formality?: 'formal' | 'informal' | null;
+          /** @enum {string|null} */
+          llm_provider?:
+            | 'azure'
+            | 'openai'
+            | 'gemini'
+            | 'gemini_live'
+            | 'gemini_live_cascade'
+            | 'openai_realtime'
+            | 'openai_realtime_cascade'
+            | 'groq'
+            | null;
+          llm_model?: string | null;
+          llm_temperature?: number | null;
+          /** @enum {string|null} */
+          tts_provider?: 'cartesia' | 'elevenlabs' | 'gemini_live' | 'openai_realtime' | null;
+          voice_id?: string | null;
+          realtime_voice?: string | null;
+          speaking_rate?: number | null;
+          /** @enum {string|null} */
+          stt_provider?: 'deepgram' | 'elevenlabs' | 'mistral' | 'groq' | null;
+          stt_keywords?: string[] | null;
+          prompt?: string;
+          greeting?: string | null;
+          greeting_variants?: components['schemas']['GreetingVariant'][] | null;
+          post_call_webhook_url?: string | components['schemas']['SecretRef'] | null;
+          /** @description Event types sent to post_call_webhook_url */
+          post_call_webhook_events?: string[];
+          /** @description Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule) */
+          post_call_webhook_retries?: boolean;
+          schedule?: components['schemas']['AgentSchedule'];
+          /** @enum {string} */
+          bundesland?:
+            | 'DE'
+            | 'BW'
+            | 'BY'
+            | 'BE'
+            | 'BB'
+            | 'HB'
+            | 'HH'
+            | 'HE'
+            | 'MV'
+            | 'NI'
+            | 'NW'
+            | 'NRW'
+            | 'RP'
+            | 'SL'
+            | 'SN'
+            | 'ST'
+            | 'SH'
+            | 'TH';
+          allow_greeting_interruption?: boolean | null;
+          short_calls_auto_edit?: boolean;
+          track_caller_name?: boolean;
+          transfer_timeout_seconds?: number | null;
+          background_audio_enabled?: boolean;
+          /** @enum {string} */
+          background_audio_type?: 'office' | 'cafe' | 'home_office';
+          background_audio_volume?: number;
+          thinking_sound_enabled?: boolean;
+          thinking_sound_volume?: number;
+          aic_enhancement_enabled?: boolean;
+          /** @description The backup agent takes the calls (see status) */
+          vacation_mode?: boolean;
+          /** Format: date-time */
+          vacation_end?: string | null;
+          vacation_notdienst?: boolean;
+          /** @description Configuration writes must keep every test case of the agent passing */
+          require_passing_test_cases?: boolean;
+          /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+          redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+          /** @description Typed post-call outcome fields */
+          analysis_fields?: components['schemas']['AnalysisField'][];
+          /** @description The backup agent, by name, in the same organization */
+          backup_agent?: string | null;
+        };
+        workflow?: unknown;
+        /** @default [] */
+        tools?: {
+          name: string;
+          display_name?: string | null;
+          description?: string | null;
+          /** @enum {string} */
+          tool_type:
+            | 'http_request'
+            | 'transfer_call'
+            | 'monitored_transfer'
+            | 'end_call'
+            | 'extract_variable'
+            | 'play_tone'
+            | 'knowledge_base'
+            | 'set_call_result'
+            | 'identify_caller'
+            | 'switch_agent'
+            | 'verify_value'
+            | 'list_available_slots'
+            | 'book_appointment'
+            | 'resolve_contact';
+          /** @description The tool type's config; a switch_agent names its target as `target_agent` (by name), credentials are `{"$secret": name}` */
+          config?: {
+            [key: string]: unknown;
+          };
+          is_enabled?: boolean;
+          priority?: number;
+          /** @description Transfer tools: the linked employee, by name */
+          employee?: string | null;
+        }[];
+        /** @default [] */
+        employees?: {
+          name: string;
+          /**
+           * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+           * @example +4930123456
+           */
+          phone_number?: string;
+          /** @default null */
+          email?: string | null;
+          /**
+           * @default anwesend
+           * @enum {string}
+           */
+          status?: 'anwesend' | 'urlaub' | 'krank' | 'weiterbildung' | 'notdienst' | 'im_termin' | 'ausser_haus';
+          /** @default true */
+          active?: boolean;
+          /** @default false */
+          get_mail?: boolean;
+          /**
+           * Format: date
+           * @description Day the employee is back at work
+           * @default null
+           * @example 2026-12-01
+           */
+          back_at_work_at?: string | null;
+          /**
+           * @description Emergency-duty area; kept only while status is notdienst
+           * @default null
+           */
+          notdienst_bereich?: string | null;
+        }[];
+        /** @default [] */
+        forwarding_slots?: {
+          /** @example 01 */
+          slotnummer: string;
+          /** @description The cases or topics the slot handles */
+          cases: string;
+          /**
+           * @description Who occupies the slot
+           * @default null
+           */
+          slot_belegung?: string | null;
+          /**
+           * @description First-priority forwarding target
+           * @default null
+           */
+          prioritaet_1?: string | null;
+          /**
+           * @description Second-priority forwarding target
+           * @default null
+           */
+          prioritaet_2?: string | null;
+          /**
+           * @description Third-priority forwarding target
+           * @default null
+           */
+          prioritaet_3?: string | null;
+          /**
+           * @description Free-text customer or segment label
+           * @default null
+           */
+          kunde?: string | null;
+        }[];
+        /** @default [] */
+        test_cases?: components['schemas']['BundleTestCase'][];
+        /**
+         * @default {
+         *       "documents": [],
+         *       "organization_documents": []
+         *     }
+         */
+        knowledge_base?: {
+          /** @default [] */
+          documents?: {
+            title: string;
+            content: string;
+            language?: string | null;
+            /** @description Client chunks (documents whose chunks the client brought); embeddings are not exported */
+            chunks?: {
+              chunk_index: number;
+              content: string;
+              token_count?: number;
+              metadata?: {
+                [key: string]: unknown;
+              };
+            }[];
+          }[];
+          /** @default [] */
+          organization_documents?: string[];
+        };
+      };
+      /** @description Values for the `{"$secret": name}` placeholders, by name */
+      secrets?: {
+        [key: string]: string;
+      };
+    };
+    ImportAgentBundle: {
+      /** @enum {string} */
+      api_version: 'voice-agent/v1';
+      /** @enum {string} */
+      kind: 'Agent';
+      name: string;
+      spec: {
+        /** @default {} */
+        configuration?: {
+          is_active?: boolean;
+          /** @enum {string|null} */
+          language?: 'de' | 'en' | 'fr' | 'es' | null;
+          /** @enum {string|null} */
+          formality?: 'formal' | 'informal' | null;
+          /** @enum {string|null} */
+          llm_provider?:
+            | 'azure'
+            | 'openai'
+            | 'gemini'
+            | 'gemini_live'
+            | 'gemini_live_cascade'
+            | 'openai_realtime'
+            | 'openai_realtime_cascade'
+            | 'groq'
+            | null;
+          llm_model?: string | null;
+          llm_temperature?: number | null;
+          /** @enum {string|null} */
+          tts_provider?: 'cartesia' | 'elevenlabs' | 'gemini_live' | 'openai_realtime' | null;
+          voice_id?: string | null;
+          realtime_voice?: string | null;
+          speaking_rate?: number | null;
+          /** @enum {string|null} */
+          stt_provider?: 'deepgram' | 'elevenlabs' | 'mistral' | 'groq' | null;
+          stt_keywords?: string[] | null;
+          prompt?: string;
+          greeting?: string | null;
+          greeting_variants?: components['schemas']['GreetingVariant'][] | null;
+          post_call_webhook_url?: string | components['schemas']['SecretRef'] | null;
+          /** @description Event types sent to post_call_webhook_url */
+          post_call_webhook_events?: string[];
+          /** @description Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule) */
+          post_call_webhook_retries?: boolean;
+          schedule?: components['schemas']['AgentSchedule'];
+          /** @enum {string} */
+          bundesland?:
+            | 'DE'
+            | 'BW'
+            | 'BY'
+            | 'BE'
+            | 'BB'
+            | 'HB'
+            | 'HH'
+            | 'HE'
+            | 'MV'
+            | 'NI'
+            | 'NW'
+            | 'NRW'
+            | 'RP'
+            | 'SL'
+            | 'SN'
+            | 'ST'
+            | 'SH'
+            | 'TH';
+          allow_greeting_interruption?: boolean | null;
+          short_calls_auto_edit?: boolean;
+          track_caller_name?: boolean;
+          transfer_timeout_seconds?: number | null;
+          background_audio_enabled?: boolean;
+          /** @enum {string} */
+          background_audio_type?: 'office' | 'cafe' | 'home_office';
+          background_audio_volume?: number;
+          thinking_sound_enabled?: boolean;
+          thinking_sound_volume?: number;
+          aic_enhancement_enabled?: boolean;
+          /** @description The backup agent takes the calls (see status) */
+          vacation_mode?: boolean;
+          /** Format: date-time */
+          vacation_end?: string | null;
+          vacation_notdienst?: boolean;
+          /** @description Configuration writes must keep every test case of the agent passing */
+          require_passing_test_cases?: boolean;
+          /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+          redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+          /** @description Typed post-call outcome fields */
+          analysis_fields?: components['schemas']['AnalysisField'][];
+          /** @description The backup agent, by name, in the same organization */
+          backup_agent?: string | null;
+        };
+        workflow?: unknown;
+        /** @default [] */
+        tools?: {
+          name: string;
+          display_name?: string | null;
+          description?: string | null;
+          /** @enum {string} */
+          tool_type:
+            | 'http_request'
+            | 'transfer_call'
+            | 'monitored_transfer'
+            | 'end_call'
+            | 'extract_variable'
+            | 'play_tone'
+            | 'knowledge_base'
+            | 'set_call_result'
+            | 'identify_caller'
+            | 'switch_agent'
+            | 'verify_value'
+            | 'list_available_slots'
+            | 'book_appointment'
+            | 'resolve_contact';
+          /** @description The tool type's config; a switch_agent names its target as `target_agent` (by name), credentials are `{"$secret": name}` */
+          config?: {
+            [key: string]: unknown;
+          };
+          is_enabled?: boolean;
+          priority?: number;
+          /** @description Transfer tools: the linked employee, by name */
+          employee?: string | null;
+        }[];
+        /** @default [] */
+        employees?: {
+          name: string;
+          /**
+           * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+           * @example +4930123456
+           */
+          phone_number?: string;
+          /** @default null */
+          email?: string | null;
+          /**
+           * @default anwesend
+           * @enum {string}
+           */
+          status?: 'anwesend' | 'urlaub' | 'krank' | 'weiterbildung' | 'notdienst' | 'im_termin' | 'ausser_haus';
+          /** @default true */
+          active?: boolean;
+          /** @default false */
+          get_mail?: boolean;
+          /**
+           * Format: date
+           * @description Day the employee is back at work
+           * @default null
+           * @example 2026-12-01
+           */
+          back_at_work_at?: string | null;
+          /**
+           * @description Emergency-duty area; kept only while status is notdienst
+           * @default null
+           */
+          notdienst_bereich?: string | null;
+        }[];
+        /** @default [] */
+        forwarding_slots?: {
+          /** @example 01 */
+          slotnummer: string;
+          /** @description The cases or topics the slot handles */
+          cases: string;
+          /**
+           * @description Who occupies the slot
+           * @default null
+           */
+          slot_belegung?: string | null;
+          /**
+           * @description First-priority forwarding target
+           * @default null
+           */
+          prioritaet_1?: string | null;
+          /**
+           * @description Second-priority forwarding target
+           * @default null
+           */
+          prioritaet_2?: string | null;
+          /**
+           * @description Third-priority forwarding target
+           * @default null
+           */
+          prioritaet_3?: string | null;
+          /**
+           * @description Free-text customer or segment label
+           * @default null
+           */
+          kunde?: string | null;
+        }[];
+        /** @default [] */
+        test_cases?: components['schemas']['BundleTestCase'][];
+        /**
+         * @default {
+         *       "documents": [],
+         *       "organization_documents": []
+         *     }
+         */
+        knowledge_base?: {
+          /** @default [] */
+          documents?: {
+            title: string;
+            content: string;
+            language?: string | null;
+            /** @description Client chunks (documents whose chunks the client brought); embeddings are not exported */
+            chunks?: {
+              chunk_index: number;
+              content: string;
+              token_count?: number;
+              metadata?: {
+                [key: string]: unknown;
+              };
+            }[];
+          }[];
+          /** @default [] */
+          organization_documents?: string[];
+        };
+      };
+      /** @description Values for the `{"$secret": name}` placeholders, by name */
+      secrets?: {
+        [key: string]: string;
+      };
+      /** @description The new agent's phone number (E.164): numbers are not in bundles */
+      phone_number: string;
+      /** Format: uuid */
+      organization_id?: string;
+    };
+    CloneAgent: {
+      name: string;
+      phone_number: string;
+      /** Format: uuid */
+      organization_id?: string;
+    };
+    AgentTemplate: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      name: string;
+      description: string | null;
+      variables: components['schemas']['AgentTemplateVariable'][];
+      /** @description The bundle with its {{placeholders}} */
+      bundle: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    AgentTemplateVariable: {
+      name: string;
+      description?: string;
+      /** @description Used when POST /v1/agents leaves it out */
+      default?: string;
+    };
+    CreateAgentTemplate: {
+      name: string;
+      /** @default null */
+      description?: string | null;
+      /** @default [] */
+      variables?: components['schemas']['AgentTemplateVariable'][];
+      /** @description An agent bundle whose strings may hold {{placeholders}} */
+      bundle: {
+        /** @enum {string} */
+        api_version: 'voice-agent/v1';
+        /** @enum {string} */
+        kind: 'Agent';
+        name: string;
+        spec: {
+          /** @default {} */
+          configuration?: {
+            is_active?: boolean;
+            /** @enum {string|null} */
+            language?: 'de' | 'en' | 'fr' | 'es' | null;
+            /** @enum {string|null} */
+            formality?: 'formal' | 'informal' | null;
+            /** @enum {string|null} */
+            llm_provider?:
+              | 'azure'
+              | 'openai'
+              | 'gemini'
+              | 'gemini_live'
+              | 'gemini_live_cascade'
+              | 'openai_realtime'
+              | 'openai_realtime_cascade'
+              | 'groq'
+              | null;
+            llm_model?: string | null;
+            llm_temperature?: number | null;
+            /** @enum {string|null} */
+            tts_provider?: 'cartesia' | 'elevenlabs' | 'gemini_live' | 'openai_realtime' | null;
+            voice_id?: string | null;
+            realtime_voice?: string | null;
+            speaking_rate?: number | null;
+            /** @enum {string|null} */
+            stt_provider?: 'deepgram' | 'elevenlabs' | 'mistral' | 'groq' | null;
+            stt_keywords?: string[] | null;
+            prompt?: string;
+            greeting?: string | null;
+            greeting_variants?: components['schemas']['GreetingVariant'][] | null;
+            post_call_webhook_url?: string | components['schemas']['SecretRef'] | null;
+            /** @description Event types sent to post_call_webhook_url */
+            post_call_webhook_events?: string[];
+            /** @description Failed deliveries to post_call_webhook_url are retried (Standard Webhooks schedule) */
+            post_call_webhook_retries?: boolean;
+            schedule?: components['schemas']['AgentSchedule'];
+            /** @enum {string} */
+            bundesland?:
+              | 'DE'
+              | 'BW'
+              | 'BY'
+              | 'BE'
+              | 'BB'
+              | 'HB'
+              | 'HH'
+              | 'HE'
+              | 'MV'
+              | 'NI'
+              | 'NW'
+              | 'NRW'
+              | 'RP'
+              | 'SL'
+              | 'SN'
+              | 'ST'
+              | 'SH'
+              | 'TH';
+            allow_greeting_interruption?: boolean | null;
+            short_calls_auto_edit?: boolean;
+            track_caller_name?: boolean;
+            transfer_timeout_seconds?: number | null;
+            background_audio_enabled?: boolean;
+            /** @enum {string} */
+            background_audio_type?: 'office' | 'cafe' | 'home_office';
+            background_audio_volume?: number;
+            thinking_sound_enabled?: boolean;
+            thinking_sound_volume?: number;
+            aic_enhancement_enabled?: boolean;
+            /** @description The backup agent takes the calls (see status) */
+            vacation_mode?: boolean;
+            /** Format: date-time */
+            vacation_end?: string | null;
+            vacation_notdienst?: boolean;
+            /** @description Configuration writes must keep every test case of the agent passing */
+            require_passing_test_cases?: boolean;
+            /** @description Personal data call intake replaces with placeholders ([PHONE], [EMAIL], [IBAN], [CARD], [BIRTHDATE]) */
+            redact_pii?: ('phone' | 'email' | 'iban' | 'card' | 'birthdate')[];
+            /** @description Typed post-call outcome fields */
+            analysis_fields?: components['schemas']['AnalysisField'][];
+            /** @description The backup agent, by name, in the same organization */
+            backup_agent?: string | null;
+          };
+          workflow?: unknown;
+          /** @default [] */
+          tools?: {
+            name: string;
+            display_name?: string | null;
+            description?: string | null;
+            /** @enum {string} */
+            tool_type:
+              | 'http_request'
+              | 'transfer_call'
+              | 'monitored_transfer'
+              | 'end_call'
+              | 'extract_variable'
+              | 'play_tone'
+              | 'knowledge_base'
+              | 'set_call_result'
+              | 'identify_caller'
+              | 'switch_agent'
+              | 'verify_value'
+              | 'list_available_slots'
+              | 'book_appointment'
+              | 'resolve_contact';
+            /** @description The tool type's config; a switch_agent names its target as `target_agent` (by name), credentials are `{"$secret": name}` */
+            config?: {
+              [key: string]: unknown;
+            };
+            is_enabled?: boolean;
+            priority?: number;
+            /** @description Transfer tools: the linked employee, by name */
+            employee?: string | null;
+          }[];
+          /** @default [] */
+          employees?: {
+            name: string;
+            /**
+             * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
+             * @example +4930123456
+             */
+            phone_number?: string;
+            /** @default null */
+            email?: string | null;
+            /**
+             * @default anwesend
+             * @enum {string}
+             */
+            status?: 'anwesend' | 'urlaub' | 'krank' | 'weiterbildung' | 'notdienst' | 'im_termin' | 'ausser_haus';
+            /** @default true */
+            active?: boolean;
+            /** @default false */
+            get_mail?: boolean;
+            /**
+             * Format: date
+             * @description Day the employee is back at work
+             * @default null
+             * @example 2026-12-01
+             */
+            back_at_work_at?: string | null;
+            /**
+             * @description Emergency-duty area; kept only while status is notdienst
+             * @default null
+             */
+            notdienst_bereich?: string | null;
+          }[];
+          /** @default [] */
+          forwarding_slots?: {
+            /** @example 01 */
+            slotnummer: string;
+            /** @description The cases or topics the slot handles */
+            cases: string;
+            /**
+             * @description Who occupies the slot
+             * @default null
+             */
+            slot_belegung?: string | null;
+            /**
+             * @description First-priority forwarding target
+             * @default null
+             */
+            prioritaet_1?: string | null;
+            /**
+             * @description Second-priority forwarding target
+             * @default null
+             */
+            prioritaet_2?: string | null;
+            /**
+             * @description Third-priority forwarding target
+             * @default null
+             */
+            prioritaet_3?: string | null;
+            /**
+             * @description Free-text customer or segment label
+             * @default null
+             */
+            kunde?: string | null;
+          }[];
+          /** @default [] */
+          test_cases?: components['schemas']['BundleTestCase'][];
+          /**
+           * @default {
+           *       "documents": [],
+           *       "organization_documents": []
+           *     }
+           */
+          knowledge_base?: {
+            /** @default [] */
+            documents?: {
+              title: string;
+              content: string;
+              language?: string | null;
+              /** @description Client chunks (documents whose chunks the client brought); embeddings are not exported */
+              chunks?: {
+                chunk_index: number;
+                content: string;
+                token_count?: number;
+                metadata?: {
+                  [key: string]: unknown;
+                };
+              }[];
+            }[];
+            /** @default [] */
+            organization_documents?: string[];
+          };
+        };
+      };
+      /** Format: uuid */
+      organization_id?: string;
+    };
   };
   responses: {
     /** @description METHOD_NOT_ALLOWED: the path exists, but not with this method */
@@ -5281,7 +6288,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['AgentCreate'];
+        'application/json': components['schemas']['AgentCreate'] | components['schemas']['AgentFromTemplate'];
       };
     };
     responses: {
@@ -15050,6 +16057,725 @@ export interface operations {
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getAgentBundle: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The bundle */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentBundle'];
+          'application/yaml': components['schemas']['AgentBundle'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  applyAgentBundle: {
+    parameters: {
+      query?: {
+        /** @description true: answer what would change, store nothing */
+        dry_run?: 'true' | 'false';
+      };
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApplyAgentBundle'];
+      };
+    };
+    responses: {
+      /** @description What changed (or would change, in a dry run) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BundleChanges'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  importAgentBundle: {
+    parameters: {
+      query?: {
+        /** @description true: answer what would change, store nothing */
+        dry_run?: 'true' | 'false';
+      };
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ImportAgentBundle'];
+      };
+    };
+    responses: {
+      /** @description Dry run (`Dry-Run: true`): what would be created, nothing stored */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BundleChanges'];
+        };
+      };
+      /** @description The new agent */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  cloneAgent: {
+    parameters: {
+      query?: {
+        /** @description true: answer what would change, store nothing */
+        dry_run?: 'true' | 'false';
+      };
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        agentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CloneAgent'];
+      };
+    };
+    responses: {
+      /** @description Dry run (`Dry-Run: true`): what would be created, nothing stored */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BundleChanges'];
+        };
+      };
+      /** @description The copy */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  listAgentTemplates: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The templates */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['AgentTemplate'][];
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  createAgentTemplate: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateAgentTemplate'];
+      };
+    };
+    responses: {
+      /** @description The template */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentTemplate'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description VALIDATION_ERROR: request body larger than the limit */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deleteAgentTemplate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        templateId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      409: components['responses']['Conflict'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

@@ -114,8 +114,12 @@ export type AgentScope = 'agent' | 'filtered' | 'unrestricted' | 'none';
  * fails on an operation without it.
  */
 export function access(
-  permission: DeclaredPermission,
+  permission: DeclaredPermission | readonly [Permission, ...Permission[]],
   agentScope: AgentScope = 'none',
-): { 'x-permission': DeclaredPermission; 'x-agent-scope': AgentScope } {
+): { 'x-permission': DeclaredPermission; 'x-permissions'?: Permission[]; 'x-agent-scope': AgentScope } {
+  // Several permissions (an agent's bundle holds several resources): `x-permission` is the first,
+  // the one the agent check asks for, and `x-permissions` lists all of them; a caller needs every one.
+  if (typeof permission !== 'string')
+    return { 'x-permission': permission[0], 'x-permissions': [...permission], 'x-agent-scope': agentScope };
   return { 'x-permission': permission, 'x-agent-scope': agentScope };
 }

@@ -28,6 +28,13 @@ type Declared = Operation & { permission: DeclaredPermission; agentScope: AgentS
 const label = (op: Operation) => `${op.method.toUpperCase()} ${op.path}`;
 const isPermission = (p: DeclaredPermission): p is Permission => (PERMISSIONS as readonly string[]).includes(p);
 const isRead = (p: DeclaredPermission) => isPermission(p) && p.endsWith(':read');
+/** Every permission the operation needs: its `x-permissions` when it needs several, else its `x-permission`. */
+const permissionsOf = (op: Operation): Permission[] =>
+  Array.isArray(op.permissions)
+    ? (op.permissions as Permission[])
+    : isPermission(op.permission as DeclaredPermission)
+      ? [op.permission as Permission]
+      : [];
 /** The operation names an organization's resource in its path (an agent, an organization, a key). */
 const targeted = (op: Operation) => /\{\w+\}/.test(op.path);
 
@@ -52,6 +59,14 @@ describe('every operation declares its access', () => {
         problems.push(`${label(op)}: no key reaches it, so its agent scope is 'none'`);
       const named = /\b([a-z]+:(?:read|write))\b/.exec(summary)?.[1];
       if (named && named !== permission) problems.push(`${label(op)}: summary names ${named}`);
+      if (op.permissions !== undefined) {
+        const several = op.permissions as unknown[];
+        if (!Array.isArray(several) || several.length < 2 || several[0] !== permission)
+          problems.push(`${label(op)}: x-permissions lists several permissions, the first being x-permission`);
+        else
+          for (const p of several)
+            if (!isPermission(p as DeclaredPermission)) problems.push(`${label(op)}: x-permissions ${String(p)}`);
+      }
     }
     expect(problems).toEqual([]);
   });
@@ -73,11 +88,17 @@ async function buildWorld() {
   await ctx.build.member(removed.id, b.orgId, 'developer_admin');
   await ctx.build.removeMember(removed.id, a.orgId);
 
-  const exact = new Map<Permission, string>();
+  const exact = new Map<string, string>();
   const missing = new Map<Permission, string>();
   for (const p of PERMISSIONS) {
     exact.set(p, (await apiKey(a.userId, { permissions: [p] })).key);
     missing.set(p, (await apiKey(a.userId, { permissions: PERMISSIONS.filter((q) => q !== p) })).key);
+  }
+  // A key with exactly the permissions of each operation that needs several.
+  for (const op of operationsOf(document)) {
+    const set = permissionsOf(op);
+    if (set.length > 1 && !exact.has(set.join(',')))
+      exact.set(set.join(','), (await apiKey(a.userId, { permissions: set })).key);
   }
 
   const owner = { 'X-API-Key': a.key };
@@ -117,6 +138,11 @@ async function buildWorld() {
           { name: 'A', current: true, weight: 50 },
           { name: 'B', current: true, weight: 50 },
         ],
+      }),
+    templateId: () =>
+      post('/v1/agent-templates', {
+        name: `Matrix ${++n}`,
+        bundle: { api_version: 'voice-agent/v1', kind: 'Agent', name: 'Matrix', spec: {} },
       }),
   };
 
@@ -173,7 +199,7 @@ async function buildWorld() {
     credentials: credentialsOf({
       ownerToken: bearer(a.token),
       memberToken: bearer(ctx.build.token(member.id)),
-      exact: (p) => key(exact.get(p)!),
+      exact: (p) => key(exact.get(p.join(','))!),
       missing: (p) => key(missing.get(p)!),
       ownerKey: key(a.key),
       memberCreatorKey: key((await apiKey(member.id)).key),
@@ -197,7 +223,7 @@ type Credential = { name: string; auth(op: Declared): Headers; allowed(op: Decla
 function credentialsOf(c: {
   ownerToken: Headers;
   memberToken: Headers;
-  exact(p: Permission): Headers;
+  exact(p: Permission[]): Headers;
   missing(p: Permission): Headers;
   ownerKey: Headers;
   memberCreatorKey: Headers;
@@ -213,27 +239,30 @@ function credentialsOf(c: {
     return !(options.outsider && targeted(op));
   };
   const permissionOf = (op: Declared) => (isPermission(op.permission) ? op.permission : undefined);
+  // Of several permissions, the key without the last one (the first is asked by the agent check already).
+  const lastOf = (op: Declared) => permissionsOf(op).at(-1);
   return [
     { name: 'owner token', auth: () => c.ownerToken, allowed: () => true },
     {
       name: 'member token',
       auth: () => c.memberToken,
-      allowed: (op) => op.public || op.permission === 'signed_in' || isRead(op.permission),
+      allowed: (op) =>
+        op.public || op.permission === 'signed_in' || (isRead(op.permission) && permissionsOf(op).every(isRead)),
     },
     {
       name: 'key with exactly the permission',
-      auth: (op) => (permissionOf(op) ? c.exact(permissionOf(op)!) : c.ownerKey),
+      auth: (op) => (permissionOf(op) ? c.exact(permissionsOf(op)) : c.ownerKey),
       allowed: (op) => keyAllowed(op, true),
     },
     {
       name: 'key with every other permission',
-      auth: (op) => (permissionOf(op) ? c.missing(permissionOf(op)!) : c.ownerKey),
+      auth: (op) => (permissionOf(op) ? c.missing(lastOf(op)!) : c.ownerKey),
       allowed: (op) => keyAllowed(op, !permissionOf(op)),
     },
     {
       name: 'key of a member',
       auth: () => c.memberCreatorKey,
-      allowed: (op) => keyAllowed(op, isRead(op.permission)),
+      allowed: (op) => keyAllowed(op, isRead(op.permission) && permissionsOf(op).every(isRead)),
     },
     {
       name: 'key of a creator removed from the organization',

@@ -177,6 +177,9 @@ export function contractChecker(document: object): ContractCheck {
     // application/json and +json types; not NDJSON (application/x-ndjson), which is lines of JSON.
     const json = media.find((m) => /^application\/([\w.+-]*\+)?json\b/i.test(m));
     if (!json) return;
+    // An operation that offers another type as well (a bundle as YAML) may answer in that one.
+    const answered = answer.contentType?.split(';')[0]?.trim().toLowerCase();
+    if (!isJson && answered && media.some((m) => m.toLowerCase() === answered)) return;
     if (!isJson) {
       throw new ContractViolation(
         `${where}: declared ${json}, answered Content-Type ${answer.contentType ?? '(none)'}`,

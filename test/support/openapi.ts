@@ -14,12 +14,15 @@ export type Operation = {
   tokenOnly: boolean;
   /** The declared `x-permission` and `x-agent-scope` (src/openapi/common.ts `access`), as the document says. */
   permission: unknown;
+  /** `x-permissions`: every permission an operation needs when it needs several (the first is `permission`). */
+  permissions: unknown;
   agentScope: unknown;
 };
 
 type DocumentOperation = {
   security?: Record<string, string[]>[];
   'x-permission'?: unknown;
+  'x-permissions'?: unknown;
   'x-agent-scope'?: unknown;
 };
 
@@ -37,6 +40,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         public: security.length === 0,
         tokenOnly: security.length > 0 && security.every((s) => Object.keys(s).every((k) => k === 'BearerAuth')),
         permission: operation['x-permission'],
+        permissions: operation['x-permissions'],
         agentScope: operation['x-agent-scope'],
       });
     }

@@ -11,7 +11,7 @@ import { AgentStatusService } from './agent-status.service.js';
 import { registerAgentPaths } from './agent.openapi.js';
 import { AgentRepository, type AgentRow } from './agent.repository.js';
 import { agentEntries, AgentReads } from './agent-reads.js';
-import { agentRouter } from './agent.router.js';
+import { agentRouter, type AgentFromTemplate } from './agent.router.js';
 import { AgentService } from './agent.service.js';
 import { GreetingContactRepository } from './greeting-contact.repository.js';
 import { GreetingPreviewService, type CallsTodayCounter } from './greeting-preview.service.js';
@@ -62,7 +62,7 @@ export function buildAgentReads(deps: {
 
 /** Exports its service: restoring a version and simulating a change use its rules. */
 export function buildAgentModule(
-  deps: SharedDeps & { agentReads: AgentReadSide; callsToday: CallsTodayCounter },
+  deps: SharedDeps & { agentReads: AgentReadSide; callsToday: CallsTodayCounter; templates?: AgentFromTemplate },
 ): BuiltModule<{ service: AgentService }> {
   const { db, agentAccess, clock, config } = deps;
   const repository = deps.agentReads.repository;
@@ -79,7 +79,7 @@ export function buildAgentModule(
   const greetings = new GreetingPreviewService(agentAccess, new GreetingContactRepository(db), deps.callsToday, clock);
   return {
     module: {
-      mounts: [{ path: '/agents', router: agentRouter(service, statuses, greetings) }],
+      mounts: [{ path: '/agents', router: agentRouter(service, statuses, greetings, deps.templates) }],
       openapi: registerAgentPaths,
     },
     workers: [],

@@ -10,6 +10,7 @@ import {
 } from '../../openapi/common.js';
 import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
+import { AgentFromTemplateSchema } from '../agent-templates/template.schemas.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
 import { AgentScheduleSchema, AgentSchema, ScheduleExceptionSchema } from './agent.schemas.js';
 import { GreetingPreviewRequestSchema, GreetingPreviewSchema } from './greeting-preview.schemas.js';
@@ -76,9 +77,12 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     ...access('agents:write', 'unrestricted'),
     tags: ['Agents'],
     summary: 'Create an agent (agents:write; not for keys restricted to certain agents)',
-    description: '`organization_id` is required when the caller may create agents in several organizations.',
+    description:
+      '`organization_id` is required when the caller may create agents in several organizations. With `template_id` ' +
+      'the agent comes from an agent template (GET /v1/agent-templates) with its `variables` filled in (a missing one ' +
+      'is a 400 naming it) and all it holds (tools, employees, documents...).',
     security: anyAuth,
-    request: { body: jsonBody(agentCreateSchema(options)) },
+    request: { body: jsonBody(z.union([agentCreateSchema(options), AgentFromTemplateSchema])) },
     responses: { 201: json(AgentSchema, 'The new agent'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
   });
   const register = agentOperations(registry, 'Agents');

@@ -3,13 +3,19 @@ import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { agentIdParams, parse } from '../../api/validate.js';
 import type { AgentStatusService } from './agent-status.service.js';
+import type { AuthContext } from '../../auth/auth-context.js';
+import type { Agent } from './agent-reads.js';
 import type { AgentService } from './agent.service.js';
 import type { GreetingPreviewService } from './greeting-preview.service.js';
+
+/** Creates an agent from an agent template (POST /v1/agents with `template_id`; the agent-templates module). */
+export type AgentFromTemplate = { createAgent(auth: AuthContext, body: unknown): Promise<Agent> };
 
 export function agentRouter(
   agents: AgentService,
   statuses: AgentStatusService,
   greetings: GreetingPreviewService,
+  templates?: AgentFromTemplate,
 ): Router {
   const router = Router();
 
@@ -18,6 +24,9 @@ export function agentRouter(
   });
 
   router.post('/', async (req, res) => {
+    const fromTemplate = templates && typeof req.body === 'object' && req.body !== null && 'template_id' in req.body;
+    if (fromTemplate)
+      return sendResource(req, res, await templates.createAgent(authOf(req), req.body), { status: 201 });
     sendResource(req, res, await agents.create(authOf(req), req.body), { status: 201 });
   });
 
