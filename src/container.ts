@@ -66,6 +66,8 @@ import { CallService } from './modules/calls/call.service.js';
 import { KnowledgeBaseIndexRepository } from './modules/knowledge-base/kb-index.repository.js';
 import { KnowledgeBaseRepository } from './modules/knowledge-base/knowledge-base.repository.js';
 import { KnowledgeBaseService } from './modules/knowledge-base/knowledge-base.service.js';
+import { KnowledgeBaseSourcesService } from './modules/knowledge-base/kb-files.service.js';
+import { WebSourceSync, webSourceOptionsFromConfig } from './modules/knowledge-base/web-source.js';
 import { OrganizationKnowledgeBaseService } from './modules/knowledge-base/organization-knowledge-base.service.js';
 import { agentModule } from './modules/agents/agent.module.js';
 import { apiKeyModule } from './modules/api-keys/api-key.module.js';
@@ -155,7 +157,12 @@ export function buildContainer(deps: AppDeps) {
   const kbDocuments = new KnowledgeBaseRepository(db);
   const kbIndex = new KnowledgeBaseIndexRepository(db);
   const kbJobs = new KnowledgeBaseJobs(deps.queue);
-  const kbProcessor = new KnowledgeBaseProcessor(db, kbIndex, kbJobs, clock, deps.logger, { events });
+  const kbWeb = new WebSourceSync(db, kbJobs, clock, deps.logger, webSourceOptionsFromConfig(config));
+  const kbProcessor = new KnowledgeBaseProcessor(db, kbIndex, kbJobs, clock, deps.logger, {
+    events,
+    maxPdfPages: config.KB_MAX_PDF_PAGES,
+    web: kbWeb,
+  });
   const callRepository = new CallRepository(db);
   const callRetention = new CallRetention(callRepository, clock, deps.logger);
   const callsToday: CallsTodayCounter = (q) =>
@@ -257,7 +264,15 @@ export function buildContainer(deps: AppDeps) {
     mountModule(forwardingSlotModule, services.forwardingSlots),
     mountModule(toolModule, services.tools),
     mountModule(contactModule, services.contacts),
-    mountModule(knowledgeBaseModule, services.knowledgeBase, services.organizationKnowledgeBase),
+    mountModule(
+      knowledgeBaseModule,
+      services.knowledgeBase,
+      services.organizationKnowledgeBase,
+      new KnowledgeBaseSourcesService(db, kbDocuments, kbJobs, agentAccess, clock, {
+        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      }),
+      { maxFileBytes: config.KB_MAX_FILE_BYTES },
+    ),
     mountModule(callModule, services.calls, services.callStats, services.callExport),
     mountModule(agentVersionModule, agentVersionService),
     mountModule(simulationModule, simulationService, testCaseService),

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'INTERNAL_ERROR',
   'SERVICE_UNAVAILABLE',
   'TEST_CASES_FAILED',
+  'UNSUPPORTED_MEDIA_TYPE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -52,6 +53,13 @@ export class ValidationError extends AppError {
 export class PayloadTooLargeError extends AppError {
   constructor(message: string) {
     super('VALIDATION_ERROR', 413, message);
+  }
+}
+
+/** A file whose content is of a type the operation does not take (the content decides, not the name). */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', 415, message);
   }
 }
 

@@ -13,6 +13,7 @@ import { IdempotencyRepository } from '../../src/modules/idempotency/idempotency
 import { IdempotencyService } from '../../src/modules/idempotency/idempotency.service.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import { KnowledgeBaseIndexRepository } from '../../src/modules/knowledge-base/kb-index.repository.js';
+import { WebSourceSync, webSourceOptionsFromConfig } from '../../src/modules/knowledge-base/web-source.js';
 import { WebhookDeliveryRepository } from '../../src/modules/webhooks/webhook-delivery.repository.js';
 import { WebhookDispatcher } from '../../src/modules/webhooks/webhook-dispatcher.js';
 import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
@@ -59,6 +60,8 @@ export function buildInternals(deps: {
     kbJobs,
     kbProcessor: new KnowledgeBaseProcessor(db, new KnowledgeBaseIndexRepository(db), kbJobs, clock, logger, {
       events,
+      maxPdfPages: config.KB_MAX_PDF_PAGES,
+      web: new WebSourceSync(db, kbJobs, clock, logger, webSourceOptionsFromConfig(config)),
     }),
     callRepository,
     callRetention: new CallRetention(callRepository, clock, logger),

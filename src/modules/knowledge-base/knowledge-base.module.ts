@@ -4,14 +4,17 @@ import { knowledgeBaseRouter } from './knowledge-base.router.js';
 import type { KnowledgeBaseService } from './knowledge-base.service.js';
 import { organizationKnowledgeBaseRouter } from './organization-knowledge-base.router.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
+import type { KnowledgeBaseSourcesService } from './kb-files.service.js';
 
-export const knowledgeBaseModule: ApiModule<[KnowledgeBaseService, OrganizationKnowledgeBaseService]> = {
-  mounts: (kb, organizationKb) => [
-    { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(kb) },
+export const knowledgeBaseModule: ApiModule<
+  [KnowledgeBaseService, OrganizationKnowledgeBaseService, KnowledgeBaseSourcesService, { maxFileBytes: number }]
+> = {
+  mounts: (kb, organizationKb, sources, { maxFileBytes }) => [
+    { path: '/agents/:agentId/knowledge-base', router: knowledgeBaseRouter(kb, sources, maxFileBytes) },
     {
       path: '/organization/:orgId/knowledge-base',
       access: { tokenOnly: 'Organization knowledge base management' },
-      router: organizationKnowledgeBaseRouter(organizationKb),
+      router: organizationKnowledgeBaseRouter(organizationKb, sources, maxFileBytes),
     },
   ],
   openapi: registerKnowledgeBasePaths,

@@ -18,6 +18,7 @@ import {
   CreatedChunksSchema,
   CreateDocumentSchema,
   CreateOrganizationDocumentSchema,
+  CreateWebSourceSchema,
   DocumentSchema,
   GrantsSchema,
   KB_STATUSES,
@@ -47,6 +48,29 @@ const orgErrors = errorResponses(400, 401, 403, 404);
 
 type Route = Omit<RouteConfig, 'tags' | 'security'>;
 
+const UploadSchema = z
+  .object({
+    file: z.string().openapi({
+      type: 'string',
+      format: 'binary',
+      description: 'PDF, DOCX, HTML, Markdown or plain text; the type is detected from the content',
+    }),
+    title: z.string().min(1).max(500).optional().openapi({ description: "Defaults to the file's name" }),
+  })
+  .openapi('KnowledgeBaseUpload');
+const multipartBody = { content: { 'multipart/form-data': { schema: UploadSchema } }, required: true };
+const uploadDescription =
+  'multipart/form-data with `file` and optional `title`, streamed: 413 as soon as the file passes KB_MAX_FILE_BYTES ' +
+  '(default 20 MB), 415 UNSUPPORTED_MEDIA_TYPE when the content is not PDF, DOCX, HTML, Markdown or plain text ' +
+  '(the message names what was found). The text is extracted in the background; the document ends ready, or ' +
+  'failed with failure_reason encrypted, no_text, too_large_unpacked, too_many_pages or corrupt. The same file ' +
+  '(same SHA-256) again returns the existing document with 200.';
+const webSourceDescription =
+  'The page (and with crawl.max_pages > 1 the same-origin pages it links to) is fetched in the background through ' +
+  'the outgoing-request guard (no private or metadata addresses, on every redirect), robots.txt respected; each ' +
+  'page becomes a section with its URL in the chunk metadata. refresh daily or weekly re-syncs with conditional ' +
+  'requests; unchanged pages keep their chunks.';
+
 export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   const agentRoute = (route: Route) => registry.registerPath({ ...route, tags, security: anyAuth });
   const orgRoute = (route: Route) => registry.registerPath({ ...route, tags, security: tokenOnly });
@@ -68,6 +92,40 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
     request: { params: AgentParams, body: jsonBody(CreateDocumentSchema) },
     responses: { 201: json(DocumentSchema, 'The new document'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/files`,
+    operationId: 'uploadKnowledgeBaseFile',
+    ...access('kb:write', 'agent'),
+    summary: 'Upload a file as a document (kb:write): PDF, DOCX, HTML, Markdown or plain text',
+    description: uploadDescription,
+    request: { params: AgentParams, body: multipartBody },
+    responses: {
+      200: json(DocumentSchema, 'The same file was uploaded before: that document'),
+      202: json(DocumentSchema, 'The new document, pending extraction'),
+      ...agentErrors,
+      ...errorResponses(413, 415),
+    },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/urls`,
+    operationId: 'createKnowledgeBaseWebSource',
+    ...access('kb:write', 'agent'),
+    summary: 'Add a web page (or a small same-origin crawl) as a document kept in sync (kb:write)',
+    description: webSourceDescription,
+    request: { params: AgentParams, body: jsonBody(CreateWebSourceSchema) },
+    responses: { 202: json(DocumentSchema, 'The new web source, pending its first sync'), ...agentErrors },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/{documentId}/sync`,
+    operationId: 'syncKnowledgeBaseWebSource',
+    ...access('kb:write', 'agent'),
+    summary: 'Sync a web source now (kb:write); its chunks stay searchable until the sync replaces what changed',
+    request: { params: DocumentParams },
+    responses: { 202: json(DocumentSchema, 'The document, sync_status pending or syncing'), ...agentErrors },
   });
   agentRoute({
     method: 'post',
@@ -160,6 +218,40 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
     request: { params: OrgParams, body: jsonBody(CreateOrganizationDocumentSchema) },
     responses: { 201: json(OrganizationDocumentSchema, 'The new document'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgBase}/files`,
+    operationId: 'uploadOrganizationKnowledgeBaseFile',
+    ...access('kb:write'),
+    summary: 'Upload a file as an organization document (dashboard token, kb:write)',
+    description: uploadDescription,
+    request: { params: OrgParams, body: multipartBody },
+    responses: {
+      200: json(OrganizationDocumentSchema, 'The same file was uploaded before: that document'),
+      202: json(OrganizationDocumentSchema, 'The new document, pending extraction'),
+      ...orgErrors,
+      ...errorResponses(413, 415),
+    },
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgBase}/urls`,
+    operationId: 'createOrganizationKnowledgeBaseWebSource',
+    ...access('kb:write'),
+    summary: 'Add a web page (or a small crawl) as an organization document kept in sync (dashboard token, kb:write)',
+    description: webSourceDescription,
+    request: { params: OrgParams, body: jsonBody(CreateWebSourceSchema) },
+    responses: { 202: json(OrganizationDocumentSchema, 'The new web source, pending its first sync'), ...orgErrors },
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgBase}/{documentId}/sync`,
+    operationId: 'syncOrganizationKnowledgeBaseWebSource',
+    ...access('kb:write'),
+    summary: 'Sync an organization web source now (dashboard token, kb:write)',
+    request: { params: OrgDocumentParams },
+    responses: { 202: json(OrganizationDocumentSchema, 'The document, sync_status pending or syncing'), ...orgErrors },
   });
   orgRoute({
     method: 'get',
