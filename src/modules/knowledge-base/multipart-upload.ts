@@ -62,6 +62,8 @@ export function receiveUpload(req: Request, maxBytes: number): Promise<ReceivedF
           hash.update(chunk);
         });
         stream.on('limit', () => {
+          stream.unpipe(out);
+          stream.resume();
           out.destroy();
           fail(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes`));
         });
@@ -73,6 +75,8 @@ export function receiveUpload(req: Request, maxBytes: number): Promise<ReceivedF
         out.on('error', broken);
         stream.pipe(out);
       });
+      // After a failure nobody waits for the write any more.
+      writing.catch(() => undefined);
     });
     parser.on('error', () => fail(new ValidationError('The multipart body is malformed')));
     parser.on('close', () => {
