@@ -66,7 +66,17 @@ export async function down(knex: Knex): Promise<void> {
     DROP CONSTRAINT kb_documents_refresh,
     DROP CONSTRAINT kb_documents_sync_status`);
   await knex.schema.alterTable('kb_documents', (t) => {
-    t.dropColumns('source', 'source_sha256', 'failure_reason', 'crawl', 'refresh', 'last_synced_at', 'next_sync_at', 'sync_status', 'sync_errors');
+    t.dropColumns(
+      'source',
+      'source_sha256',
+      'failure_reason',
+      'crawl',
+      'refresh',
+      'last_synced_at',
+      'next_sync_at',
+      'sync_status',
+      'sync_errors',
+    );
   });
   await knex.raw(`DELETE FROM kb_documents WHERE source_type IN ('file', 'url')`);
   await knex.raw(`ALTER TABLE kb_documents

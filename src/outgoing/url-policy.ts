@@ -142,7 +142,8 @@ export function outgoingUrlProblem(value: string, options: { allowPrivate: boole
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'Only http and https URLs are allowed';
   if (url.username || url.password) return 'Credentials in the URL are not allowed';
-  if (isAlwaysForbidden(normalizeHost(url.hostname))) return 'Cloud metadata and unspecified addresses are never allowed';
+  if (isAlwaysForbidden(normalizeHost(url.hostname)))
+    return 'Cloud metadata and unspecified addresses are never allowed';
   if (options.allowPrivate) return null;
   const host = normalizeHost(url.hostname);
   if (host === '' || LOCAL_NAME.test(host)) return 'Local and private addresses are not allowed';

@@ -80,7 +80,10 @@ describe('POST /v1/agents/{agentId}/knowledge-base/files', () => {
   });
 
   it.each([
-    ['<!doctype html><html><head><title>FAQ</title></head><body><h2>Parken</h2><p>Im Hof.</p></body></html>', 'text/html'],
+    [
+      '<!doctype html><html><head><title>FAQ</title></head><body><h2>Parken</h2><p>Im Hof.</p></body></html>',
+      'text/html',
+    ],
     ['# Preise\n\n- Schnitt 20 Euro\n', 'text/markdown'],
     ['Wir haben montags geschlossen.', 'text/plain'],
   ])('detects text formats from the content whatever the name says (%#)', async (text, mediaType) => {
@@ -138,7 +141,12 @@ describe('POST /v1/agents/{agentId}/knowledge-base/files', () => {
 
 describe('hostile files end failed with their reason, and the worker stays up', () => {
   const cases: [string, () => Buffer, string, string][] = [
-    ['a zip bomb DOCX with honest size headers', () => makeZipBombDocx(60 * 1024 * 1024), 'bomb.docx', 'too_large_unpacked'],
+    [
+      'a zip bomb DOCX with honest size headers',
+      () => makeZipBombDocx(60 * 1024 * 1024),
+      'bomb.docx',
+      'too_large_unpacked',
+    ],
     [
       'a zip bomb DOCX with lying size headers',
       () => makeZipBombDocx(60 * 1024 * 1024, { lieAboutSize: true }),

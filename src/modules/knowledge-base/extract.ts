@@ -224,7 +224,10 @@ export function structuredText(root: Node): string {
   const blocks: string[] = [];
   let inline = '';
   const flush = () => {
-    const text = inline.replace(/[ \t\f\v\u00a0]+/g, ' ').replace(/ *\n */g, '\n').trim();
+    const text = inline
+      .replace(/[ \t\f\v\u00a0]+/g, ' ')
+      .replace(/ *\n */g, '\n')
+      .trim();
     if (text !== '') blocks.push(text);
     inline = '';
   };
@@ -256,7 +259,8 @@ export function structuredText(root: Node): string {
       if (text !== '') {
         // Consecutive items stay one block: a list is one paragraph for chunking.
         const last = blocks.length - 1;
-        if (last >= 0 && blocks[last]!.startsWith('- ') && !blocks[last]!.includes('\n\n')) blocks[last] += `\n- ${text}`;
+        if (last >= 0 && blocks[last]!.startsWith('- ') && !blocks[last]!.includes('\n\n'))
+          blocks[last] += `\n- ${text}`;
         else blocks.push(`- ${text}`);
       }
       return;
@@ -313,7 +317,11 @@ export function mainText(html: string): { title: string | null; text: string } {
  * Chunks that keep a section's heading: the text is cut into sections at heading lines, each
  * section is split on its own, and each of its chunks begins with the heading.
  */
-export function splitSections(text: string, maxChars: number, split: (text: string, max: number) => string[]): string[] {
+export function splitSections(
+  text: string,
+  maxChars: number,
+  split: (text: string, max: number) => string[],
+): string[] {
   const chunks: string[] = [];
   let heading = '';
   let body: string[] = [];

@@ -41,7 +41,11 @@ export async function detectMediaType(path: string): Promise<Detected> {
   } catch {
     return { supported: false, found: 'binary data or text that is not UTF-8 (application/octet-stream)' };
   }
-  const start = text.replace(/^\uFEFF/, '').trimStart().slice(0, 512).toLowerCase();
+  const start = text
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .slice(0, 512)
+    .toLowerCase();
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>]|<!--[\s\S]*?-->\s*<(!doctype html|html))/.test(start))
     return { supported: true, media_type: 'text/html' };
   if (/^#{1,6} \S/m.test(text) || /^\s*[-*+] \S/m.test(text) || /\[[^\]\n]+\]\([^)\s]+\)/.test(text))

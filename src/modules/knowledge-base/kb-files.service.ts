@@ -11,7 +11,12 @@ import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import { detectMediaType } from './file-detect.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
-import { toDocument, type DocumentRow, type KnowledgeBaseRepository, type NewDocument } from './knowledge-base.repository.js';
+import {
+  toDocument,
+  type DocumentRow,
+  type KnowledgeBaseRepository,
+  type NewDocument,
+} from './knowledge-base.repository.js';
 import { CreateWebSourceSchema } from './knowledge-base.schemas.js';
 
 /** An upload as the router received it: spooled to a temporary file, counted and hashed. */

@@ -17,9 +17,7 @@ export type ClaimedDocument = {
   source: { media_type: string } | null;
 };
 
-export type ProcessingOutcome =
-  | { chunks: string[] }
-  | { status: 'error' | 'failed'; message: string; reason?: string };
+export type ProcessingOutcome = { chunks: string[] } | { status: 'error' | 'failed'; message: string; reason?: string };
 
 export type SearchHit = {
   chunk_id: string;
@@ -218,11 +216,7 @@ export class KnowledgeBaseIndexRepository {
    * False when nothing was written. Call it on `with(trx)`: the row lock holds until the caller's
    * transaction ends.
    */
-  async finish(
-    claimed: ClaimedDocument,
-    outcome: ProcessingOutcome,
-    now: Date,
-  ): Promise<boolean> {
+  async finish(claimed: ClaimedDocument, outcome: ProcessingOutcome, now: Date): Promise<boolean> {
     const current = await this.db('kb_documents')
       .where({ id: claimed.id, organization_id: claimed.organization_id })
       .forUpdate()
@@ -234,13 +228,15 @@ export class KnowledgeBaseIndexRepository {
     if (claimed.source_type === 'file') await this.db('kb_file_parts').where({ document_id: claimed.id }).delete();
     if ('chunks' in outcome) {
       await this.replaceChunks(claimed, outcome.chunks, now);
-      await this.db('kb_documents').where({ id: claimed.id }).update({
-        ...done,
-        status: 'ready',
-        chunk_count: outcome.chunks.length,
-        error_message: null,
-        failure_reason: null,
-      });
+      await this.db('kb_documents')
+        .where({ id: claimed.id })
+        .update({
+          ...done,
+          status: 'ready',
+          chunk_count: outcome.chunks.length,
+          error_message: null,
+          failure_reason: null,
+        });
     } else {
       await this.db('kb_chunks').where({ document_id: claimed.id }).delete();
       await this.db('kb_documents')

@@ -119,7 +119,14 @@ export type NewDocument = Pick<
   Partial<
     Pick<
       DocumentRow,
-      'chunk_source' | 'status' | 'source_type' | 'source_url' | 'source_sha256' | 'refresh' | 'sync_status' | 'next_sync_at'
+      | 'chunk_source'
+      | 'status'
+      | 'source_type'
+      | 'source_url'
+      | 'source_sha256'
+      | 'refresh'
+      | 'sync_status'
+      | 'next_sync_at'
     >
   > & {
     source?: string | null;

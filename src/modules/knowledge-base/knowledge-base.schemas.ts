@@ -108,11 +108,7 @@ export const FileSourceSchema = z
   })
   .openapi('KnowledgeBaseFileSource');
 
-const includePath = z
-  .string()
-  .min(1)
-  .max(500)
-  .regex(/^\//, 'Must start with /');
+const includePath = z.string().min(1).max(500).regex(/^\//, 'Must start with /');
 
 export const CrawlSchema = z
   .object({
@@ -152,7 +148,9 @@ export const DocumentSchema = z
       description:
         'Why a file or web source failed: encrypted, no_text (e.g. a scanned PDF), too_large_unpacked, too_many_pages, corrupt, unreachable',
     }),
-    source: FileSourceSchema.nullable().openapi({ description: 'The uploaded file (source_type file); null otherwise' }),
+    source: FileSourceSchema.nullable().openapi({
+      description: 'The uploaded file (source_type file); null otherwise',
+    }),
     crawl: CrawlSchema.nullable().openapi({ description: 'Crawl options (source_type url); null otherwise' }),
     refresh: z.enum(KB_REFRESH).nullable().openapi({ description: 'Re-sync schedule (source_type url)' }),
     last_synced_at: z.iso.datetime().nullable(),

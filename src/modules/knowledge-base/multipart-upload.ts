@@ -81,13 +81,16 @@ export function receiveUpload(req: Request, maxBytes: number): Promise<ReceivedF
     parser.on('error', () => fail(new ValidationError('The multipart body is malformed')));
     parser.on('close', () => {
       if (settled) return;
-      if (!file || !writing) return fail(new ValidationError('Request body is invalid', [{ field: 'file', message: 'Required' }]));
+      if (!file || !writing)
+        return fail(new ValidationError('Request body is invalid', [{ field: 'file', message: 'Required' }]));
       writing.then(
         () => {
           if (settled) return;
           if (title !== undefined && (title.trim() === '' || title.length > 500))
             return fail(
-              new ValidationError('Request body is invalid', [{ field: 'title', message: 'Must be 1 to 500 characters' }]),
+              new ValidationError('Request body is invalid', [
+                { field: 'title', message: 'Must be 1 to 500 characters' },
+              ]),
             );
           settled = true;
           resolve({ ...file!, title: title?.trim(), path, cleanup });

@@ -23,6 +23,8 @@ export type WebSourceOptions = {
   /** KB_MAX_PAGE_BYTES: a longer page is not read (per-page error). */
   maxPageBytes: number;
   maxChunkChars?: number;
+  /** The guard itself; tests wrap it to make one address count as public. */
+  request?: typeof guardedRequest;
 };
 
 type Robots = { isAllowed(url: string, userAgent?: string): boolean | undefined };
@@ -96,6 +98,7 @@ function pageKey(url: URL): string {
  */
 export class WebSourceSync {
   private readonly maxChunkChars: number;
+  private readonly request: typeof guardedRequest;
 
   constructor(
     private readonly db: Db,
@@ -105,6 +108,7 @@ export class WebSourceSync {
     private readonly options: WebSourceOptions,
   ) {
     this.maxChunkChars = options.maxChunkChars ?? DEFAULT_MAX_CHUNK_CHARS;
+    this.request = options.request ?? guardedRequest;
   }
 
   private staleBefore(now: Date): Date {
@@ -144,9 +148,7 @@ export class WebSourceSync {
             stuck
               .where('d.sync_status', 'syncing')
               .andWhere((who) =>
-                who
-                  .where('d.processing_job_id', jobId)
-                  .orWhere('d.processing_started_at', '<=', this.staleBefore(now)),
+                who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', this.staleBefore(now)),
               ),
           ),
       )
@@ -199,7 +201,7 @@ export class WebSourceSync {
   private async robots(start: URL): Promise<Robots | undefined> {
     const robotsUrl = new URL('/robots.txt', start).toString();
     try {
-      const response = await guardedRequest(
+      const response = await this.request(
         { url: robotsUrl, headers: { 'user-agent': USER_AGENT } },
         { ...this.options.guard, maxResponseBytes: ROBOTS_MAX_BYTES },
       );
@@ -220,7 +222,7 @@ export class WebSourceSync {
     let response: OutgoingResponse;
     for (let hop = 0; ; hop++) {
       try {
-        response = await guardedRequest(
+        response = await this.request(
           { url: current.toString(), headers },
           { ...this.options.guard, maxResponseBytes: this.options.maxPageBytes },
         );
@@ -405,7 +407,9 @@ export class WebSourceSync {
       .andWhere((q) =>
         q
           .where((d) => d.where('next_sync_at', '<=', now).whereNotIn('sync_status', ['pending', 'syncing']))
-          .orWhere((s) => s.where('sync_status', 'syncing').andWhere('processing_started_at', '<=', this.staleBefore(now)))
+          .orWhere((s) =>
+            s.where('sync_status', 'syncing').andWhere('processing_started_at', '<=', this.staleBefore(now)),
+          )
           .orWhere((p) => p.where('sync_status', 'pending').andWhere('updated_at', '<=', this.staleBefore(now))),
       )
       .orderBy('next_sync_at')
