@@ -299,7 +299,7 @@ export function mainText(html: string): { title: string | null; text: string } {
   const title = document.querySelector('title')?.textContent?.trim() || null;
   let root: Node | null = null;
   try {
-    const article = new Readability(document as unknown as Document, { charThreshold: 100 }).parse();
+    const article = new Readability(document as object as Document, { charThreshold: 100 }).parse();
     if (article?.content) root = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
   } catch {
     root = null;

@@ -29,7 +29,7 @@ export type WebSourceOptions = {
 
 type Robots = { isAllowed(url: string, userAgent?: string): boolean | undefined };
 /** robots-parser is CommonJS; its default export is the parser function. */
-const robotsParser = robotsParserModule as unknown as (url: string, content: string) => Robots;
+const robotsParser = robotsParserModule as object as (url: string, content: string) => Robots;
 
 /** The web-source settings from the configuration; private targets only as WEBHOOK_ALLOW_PRIVATE_TARGETS allows. */
 export function webSourceOptionsFromConfig(config: {
