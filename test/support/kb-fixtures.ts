@@ -27,7 +27,7 @@ export function makePdf(options: PdfOptions): Buffer {
   const add = (body: string) => objects.push(body) - 1 + 1; // object number
   const catalog = add('');
   const pageTree = add('');
-  const font = add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+  const font = add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>');
   const kids: number[] = [];
   for (const lines of pages) {
     const stream =
