@@ -3,7 +3,7 @@ import { buildContainer, type AppDeps, type Container } from './container.js';
 import { docsRouter } from './docs/docs-page.js';
 import { createAuthentication } from './http/authenticate.js';
 import { requireDashboardToken } from './http/dashboard-token.js';
-import { jsonBody } from './http/body.js';
+import { jsonBody, multipartOperations } from './http/body.js';
 import { errorHandler } from './http/error-handler.js';
 import { inputGuard, pathGuard } from './http/input-guard.js';
 import { notFoundHandler } from './http/not-found.js';
@@ -73,7 +73,7 @@ export function createApp(deps: AppDeps): { app: Express; container: Container }
     series([
       authentication.any,
       ...rateLimit,
-      jsonBody(config.BODY_LIMIT),
+      jsonBody(config.BODY_LIMIT, multipartOperations(document)),
       inputGuard,
       idempotency(container.idempotency, logger, withoutIdempotencyKey),
       auditContext(container.auditRecorder),

@@ -166,6 +166,24 @@ const configSchema = z.object({
         .max(20, 'at most 20 retries'),
     )
     .default(() => [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS]),
+  /** Largest knowledge-base upload in bytes (413 beyond, while it streams in). Default 20 MB. */
+  KB_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(20 * 1024 * 1024),
+  /** Most pages a knowledge-base PDF may have (failed with too_many_pages beyond). */
+  KB_MAX_PDF_PAGES: z.coerce.number().int().min(1).max(100_000).default(500),
+  /** Largest web page a knowledge-base web source reads, in bytes (a per-page error beyond). */
+  KB_MAX_PAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(5 * 1024 * 1024),
+  /** Whole-request limit of one page fetch of a web source (connect, answer, body). */
+  KB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(15_000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */
   WORKERS_ENABLED: bool.default(true),
   /** Days an audit-log entry is kept; a daily job deletes older ones. */

@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
   'TEST_CASES_FAILED',
   'DO_NOT_CALL',
+  'UNSUPPORTED_MEDIA_TYPE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -65,6 +66,9 @@ function errorOf(code: ErrorCode, status: number, fallback?: string): ErrorClass
 export class ValidationError extends errorOf('VALIDATION_ERROR', 400) {}
 
 export class PayloadTooLargeError extends errorOf('VALIDATION_ERROR', 413) {}
+
+/** A file whose content is of a type the operation does not take (the content decides, not the name). */
+export class UnsupportedMediaTypeError extends errorOf('UNSUPPORTED_MEDIA_TYPE', 415) {}
 
 export class UnauthorizedError extends errorOf('UNAUTHORIZED', 401, 'Invalid or missing API key') {}
 

@@ -59,6 +59,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'NOT_FOUND',
   409: 'CONFLICT (TEST_CASES_FAILED when a write would make a required test case of the agent fail)',
   413: 'VALIDATION_ERROR: request body larger than the limit',
+  415: 'UNSUPPORTED_MEDIA_TYPE: the content is of a type the operation does not take; the message names what was found',
   429: 'RATE_LIMITED: see Retry-After',
   503: 'SERVICE_UNAVAILABLE: the database is unavailable; retry after Retry-After seconds',
 };

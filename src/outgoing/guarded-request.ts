@@ -4,7 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { http } from '../platform/node.js';
-import { classifyAddress, ipv4InIpv6Form, normalizeHost, outgoingUrlProblem } from './url-policy.js';
+import { classifyAddress, ipv4InIpv6Form, isAlwaysForbidden, normalizeHost, outgoingUrlProblem } from './url-policy.js';
 
 /**
  * The one outgoing-request guard, shared by webhooks and http_request tools. The address a name
@@ -79,7 +79,15 @@ function guardedLookup(resolve: Resolver, allowPrivate: boolean): LookupFunction
           options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
         if (wanted.length === 0)
           throw Object.assign(new Error(`No address found for ${hostname}`), { code: 'ENOTFOUND' });
-        const refused = allowPrivate ? null : wanted.map((a) => addressProblem(a.address)).find((p) => p !== null);
+        const refused = wanted
+          .map((a) =>
+            isAlwaysForbidden(a.address)
+              ? `Address ${a.address} is never allowed`
+              : allowPrivate
+                ? null
+                : addressProblem(a.address),
+          )
+          .find((p) => p !== null);
         if (refused)
           throw new OutgoingRequestError(
             'refused',
@@ -99,7 +107,13 @@ function checkTarget(raw: string, allowPrivate: boolean): URL {
   const url = new URL(raw);
   const host = normalizeHost(url.hostname);
   // The socket skips `lookup` for an address literal, so a literal is checked here.
-  const literalProblem = !allowPrivate && isIP(host) ? addressProblem(host) : null;
+  const literalProblem = !isIP(host)
+    ? null
+    : isAlwaysForbidden(host)
+      ? `Address ${host} is never allowed`
+      : allowPrivate
+        ? null
+        : addressProblem(host);
   if (literalProblem) throw new OutgoingRequestError('refused', `Refused: ${literalProblem}`);
   return url;
 }

@@ -85,6 +85,21 @@ export function classifyAddress(literal: string): AddressVerdict {
   return { allowed: true };
 }
 
+/**
+ * Addresses refused even where private targets are allowed (local development): the cloud
+ * metadata services (169.254.169.254, fd00:ec2::254) and the unspecified addresses (0.0.0.0 and ::,
+ * which reach the local host), also in their IPv4-mapped forms.
+ */
+const ALWAYS_FORBIDDEN = ['169.254.169.254', '0.0.0.0', '::', 'fd00:ec2::254'].map((a) => ipaddr.parse(a).toString());
+
+export function isAlwaysForbidden(literal: string): boolean {
+  if (!ipaddr.isValid(literal)) return false;
+  let address = ipaddr.parse(literal);
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    address = (address as ipaddr.IPv6).toIPv4Address();
+  return ALWAYS_FORBIDDEN.includes(address.toString());
+}
+
 /** True for anything but a public unicast address (see classifyAddress). */
 export function isBlockedAddress(address: string): boolean {
   return !classifyAddress(address).allowed;
@@ -127,6 +142,8 @@ export function outgoingUrlProblem(value: string, options: { allowPrivate: boole
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'Only http and https URLs are allowed';
   if (url.username || url.password) return 'Credentials in the URL are not allowed';
+  if (isAlwaysForbidden(normalizeHost(url.hostname)))
+    return 'Cloud metadata and unspecified addresses are never allowed';
   if (options.allowPrivate) return null;
   const host = normalizeHost(url.hostname);
   if (host === '' || LOCAL_NAME.test(host)) return 'Local and private addresses are not allowed';

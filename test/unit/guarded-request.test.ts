@@ -190,3 +190,25 @@ describe('guardOptionsFromConfig', () => {
     ).toEqual({ allowPrivate: true, timeoutMs: 250 });
   });
 });
+
+describe('metadata and unspecified addresses', () => {
+  it.each([
+    'http://169.254.169.254/latest/meta-data',
+    'http://[fd00:ec2::254]/latest',
+    'http://0.0.0.0/',
+    'http://[::]/',
+    'http://[::ffff:169.254.169.254]/',
+  ])('refuses %s even where private targets are allowed', async (url) => {
+    const error = await refusal(url, relaxed);
+    expect(error.reason).toBe('refused');
+  });
+
+  it.each(['169.254.169.254', 'fd00:ec2::254', '0.0.0.0', '::'])(
+    'refuses a name resolving to %s even where private targets are allowed',
+    async (address) => {
+      const error = await refusal('http://metadata.example.test/', { ...relaxed, resolve: answers(address) });
+      expect(error.reason).toBe('refused');
+      expect(error.message).toContain('never allowed');
+    },
+  );
+});

@@ -138,3 +138,12 @@ describe('outgoingUrlProblem (save time)', () => {
     expect(normalizeHost('[::1]')).toBe('::1');
   });
 });
+
+describe('addresses never allowed', () => {
+  it.each(['http://169.254.169.254/x', 'http://[fd00:ec2::254]/x', 'http://0.0.0.0/x', 'http://[::]/x'])(
+    'refuses %s even with private targets allowed',
+    (url) => {
+      expect(outgoingUrlProblem(url, { allowPrivate: true })).toMatch(/never allowed/);
+    },
+  );
+});

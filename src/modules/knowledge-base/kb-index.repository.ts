@@ -13,7 +13,11 @@ export type ClaimedDocument = {
   content: string | null;
   content_version: number;
   ts_config: TsConfig;
+  source_type: string;
+  source: { media_type: string } | null;
 };
+
+export type ProcessingOutcome = { chunks: string[] } | { status: 'error' | 'failed'; message: string; reason?: string };
 
 export type SearchHit = {
   chunk_id: string;
@@ -195,6 +199,8 @@ export class KnowledgeBaseIndexRepository {
         'd.scope',
         'd.content',
         'd.content_version',
+        'd.source_type',
+        'd.source',
         'd.language',
         this.db.raw('(SELECT a.language FROM agents a WHERE a.id = d.agent_id) AS agent_language'),
       ]);
@@ -210,11 +216,7 @@ export class KnowledgeBaseIndexRepository {
    * False when nothing was written. Call it on `with(trx)`: the row lock holds until the caller's
    * transaction ends.
    */
-  async finish(
-    claimed: ClaimedDocument,
-    outcome: { chunks: string[] } | { status: 'error' | 'failed'; message: string },
-    now: Date,
-  ): Promise<boolean> {
+  async finish(claimed: ClaimedDocument, outcome: ProcessingOutcome, now: Date): Promise<boolean> {
     const current = await this.db('kb_documents')
       .where({ id: claimed.id, organization_id: claimed.organization_id })
       .forUpdate()
@@ -222,18 +224,46 @@ export class KnowledgeBaseIndexRepository {
     if (!current || current.status !== 'processing' || current.content_version !== claimed.content_version)
       return false;
     const done = { processing_started_at: null, processing_job_id: null, updated_at: now };
+    // An uploaded file's bytes are kept only until its text is extracted.
+    if (claimed.source_type === 'file') await this.db('kb_file_parts').where({ document_id: claimed.id }).delete();
     if ('chunks' in outcome) {
       await this.replaceChunks(claimed, outcome.chunks, now);
       await this.db('kb_documents')
         .where({ id: claimed.id })
-        .update({ ...done, status: 'ready', chunk_count: outcome.chunks.length, error_message: null });
+        .update({
+          ...done,
+          status: 'ready',
+          chunk_count: outcome.chunks.length,
+          error_message: null,
+          failure_reason: null,
+        });
     } else {
       await this.db('kb_chunks').where({ document_id: claimed.id }).delete();
       await this.db('kb_documents')
         .where({ id: claimed.id })
-        .update({ ...done, status: outcome.status, chunk_count: 0, error_message: outcome.message });
+        .update({
+          ...done,
+          status: outcome.status,
+          chunk_count: 0,
+          error_message: outcome.message,
+          failure_reason: outcome.reason ?? null,
+        });
     }
     return true;
+  }
+
+  /** The bytes of an uploaded file, waiting for extraction; undefined once they are gone. */
+  async fileBytes(documentId: string): Promise<Buffer | undefined> {
+    const parts: { data: Buffer }[] = await this.db('kb_file_parts')
+      .where({ document_id: documentId })
+      .orderBy('part')
+      .select('data');
+    return parts.length === 0 ? undefined : Buffer.concat(parts.map((p) => p.data));
+  }
+
+  async sourceTypeOf(documentId: string): Promise<string | undefined> {
+    const row = await this.db('kb_documents').where({ id: documentId }).first('source_type');
+    return row?.source_type;
   }
 
   private async replaceChunks(claimed: ClaimedDocument, chunks: string[], now: Date): Promise<void> {
@@ -256,6 +286,7 @@ export class KnowledgeBaseIndexRepository {
   async findStale(staleBefore: Date, limit = 500): Promise<string[]> {
     const rows: { id: string }[] = await this.db('kb_documents')
       .where('chunk_source', 'pipeline')
+      .andWhereNot('source_type', 'url')
       .andWhere((stale) =>
         stale
           .where((q) => q.where('status', 'processing').andWhere('processing_started_at', '<=', staleBefore))

@@ -4,7 +4,16 @@ import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
-import type { ClaimedDocument, KnowledgeBaseIndexRepository } from './kb-index.repository.js';
+import {
+  ExtractionError,
+  extractText,
+  FAILURE_MESSAGES,
+  MAX_TEXT_CHARS,
+  MAX_UNPACKED_BYTES,
+  splitSections,
+  type ExtractableType,
+} from './extract.js';
+import type { ClaimedDocument, KnowledgeBaseIndexRepository, ProcessingOutcome } from './kb-index.repository.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import {
@@ -41,6 +50,12 @@ export type ProcessorOptions = {
   split?: Splitter;
   /** Records kb.document.ready / kb.document.failed in the transaction that ends processing. */
   events?: EventRecorder;
+  /** KB_MAX_PDF_PAGES */
+  maxPdfPages?: number;
+  /** What a DOCX may unpack to (50 MB). */
+  maxUnpackedBytes?: number;
+  /** Web sources (source_type url): synced instead of processed. */
+  web?: { process(documentId: string, jobId: string): Promise<ProcessOutcome>; sweep(): Promise<number> };
 };
 
 /**
@@ -52,6 +67,9 @@ export class KnowledgeBaseProcessor {
   private readonly maxChunkChars: number;
   private readonly split: Splitter;
   private readonly events: EventRecorder | undefined;
+  private readonly maxPdfPages: number;
+  private readonly maxUnpackedBytes: number;
+  private readonly web: ProcessorOptions['web'];
 
   constructor(
     private readonly db: Db,
@@ -64,6 +82,9 @@ export class KnowledgeBaseProcessor {
     this.maxChunkChars = options.maxChunkChars ?? DEFAULT_MAX_CHUNK_CHARS;
     this.split = options.split ?? splitIntoChunks;
     this.events = options.events;
+    this.maxPdfPages = options.maxPdfPages ?? 500;
+    this.maxUnpackedBytes = options.maxUnpackedBytes ?? MAX_UNPACKED_BYTES;
+    this.web = options.web;
   }
 
   private staleBefore(now: Date): Date {
@@ -71,6 +92,7 @@ export class KnowledgeBaseProcessor {
   }
 
   async process(documentId: string, jobId: string): Promise<ProcessOutcome> {
+    if (this.web && (await this.index.sourceTypeOf(documentId)) === 'url') return this.web.process(documentId, jobId);
     const now = this.clock.now();
     const claimed = await this.index.claim(documentId, jobId, now, this.staleBefore(now));
     // Deleted, already done, or being processed by a live worker right now.
@@ -107,9 +129,8 @@ export class KnowledgeBaseProcessor {
     return committed ? status : 'superseded';
   }
 
-  private async outcomeFor(
-    claimed: ClaimedDocument,
-  ): Promise<{ chunks: string[] } | { status: 'error' | 'failed'; message: string }> {
+  private async outcomeFor(claimed: ClaimedDocument): Promise<ProcessingOutcome> {
+    if (claimed.source_type === 'file') return this.fileOutcome(claimed);
     if (claimed.content === null || claimed.content.trim() === '') {
       return { status: 'error', message: 'The document has no text to index' };
     }
@@ -123,10 +144,37 @@ export class KnowledgeBaseProcessor {
     }
   }
 
+  /**
+   * An uploaded file: its text extracted with its structure (headings, lists), chunked section by
+   * section. A file that cannot be read ends `failed` with its reason; nothing here throws.
+   */
+  private async fileOutcome(claimed: ClaimedDocument): Promise<ProcessingOutcome> {
+    try {
+      const data = await this.index.fileBytes(claimed.id);
+      if (!data || !claimed.source) throw new ExtractionError('corrupt', 'The uploaded file is no longer stored');
+      const text = await extractText(claimed.source.media_type as ExtractableType, data, {
+        maxPdfPages: this.maxPdfPages,
+        maxUnpackedBytes: this.maxUnpackedBytes,
+        maxTextChars: MAX_TEXT_CHARS,
+      });
+      const chunks = splitSections(text, this.maxChunkChars, (t, max) => splitIntoChunks(t, max));
+      if (chunks.length === 0) throw new ExtractionError('no_text');
+      return { chunks };
+    } catch (error) {
+      const reason = error instanceof ExtractionError ? error.reason : 'corrupt';
+      if (!(error instanceof ExtractionError))
+        this.logger.warn({ err: error, document_id: claimed.id }, 'knowledge base file extraction failed');
+      const message = error instanceof ExtractionError ? error.message : FAILURE_MESSAGES.corrupt;
+      return { status: 'failed', message, reason };
+    }
+  }
+
   /** Re-enqueues documents left in processing by a dead worker, or pending without a live job. */
   async recoverStale(): Promise<number> {
     const ids = await this.index.findStale(this.staleBefore(this.clock.now()));
     for (const id of ids) await this.jobs.enqueue(id);
+    // Web sources: refreshes that are due, and syncs a dead worker left.
+    if (this.web) await this.web.sweep();
     if (ids.length > 0) this.logger.warn({ documents: ids.length }, 'knowledge base documents re-enqueued');
     return ids.length;
   }

@@ -3,6 +3,8 @@ import { KnowledgeBaseIndexRepository } from './kb-index.repository.js';
 import { KnowledgeBaseJobs, KnowledgeBaseProcessor, KnowledgeBaseWorker } from './kb.worker.js';
 import { registerKnowledgeBasePaths } from './knowledge-base.openapi.js';
 import { KnowledgeBaseRepository } from './knowledge-base.repository.js';
+import { KnowledgeBaseSourcesService } from './kb-files.service.js';
+import { WebSourceSync, webSourceOptionsFromConfig } from './web-source.js';
 import { knowledgeBaseResources, knowledgeBaseRouter } from './knowledge-base.router.js';
 import { KnowledgeBaseService } from './knowledge-base.service.js';
 import {
@@ -20,21 +22,30 @@ export function buildKnowledgeBaseModule(
   const index = new KnowledgeBaseIndexRepository(db);
   const jobs = new KnowledgeBaseJobs(queue);
   // Background work: its transactions are plain ones (no request, no audit row).
-  const processor = new KnowledgeBaseProcessor(db, index, jobs, clock, logger, { events });
+  const web = new WebSourceSync(db, jobs, clock, logger, webSourceOptionsFromConfig(deps.config));
+  const processor = new KnowledgeBaseProcessor(db, index, jobs, clock, logger, {
+    events,
+    maxPdfPages: deps.config.KB_MAX_PDF_PAGES,
+    web,
+  });
   const kb = new KnowledgeBaseService(audited, documents, index, jobs, agentAccess, clock);
   const organizationKb = new OrganizationKnowledgeBaseService(audited, documents, jobs, clock);
+  const sources = new KnowledgeBaseSourcesService(audited, documents, jobs, agentAccess, clock, {
+    allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  });
+  const maxFileBytes = deps.config.KB_MAX_FILE_BYTES;
   return {
     module: {
       mounts: [
         {
           path: '/agents/:agentId/knowledge-base',
-          router: knowledgeBaseRouter(kb),
+          router: knowledgeBaseRouter(kb, sources, maxFileBytes),
           resources: knowledgeBaseResources(kb),
         },
         {
           path: '/organization/:orgId/knowledge-base',
           access: { tokenOnly: 'Organization knowledge base management' },
-          router: organizationKnowledgeBaseRouter(organizationKb),
+          router: organizationKnowledgeBaseRouter(organizationKb, sources, maxFileBytes),
           resources: organizationKnowledgeBaseResources(organizationKb),
         },
       ],

@@ -8,6 +8,7 @@ import {
   CreatedChunksSchema,
   CreateDocumentSchema,
   CreateOrganizationDocumentSchema,
+  CreateWebSourceSchema,
   DocumentSchema,
   GrantsSchema,
   KB_STATUSES,
@@ -26,7 +27,33 @@ const ListQuery = PaginationQuerySchema.extend({
 });
 
 const base = '/v1/agents/{agentId}/knowledge-base';
+const AgentParams = z.object({ agentId: z.uuid() });
 const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
+const OrgParams = z.object({ orgId: z.uuid() });
+const OrgDocumentParams = z.object({ orgId: z.uuid(), documentId: z.uuid() });
+
+const UploadSchema = z
+  .object({
+    file: z.string().openapi({
+      type: 'string',
+      format: 'binary',
+      description: 'PDF, DOCX, HTML, Markdown or plain text; the type is detected from the content',
+    }),
+    title: z.string().min(1).max(500).optional().openapi({ description: "Defaults to the file's name" }),
+  })
+  .openapi('KnowledgeBaseUpload');
+const multipartBody = { content: { 'multipart/form-data': { schema: UploadSchema } }, required: true };
+const uploadDescription =
+  'multipart/form-data with `file` and optional `title`, streamed: 413 as soon as the file passes KB_MAX_FILE_BYTES ' +
+  '(default 20 MB), 415 UNSUPPORTED_MEDIA_TYPE when the content is not PDF, DOCX, HTML, Markdown or plain text ' +
+  '(the message names what was found). The text is extracted in the background; the document ends ready, or ' +
+  'failed with failure_reason encrypted, no_text, too_large_unpacked, too_many_pages or corrupt. The same file ' +
+  '(same SHA-256) again returns the existing document with 200.';
+const webSourceDescription =
+  'The page (and with crawl.max_pages > 1 the same-origin pages it links to) is fetched in the background through ' +
+  'the outgoing-request guard (no private or metadata addresses, on every redirect), robots.txt respected; each ' +
+  'page becomes a section with its URL in the chunk metadata. refresh daily or weekly re-syncs with conditional ' +
+  'requests; unchanged pages keep their chunks.';
 
 export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   const agentRoute = agentOperations(registry, 'Knowledge base');
@@ -43,6 +70,39 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   documents.create({
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
     body: CreateDocumentSchema,
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/files`,
+    operationId: 'uploadKnowledgeBaseFile',
+    permission: 'kb:write',
+    summary: 'Upload a file as a document (kb:write): PDF, DOCX, HTML, Markdown or plain text',
+    description: uploadDescription,
+    request: { params: AgentParams, body: multipartBody },
+    responses: {
+      200: json(DocumentSchema, 'The same file was uploaded before: that document'),
+      202: json(DocumentSchema, 'The new document, pending extraction'),
+    },
+    errors: [413, 415],
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/urls`,
+    operationId: 'createKnowledgeBaseWebSource',
+    permission: 'kb:write',
+    summary: 'Add a web page (or a small same-origin crawl) as a document kept in sync (kb:write)',
+    description: webSourceDescription,
+    request: { params: AgentParams, body: jsonBody(CreateWebSourceSchema) },
+    responses: { 202: json(DocumentSchema, 'The new web source, pending its first sync') },
+  });
+  agentRoute({
+    method: 'post',
+    path: `${base}/{documentId}/sync`,
+    operationId: 'syncKnowledgeBaseWebSource',
+    permission: 'kb:write',
+    summary: 'Sync a web source now (kb:write); its chunks stay searchable until the sync replaces what changed',
+    request: { params: DocumentParams },
+    responses: { 202: json(DocumentSchema, 'The document, sync_status pending or syncing') },
   });
   agentRoute({
     method: 'post',
@@ -114,6 +174,39 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   orgDocuments.create({
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
     body: CreateOrganizationDocumentSchema,
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgPath}/files`,
+    operationId: 'uploadOrganizationKnowledgeBaseFile',
+    permission: 'kb:write',
+    summary: 'Upload a file as an organization document (dashboard token, kb:write)',
+    description: uploadDescription,
+    request: { params: OrgParams, body: multipartBody },
+    responses: {
+      200: json(OrganizationDocumentSchema, 'The same file was uploaded before: that document'),
+      202: json(OrganizationDocumentSchema, 'The new document, pending extraction'),
+    },
+    errors: [413, 415],
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgPath}/urls`,
+    operationId: 'createOrganizationKnowledgeBaseWebSource',
+    permission: 'kb:write',
+    summary: 'Add a web page (or a small crawl) as an organization document kept in sync (dashboard token, kb:write)',
+    description: webSourceDescription,
+    request: { params: OrgParams, body: jsonBody(CreateWebSourceSchema) },
+    responses: { 202: json(OrganizationDocumentSchema, 'The new web source, pending its first sync') },
+  });
+  orgRoute({
+    method: 'post',
+    path: `${orgPath}/{documentId}/sync`,
+    operationId: 'syncOrganizationKnowledgeBaseWebSource',
+    permission: 'kb:write',
+    summary: 'Sync an organization web source now (dashboard token, kb:write)',
+    request: { params: OrgDocumentParams },
+    responses: { 202: json(OrganizationDocumentSchema, 'The document, sync_status pending or syncing') },
   });
   orgDocuments.get({ summary: 'Get an organization document (dashboard token, kb:read)' });
   orgDocuments.update({

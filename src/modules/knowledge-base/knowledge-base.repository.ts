@@ -61,9 +61,23 @@ export type DocumentRow = {
   content_version: number;
   processing_started_at: Date | null;
   processing_job_id: string | null;
+  /** Files: what was uploaded. */
+  source: FileSource | null;
+  source_sha256: string | null;
+  failure_reason: string | null;
+  /** Web sources: crawl options, schedule and the state of the last sync. */
+  crawl: CrawlOptions | null;
+  refresh: 'never' | 'daily' | 'weekly' | null;
+  last_synced_at: Date | null;
+  next_sync_at: Date | null;
+  sync_status: string | null;
+  sync_errors: { url: string; error: string }[] | null;
   created_at: Date;
   updated_at: Date;
 };
+
+export type FileSource = { filename: string; media_type: string; bytes: number; sha256: string };
+export type CrawlOptions = { max_pages: number; same_origin: boolean; include_paths: string[] };
 
 /** Every column of a DocumentRow; queries select these, never `*`. */
 const DOCUMENT_COLUMNS = [
@@ -83,6 +97,15 @@ const DOCUMENT_COLUMNS = [
   'content_version',
   'processing_started_at',
   'processing_job_id',
+  'source',
+  'source_sha256',
+  'failure_reason',
+  'crawl',
+  'refresh',
+  'last_synced_at',
+  'next_sync_at',
+  'sync_status',
+  'sync_errors',
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof DocumentRow)[];
@@ -93,7 +116,21 @@ export type NewDocument = Pick<
   DocumentRow,
   'organization_id' | 'agent_id' | 'scope' | 'title' | 'content' | 'language'
 > &
-  Partial<Pick<DocumentRow, 'chunk_source' | 'status'>> & {
+  Partial<
+    Pick<
+      DocumentRow,
+      | 'chunk_source'
+      | 'status'
+      | 'source_type'
+      | 'source_url'
+      | 'source_sha256'
+      | 'refresh'
+      | 'sync_status'
+      | 'next_sync_at'
+    >
+  > & {
+    source?: string | null;
+    crawl?: string | null;
     created_at: Date;
     updated_at: Date;
   };
@@ -114,6 +151,13 @@ export function toDocument(row: DocumentRow) {
     status: row.status,
     chunk_count: row.chunk_count,
     error_message: row.error_message,
+    failure_reason: row.failure_reason,
+    source: row.source,
+    crawl: row.crawl,
+    refresh: row.refresh,
+    last_synced_at: row.last_synced_at,
+    sync_status: row.sync_status,
+    sync_errors: row.sync_errors,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -152,6 +196,28 @@ export class KnowledgeBaseRepository {
 
   async insert(document: NewDocument): Promise<DocumentRow> {
     const [row] = await this.db('kb_documents').insert(document).returning(DOCUMENT_COLUMNS);
+    return row;
+  }
+
+  /** The file document with this content in the same place (agent or organization scope). */
+  async findBySha256(organizationId: string, agentId: string | null, sha256: string): Promise<DocumentRow | undefined> {
+    return this.db('kb_documents')
+      .where({ organization_id: organizationId, scope: agentId ? 'agent' : 'organization', source_sha256: sha256 })
+      .andWhereRaw("COALESCE(agent_id, '00000000-0000-0000-0000-000000000000'::uuid) = ?", [
+        agentId ?? '00000000-0000-0000-0000-000000000000',
+      ])
+      .first(DOCUMENT_COLUMNS);
+  }
+
+  /**
+   * A web source waits for a sync (`sync_status` pending). Its status and chunks stay as they are,
+   * searchable, until the sync replaces what changed.
+   */
+  async markForSync(current: DocumentRow, now: Date): Promise<DocumentRow> {
+    const [row] = await this.db('kb_documents')
+      .where({ id: current.id, organization_id: current.organization_id })
+      .update({ sync_status: 'pending', processing_started_at: null, processing_job_id: null, updated_at: now })
+      .returning(DOCUMENT_COLUMNS);
     return row;
   }
 

@@ -5,13 +5,39 @@ import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
 import type { KnowledgeBaseService } from './knowledge-base.service.js';
+import type { KnowledgeBaseSourcesService } from './kb-files.service.js';
+import { receiveUpload } from './multipart-upload.js';
 
 const agentParams = uuidParams('agentId');
 const documentParams = uuidParams('agentId', 'documentId');
 
 /** Mounted at /v1/agents/:agentId/knowledge-base. */
-export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
+export function knowledgeBaseRouter(
+  kb: KnowledgeBaseService,
+  sources: KnowledgeBaseSourcesService,
+  maxFileBytes: number,
+): Router {
   const router = Router({ mergeParams: true });
+
+  // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
+  router.post('/files', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    const { created, document } = await sources.uploadForAgent(authOf(req), agentId, () =>
+      receiveUpload(req, maxFileBytes),
+    );
+    sendResource(req, res, document, { status: created ? 202 : 200 });
+  });
+
+  router.post('/urls', async (req, res) => {
+    const { agentId } = parse(agentParams, req.params);
+    sendResource(req, res, await sources.createWebSourceForAgent(authOf(req), agentId, req.body), { status: 202 });
+  });
+
+  for (const path of ['/files', '/urls']) {
+    router.all(path, (req) => {
+      throw new MethodNotAllowedError(req.method, ['POST']);
+    });
+  }
 
   router.get('/', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
@@ -47,6 +73,11 @@ export function knowledgeBaseRouter(kb: KnowledgeBaseService): Router {
     const { agentId, documentId } = parse(documentParams, req.params);
     await kb.delete(authOf(req), agentId, documentId, writeConditions(req));
     res.status(204).end();
+  });
+
+  router.post('/:documentId/sync', async (req, res) => {
+    const { agentId, documentId } = parse(documentParams, req.params);
+    sendResource(req, res, await sources.syncForAgent(authOf(req), agentId, documentId), { status: 202 });
   });
 
   router.get('/:documentId/chunks', async (req, res) => {

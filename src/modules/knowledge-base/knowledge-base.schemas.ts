@@ -5,7 +5,24 @@ import { uuidField } from '../../api/validate.js';
 import { text } from '../../validation/text.js';
 
 export const KB_STATUSES = ['pending', 'processing', 'ready', 'error', 'failed'] as const;
-export const KB_SOURCE_TYPES = ['manual', 'pdf', 'csv', 'txt', 'docx', 'website'] as const;
+export const KB_SOURCE_TYPES = ['manual', 'pdf', 'csv', 'txt', 'docx', 'website', 'file', 'url'] as const;
+export const KB_FAILURE_REASONS = [
+  'encrypted',
+  'no_text',
+  'too_large_unpacked',
+  'too_many_pages',
+  'corrupt',
+  'unreachable',
+] as const;
+export const KB_REFRESH = ['never', 'daily', 'weekly'] as const;
+export const KB_SYNC_STATUSES = ['pending', 'syncing', 'synced', 'partial', 'failed'] as const;
+export const KB_FILE_MEDIA_TYPES = [
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'text/html',
+  'text/markdown',
+  'text/plain',
+] as const;
 export const KB_SCOPES = ['agent', 'organization'] as const;
 
 const title = text({ min: 1, max: 500 });
@@ -82,6 +99,38 @@ export const SearchSchema = z
   })
   .openapi('KnowledgeBaseSearch');
 
+export const FileSourceSchema = z
+  .object({
+    filename: z.string(),
+    media_type: z.enum(KB_FILE_MEDIA_TYPES).openapi({ description: 'Detected from the content, not the name' }),
+    bytes: z.number().int(),
+    sha256: z.string(),
+  })
+  .openapi('KnowledgeBaseFileSource');
+
+const includePath = z.string().min(1).max(500).regex(/^\//, 'Must start with /');
+
+export const CrawlSchema = z
+  .object({
+    max_pages: z.number().int().min(1, 'Must be 1 to 200').max(200, 'Must be 1 to 200').default(1),
+    same_origin: z.literal(true, { message: 'Only same-origin crawls are supported' }).default(true),
+    include_paths: z
+      .array(includePath)
+      .max(50)
+      .default([])
+      .openapi({ description: 'Only pages whose path starts with one of these (the start page always)' }),
+  })
+  .openapi('KnowledgeBaseCrawl');
+
+export const CreateWebSourceSchema = z
+  .object({
+    url: z.string().max(2000).openapi({ description: 'http(s) address of the start page' }),
+    title: title.optional().openapi({ description: "Defaults to the page's title or the URL" }),
+    crawl: CrawlSchema.optional(),
+    refresh: z.enum(KB_REFRESH).default('never'),
+  })
+  .openapi('CreateKnowledgeBaseWebSource');
+
 export const DocumentSchema = z
   .object({
     id: z.uuid(),
@@ -95,6 +144,21 @@ export const DocumentSchema = z
     status: z.enum(KB_STATUSES),
     chunk_count: z.number().int(),
     error_message: z.string().nullable(),
+    failure_reason: z.enum(KB_FAILURE_REASONS).nullable().openapi({
+      description:
+        'Why a file or web source failed: encrypted, no_text (e.g. a scanned PDF), too_large_unpacked, too_many_pages, corrupt, unreachable',
+    }),
+    source: FileSourceSchema.nullable().openapi({
+      description: 'The uploaded file (source_type file); null otherwise',
+    }),
+    crawl: CrawlSchema.nullable().openapi({ description: 'Crawl options (source_type url); null otherwise' }),
+    refresh: z.enum(KB_REFRESH).nullable().openapi({ description: 'Re-sync schedule (source_type url)' }),
+    last_synced_at: z.iso.datetime().nullable(),
+    sync_status: z.enum(KB_SYNC_STATUSES).nullable(),
+    sync_errors: z
+      .array(z.object({ url: z.string(), error: z.string() }))
+      .nullable()
+      .openapi({ description: 'Pages of the last sync that could not be fetched or read' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import { paginationQuery, type Page } from '../../api/pagination.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
@@ -26,6 +26,14 @@ import {
   UpdateDocumentSchema,
 } from './knowledge-base.schemas.js';
 import { searchTerms, textSearchConfig } from './text-search.js';
+
+/** The text of a file or web source comes from its source: only its title can change. */
+export function assertContentEditable(current: DocumentRow, content: string | undefined): void {
+  if (content === undefined || (current.source_type !== 'file' && current.source_type !== 'url')) return;
+  throw new ValidationError('Request body is invalid', [
+    { field: 'content', message: `The text of a ${current.source_type} document comes from its source` },
+  ]);
+}
 
 /** An agent's knowledge base: its own documents (writable) and the organization's granted to it (read-only). */
 export class KnowledgeBaseService {
@@ -93,6 +101,7 @@ export class KnowledgeBaseService {
     const input = parseBody(UpdateDocumentSchema, body);
     const row = await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, agent, documentId, conditions);
+      assertContentEditable(current, input.content);
       const contentChanged = input.content !== undefined && input.content !== current.content;
       const titleChanged = input.title !== undefined && input.title !== current.title;
       if (!contentChanged && !titleChanged) return current;

@@ -4,13 +4,50 @@ import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
+import type { KnowledgeBaseSourcesService } from './kb-files.service.js';
+import { receiveUpload } from './multipart-upload.js';
+import { MethodNotAllowedError } from '../../errors/index.js';
 
 const orgParams = uuidParams('orgId');
 const documentParams = uuidParams('orgId', 'documentId');
 
 /** Mounted at /v1/organization/:orgId/knowledge-base; dashboard token only (knowledge-base.module.ts). */
-export function organizationKnowledgeBaseRouter(kb: OrganizationKnowledgeBaseService): Router {
+export function organizationKnowledgeBaseRouter(
+  kb: OrganizationKnowledgeBaseService,
+  sources: KnowledgeBaseSourcesService,
+  maxFileBytes: number,
+): Router {
   const router = Router({ mergeParams: true });
+
+  // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
+  router.post('/files', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    const auth = authOf(req);
+    const { created, document } = await sources.uploadForOrganization(auth, orgId, () =>
+      receiveUpload(req, maxFileBytes),
+    );
+    sendResource(req, res, await kb.get(auth, orgId, document.id), { status: created ? 202 : 200 });
+  });
+
+  router.post('/urls', async (req, res) => {
+    const { orgId } = parse(orgParams, req.params);
+    const auth = authOf(req);
+    const document = await sources.createWebSourceForOrganization(auth, orgId, req.body);
+    sendResource(req, res, await kb.get(auth, orgId, document.id), { status: 202 });
+  });
+
+  for (const path of ['/files', '/urls']) {
+    router.all(path, (req) => {
+      throw new MethodNotAllowedError(req.method, ['POST']);
+    });
+  }
+
+  router.post('/:documentId/sync', async (req, res) => {
+    const { orgId, documentId } = parse(documentParams, req.params);
+    const auth = authOf(req);
+    await sources.syncForOrganization(auth, orgId, documentId);
+    sendResource(req, res, await kb.get(auth, orgId, documentId), { status: 202 });
+  });
 
   router.get('/', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);

@@ -11,6 +11,7 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { KnowledgeBaseJobs } from './kb.worker.js';
+import { assertContentEditable } from './knowledge-base.service.js';
 import { toDocument, type DocumentRow, type KnowledgeBaseRepository } from './knowledge-base.repository.js';
 import {
   CreateOrganizationDocumentSchema,
@@ -85,6 +86,7 @@ export class OrganizationKnowledgeBaseService {
     const input = parseBody(UpdateOrganizationDocumentSchema, body);
     await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, orgId, documentId, conditions);
+      assertContentEditable(current, input.content);
       const changes = Object.fromEntries(
         Object.entries(input).filter(
           ([field, value]) => value !== undefined && value !== current[field as keyof DocumentRow],

@@ -9,7 +9,8 @@ import { operationPermission } from '../../openapi/operation-permission.js';
 
 /**
  * Operations whose answer carries a secret (an assistant's transcript is no place for one), and the
- * calls export, a stream of up to millions of calls that a tool result would hold in memory whole.
+ * calls export, a stream of up to millions of calls that a tool result would hold in memory whole,
+ * and the file uploads (multipart/form-data: a tool's JSON arguments carry no file).
  */
 export const EXCLUDED_OPERATIONS: readonly string[] = [
   'createApiKey',
@@ -17,6 +18,8 @@ export const EXCLUDED_OPERATIONS: readonly string[] = [
   'getWebhookSecret',
   'rotateWebhookSecret',
   'exportCalls',
+  'uploadKnowledgeBaseFile',
+  'uploadOrganizationKnowledgeBaseFile',
 ];
 
 type Json = Record<string, unknown>;

@@ -1,0 +1,349 @@
+import { inflateRawSync } from 'node:zlib';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import mammoth from 'mammoth';
+import { getDocumentProxy } from 'unpdf';
+
+/**
+ * Text from uploaded files and fetched pages, keeping the structure chunking needs: headings as
+ * `#` lines, list items as `- ` lines, paragraphs separated by a blank line.
+ */
+
+export const FAILURE_REASONS = ['encrypted', 'no_text', 'too_large_unpacked', 'too_many_pages', 'corrupt'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number] | 'unreachable';
+
+export const FAILURE_MESSAGES: Record<FailureReason, string> = {
+  encrypted: 'The file is password-protected; upload it without a password',
+  no_text: 'The file has no text to index (a scanned document holds only images)',
+  too_large_unpacked: 'The file unpacks to more than the allowed size',
+  too_many_pages: 'The PDF has more pages than allowed',
+  corrupt: 'The file is damaged or not what its type says',
+  unreachable: 'The page could not be fetched',
+};
+
+export class ExtractionError extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    message = FAILURE_MESSAGES[reason],
+  ) {
+    super(message);
+    this.name = 'ExtractionError';
+  }
+}
+
+export const EXTRACTABLE_TYPES = [
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'text/html',
+  'text/markdown',
+  'text/plain',
+] as const;
+export type ExtractableType = (typeof EXTRACTABLE_TYPES)[number];
+
+export type ExtractLimits = {
+  /** KB_MAX_PDF_PAGES */
+  maxPdfPages: number;
+  /** What a DOCX may unpack to, all entries together. */
+  maxUnpackedBytes: number;
+  /** Characters of text kept; more is cut off. */
+  maxTextChars: number;
+};
+
+export const MAX_UNPACKED_BYTES = 50 * 1024 * 1024;
+export const MAX_TEXT_CHARS = 2_000_000;
+
+export async function extractText(type: ExtractableType, data: Buffer, limits: ExtractLimits): Promise<string> {
+  let text: string;
+  switch (type) {
+    case 'application/pdf':
+      text = await pdfText(data, limits.maxPdfPages, limits.maxTextChars);
+      break;
+    case 'application/vnd.openxmlformats-officedocument.wordprocessingml.document':
+      text = await docxText(data, limits.maxUnpackedBytes);
+      break;
+    case 'text/html':
+      text = mainText(decodeUtf8(data)).text;
+      break;
+    default:
+      text = decodeUtf8(data).replace(/\r\n?/g, '\n');
+  }
+  text = text.slice(0, limits.maxTextChars);
+  if (!/[\p{L}\p{N}]/u.test(text)) throw new ExtractionError('no_text');
+  return text;
+}
+
+function decodeUtf8(data: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
+  } catch {
+    throw new ExtractionError('corrupt', 'The text is not valid UTF-8');
+  }
+}
+
+type TextItem = { str: string; hasEOL: boolean; transform: number[]; height: number };
+
+/** Page by page; lines from the text items' rows, a blank line where the gap between rows is wide. */
+async function pdfText(data: Buffer, maxPages: number, maxChars: number): Promise<string> {
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
+  try {
+    pdf = await getDocumentProxy(new Uint8Array(data), {
+      verbosity: 0,
+      isEvalSupported: false,
+      disableFontFace: true,
+      stopAtErrors: true,
+    });
+  } catch (error) {
+    if ((error as Error).name === 'PasswordException') throw new ExtractionError('encrypted');
+    throw new ExtractionError('corrupt');
+  }
+  try {
+    if (pdf.numPages > maxPages)
+      throw new ExtractionError('too_many_pages', `The PDF has ${pdf.numPages} pages; at most ${maxPages} are allowed`);
+    const pages: string[] = [];
+    let length = 0;
+    for (let n = 1; n <= pdf.numPages && length < maxChars; n++) {
+      const page = await pdf.getPage(n);
+      const content = await page.getTextContent();
+      const text = pageText(content.items as TextItem[]);
+      page.cleanup();
+      pages.push(text);
+      length += text.length;
+    }
+    return pages.join('\n\n');
+  } catch (error) {
+    if (error instanceof ExtractionError) throw error;
+    throw new ExtractionError('corrupt');
+  } finally {
+    await pdf.destroy().catch(() => undefined);
+  }
+}
+
+function pageText(items: TextItem[]): string {
+  let out = '';
+  let line = '';
+  let lastY: number | undefined;
+  let lineHeight = 12;
+  const endLine = () => {
+    if (line.trim() !== '') out += (out === '' ? '' : '\n') + line.trim();
+    line = '';
+  };
+  for (const item of items) {
+    if (typeof item.str !== 'string') continue;
+    const y = item.transform?.[5];
+    if (lastY !== undefined && y !== undefined && Math.abs(lastY - y) > 1) {
+      const gap = Math.abs(lastY - y);
+      endLine();
+      if (gap > lineHeight * 1.8) out += '\n';
+    }
+    if (item.height > 0) lineHeight = item.height;
+    line += item.str;
+    if (item.hasEOL) {
+      endLine();
+    }
+    if (y !== undefined) lastY = y;
+  }
+  endLine();
+  return out;
+}
+
+/**
+ * Checks what a ZIP archive unpacks to by inflating every entry with a running limit, never
+ * trusting the sizes its headers claim (a lying header is the point of a zip bomb). Entries are
+ * found through the central directory; the local header gives where each entry's data starts.
+ */
+export function checkUnpackedSize(zip: Buffer, maxBytes: number): void {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0 || end + 22 > zip.length) throw new ExtractionError('corrupt');
+  const count = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (at + 46 > zip.length || zip.readUInt32LE(at) !== 0x02014b50) throw new ExtractionError('corrupt');
+    const method = zip.readUInt16LE(at + 10);
+    const packed = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const extraLength = zip.readUInt16LE(at + 30);
+    const commentLength = zip.readUInt16LE(at + 32);
+    const local = zip.readUInt32LE(at + 42);
+    at += 46 + nameLength + extraLength + commentLength;
+    if (local + 30 > zip.length || zip.readUInt32LE(local) !== 0x04034b50) throw new ExtractionError('corrupt');
+    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+    if (start + packed > zip.length) throw new ExtractionError('corrupt');
+    const data = zip.subarray(start, start + packed);
+    const remaining = maxBytes - total;
+    if (method === 0) total += data.length;
+    else if (method === 8) {
+      try {
+        total += inflateRawSync(data, { maxOutputLength: Math.max(remaining, 1) }).length;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError)
+          throw new ExtractionError('too_large_unpacked');
+        throw new ExtractionError('corrupt');
+      }
+    } else throw new ExtractionError('corrupt', 'The file uses an unsupported compression method');
+    if (total > maxBytes) throw new ExtractionError('too_large_unpacked');
+  }
+}
+
+async function docxText(data: Buffer, maxUnpackedBytes: number): Promise<string> {
+  checkUnpackedSize(data, maxUnpackedBytes);
+  let html: string;
+  try {
+    html = (await mammoth.convertToHtml({ buffer: data })).value;
+  } catch {
+    throw new ExtractionError('corrupt');
+  }
+  return structuredText(parseHTML(`<!doctype html><html><body>${html}</body></html>`).document.body);
+}
+
+type Node = { nodeType: number; nodeName: string; textContent: string | null; childNodes: ArrayLike<Node> };
+
+const BLOCKS = new Set([
+  'P',
+  'DIV',
+  'SECTION',
+  'ARTICLE',
+  'MAIN',
+  'BLOCKQUOTE',
+  'PRE',
+  'TABLE',
+  'UL',
+  'OL',
+  'DL',
+  'DT',
+  'DD',
+  'FIGURE',
+  'HEADER',
+  'FOOTER',
+  'ADDRESS',
+]);
+const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME', 'HEAD']);
+
+/** Headings as `#` lines, list items as `- ` lines, table rows as cells joined by ` | `, blocks as paragraphs. */
+export function structuredText(root: Node): string {
+  const blocks: string[] = [];
+  let inline = '';
+  const flush = () => {
+    const text = inline
+      .replace(/[ \t\f\v\u00a0]+/g, ' ')
+      .replace(/ *\n */g, '\n')
+      .trim();
+    if (text !== '') blocks.push(text);
+    inline = '';
+  };
+  const inlineText = (node: Node): string => {
+    if (node.nodeType === 3) return node.textContent ?? '';
+    if (SKIP.has(node.nodeName)) return '';
+    if (node.nodeName === 'BR') return '\n';
+    return Array.from(node.childNodes)
+      .map(inlineText)
+      .join(['TD', 'TH'].includes(node.nodeName) ? ' ' : '');
+  };
+  const walk = (node: Node) => {
+    if (node.nodeType === 3) {
+      inline += node.textContent ?? '';
+      return;
+    }
+    if (node.nodeType !== 1 || SKIP.has(node.nodeName)) return;
+    const name = node.nodeName;
+    const heading = /^H([1-6])$/.exec(name);
+    if (heading) {
+      flush();
+      const text = inlineText(node).replace(/\s+/g, ' ').trim();
+      if (text !== '') blocks.push(`${'#'.repeat(Number(heading[1]))} ${text}`);
+      return;
+    }
+    if (name === 'LI') {
+      flush();
+      const text = inlineText(node).replace(/\s+/g, ' ').trim();
+      if (text !== '') {
+        // Consecutive items stay one block: a list is one paragraph for chunking.
+        const last = blocks.length - 1;
+        if (last >= 0 && blocks[last]!.startsWith('- ') && !blocks[last]!.includes('\n\n'))
+          blocks[last] += `\n- ${text}`;
+        else blocks.push(`- ${text}`);
+      }
+      return;
+    }
+    if (name === 'TR') {
+      flush();
+      const cells = Array.from(node.childNodes)
+        .filter((c) => c.nodeName === 'TD' || c.nodeName === 'TH')
+        .map((c) => inlineText(c).replace(/\s+/g, ' ').trim())
+        .filter((c) => c !== '');
+      if (cells.length > 0) blocks.push(cells.join(' | '));
+      return;
+    }
+    if (name === 'BR') {
+      inline += '\n';
+      return;
+    }
+    const block = BLOCKS.has(name);
+    if (block) flush();
+    for (const child of Array.from(node.childNodes)) walk(child);
+    if (block) flush();
+    if (name === 'UL' || name === 'OL') blocks.push('');
+  };
+  walk(root);
+  flush();
+  return blocks
+    .filter((b, i) => b !== '' || (i > 0 && blocks[i - 1] !== ''))
+    .join('\n\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/** The page's main text (Readability: navigation and boilerplate removed) and its title. */
+export function mainText(html: string): { title: string | null; text: string } {
+  const { document } = parseHTML(html);
+  const title = document.querySelector('title')?.textContent?.trim() || null;
+  let root: Node | null = null;
+  try {
+    const article = new Readability(document as object as Document, { charThreshold: 100 }).parse();
+    if (article?.content) root = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
+  } catch {
+    root = null;
+  }
+  if (!root) {
+    // Too little text for Readability: the body without its navigation, header and footer.
+    const fallback = parseHTML(html).document;
+    for (const el of fallback.querySelectorAll('nav, header, footer, aside, script, style, form')) el.remove();
+    root = fallback.body ?? fallback.documentElement;
+  }
+  return { title, text: root ? structuredText(root) : '' };
+}
+
+/**
+ * Chunks that keep a section's heading: the text is cut into sections at heading lines, each
+ * section is split on its own, and each of its chunks begins with the heading.
+ */
+export function splitSections(
+  text: string,
+  maxChars: number,
+  split: (text: string, max: number) => string[],
+): string[] {
+  const chunks: string[] = [];
+  let heading = '';
+  let body: string[] = [];
+  const flush = () => {
+    const joined = body.join('\n\n').trim();
+    if (joined === '') {
+      if (heading !== '' && body.length === 0) body = [];
+      return;
+    }
+    const room = Math.max(maxChars - heading.length - 2, Math.floor(maxChars / 2));
+    for (const chunk of split(joined, room)) chunks.push(heading === '' ? chunk : `${heading}\n\n${chunk}`);
+    body = [];
+  };
+  for (const paragraph of text.split(/\n[ \t]*\n/)) {
+    const line = paragraph.trim();
+    if (/^#{1,6} \S/.test(line) && !line.includes('\n')) {
+      flush();
+      heading = line.replace(/^#+ /, '');
+      continue;
+    }
+    body.push(paragraph);
+  }
+  flush();
+  return chunks;
+}
