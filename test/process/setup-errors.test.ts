@@ -238,7 +238,13 @@ describe('a start on a DATABASE_URL without organizations, TRUST_PROXY=true in p
   it('creates nothing, logs how to bootstrap, and warns once about TRUST_PROXY', async ({ expect }) => {
     const database = await createServerDatabase();
     drops.push(database.drop);
-    const server = start({ NODE_ENV: 'production', TRUST_PROXY: 'true', DATABASE_URL: database.url });
+    // SECRETS_KEY set: production without it warns too (SIP credentials refused), which is not this test's subject.
+    const server = start({
+      NODE_ENV: 'production',
+      TRUST_PROXY: 'true',
+      DATABASE_URL: database.url,
+      SECRETS_KEY: 'ab'.repeat(32),
+    });
     await waitUntilListening(server);
     const lines = logLines(server);
     expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
