@@ -14,6 +14,8 @@ import type { RateLimitStore } from './http/rate-limit-store.js';
 import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
+import { PartitionMaintenance } from './db/partitions.js';
+import { PartitionWorker } from './jobs/partition.worker.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
 import { AgentRepository, agentJsonSql, agentRowFromJson } from './modules/agents/agent.repository.js';
 import { WorkflowRepository } from './modules/workflows/workflow.repository.js';
@@ -266,12 +268,17 @@ export function buildContainer(deps: AppDeps) {
   ];
 
   /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
+  const partitions = new PartitionMaintenance(db, deps.logger);
   const backgroundWorkers: BackgroundWorker[] = [
+    new PartitionWorker(deps.queue, partitions, clock),
     webhookWorker,
     new WebhookSweepWorker(deps.queue, webhookSweeper),
     new KnowledgeBaseWorker(deps.queue, kbProcessor),
     new CallRetentionWorker(deps.queue, callRetention, clock),
-    new AuditRetentionWorker(deps.queue, new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger)),
+    new AuditRetentionWorker(
+      deps.queue,
+      new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, deps.logger, partitions),
+    ),
     new IdempotencyCleanupWorker(deps.queue, services.idempotency, deps.logger),
   ];
 
