@@ -15,6 +15,8 @@ import { mountModule, type MountedModule } from './http/api-module.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers, type BackgroundWorker } from './jobs/workers.js';
 import { PartitionMaintenance } from './db/partitions.js';
+import { ReadRouting } from './db/replicas.js';
+import { AppError } from './errors/index.js';
 import { PartitionWorker } from './jobs/partition.worker.js';
 import { AgentAccess } from './modules/agents/agent-access.js';
 import { AgentRepository, agentJsonSql, agentRowFromJson } from './modules/agents/agent.repository.js';
@@ -114,7 +116,15 @@ export type Container = ReturnType<typeof buildContainer>;
 export function buildContainer(deps: AppDeps) {
   const { clock, config } = deps;
   const auditLog = new AuditLogRepository(deps.db);
-  const auditRecorder = new AuditRecorder(auditLog, clock, deps.logger);
+  // Streaming standbys for the heavy reads (DATABASE_REPLICA_URLS; main.ts starts and stops their checks).
+  const reads = new ReadRouting(
+    deps.db,
+    config.DATABASE_REPLICA_URLS,
+    { maxLagMs: config.REPLICA_MAX_LAG_MS, poolMax: config.DATABASE_POOL_MAX },
+    deps.logger,
+    (error) => error instanceof AppError,
+  );
+  const auditRecorder = new AuditRecorder(auditLog, clock, deps.logger, (auth) => reads.noteWrite(auth));
   // Every transaction a service opens during a write request also writes that request's audit row.
   const db = withTransactionHook(deps.db, (trx) => auditRecorder.inTransaction(trx));
 
@@ -210,8 +220,8 @@ export function buildContainer(deps: AppDeps) {
     contacts: new ContactService(db, new ContactRepository(db), agentAccess, clock, testCaseGuard),
     knowledgeBase: new KnowledgeBaseService(db, kbDocuments, kbIndex, kbJobs, agentAccess, clock),
     organizationKnowledgeBase: new OrganizationKnowledgeBaseService(db, kbDocuments, kbJobs, clock),
-    calls: new CallService(db, callRepository, events, agentAccess, clock),
-    callStats: new CallStatsService(new CallStatsRepository(db), agentAccess),
+    calls: new CallService(db, callRepository, events, agentAccess, clock, reads),
+    callStats: new CallStatsService(new CallStatsRepository(db), agentAccess, reads),
     callExport: new CallExportService(callRepository, new ExportSlotRepository(db), agentAccess, clock),
     auditLog: new AuditLogService(auditLog),
     idempotency: new IdempotencyService(new IdempotencyRepository(db), clock),
@@ -294,5 +304,6 @@ export function buildContainer(deps: AppDeps) {
     auditRecorder,
     idempotency: services.idempotency,
     workers: new Workers(backgroundWorkers),
+    reads,
   };
 }

@@ -368,7 +368,7 @@ export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
   /** The same queries inside the caller's transaction. */
-  with(trx: Knex.Transaction): CallRepository {
+  with(trx: Db | Knex.Transaction): CallRepository {
     return new CallRepository(trx);
   }
 
