@@ -1,0 +1,12 @@
+import knexLib from 'knex';
+import * as keys from './migrations/20261129140100_create_call_keys.js';
+import * as part from './migrations/20261129140000_partition_by_month.js';
+const knex = knexLib({ client: 'pg', connection: process.env.DATABASE_URL });
+const time = async (name: string, f: () => Promise<void>) => { const t = Date.now(); await f(); console.log(name, ((Date.now() - t) / 1000).toFixed(1), 's'); };
+const counts = async () => (await knex.raw(`SELECT (SELECT count(*) FROM calls) c, (SELECT count(*) FROM events) e, (SELECT count(*) FROM audit_log) a`)).rows[0];
+console.log('before', await counts());
+await time('down (partitioned -> flat)', () => knex.transaction(async (trx) => { await keys.down(trx); await part.down(trx); }));
+console.log('flat', await counts());
+await time('up (flat -> partitioned), one transaction = the lock time', () => knex.transaction(async (trx) => { await part.up(trx); await keys.up(trx); }));
+console.log('after', await counts());
+await knex.destroy();
