@@ -84,6 +84,15 @@ export class PartitionMaintenance {
     return result;
   }
 
+  /** `ensure`, a failure logged instead of thrown (at start: the schedule tries again). */
+  async ensureOrLog(now: Date): Promise<void> {
+    try {
+      await this.ensure(now);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'partitions: the coming months could not be made now; the schedule retries');
+    }
+  }
+
   async ensureTable(
     { table_name: table, partition_key: key }: PartitionedTable,
     now: Date,

@@ -19,7 +19,8 @@ export class PartitionWorker implements BackgroundWorker {
   ) {}
 
   async start(): Promise<void> {
-    await this.partitions.ensure(this.clock.now());
+    // A start never fails for this: a default partition takes the writes meanwhile.
+    await this.partitions.ensureOrLog(this.clock.now());
     await this.queue.boss.schedule(PARTITIONS_QUEUE, '11 */6 * * *');
     await this.queue.work(PARTITIONS_QUEUE, async () => {
       await this.partitions.ensure(this.clock.now());
