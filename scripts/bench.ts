@@ -51,22 +51,26 @@ const RESULTS = 'bench-results.json';
 type Entry = { at: string; machine: string; result: unknown };
 
 /** Scenario names and the `--node <major>` / `--node=<major>` options. */
-function parseArgs(argv: string[]): { asked: string[]; majors: string[] } {
+function parseArgs(argv: string[]): { asked: string[]; majors: string[]; calls?: number } {
   const asked: string[] = [];
   const majors: string[] = [];
+  let calls: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--node') majors.push(argv[++i] ?? '');
+    if (arg === '--calls') calls = Number(argv[++i]);
+    else if (arg === '--node') majors.push(argv[++i] ?? '');
     else if (arg.startsWith('--node=')) majors.push(arg.slice('--node='.length));
     else if (!arg.startsWith('-')) asked.push(arg);
   }
   const bad = majors.filter((m) => !/^\d+$/.test(m));
   if (bad.length) throw new Error(`--node takes a major version such as 24, not ${bad.join(', ') || 'nothing'}`);
-  return { asked, majors };
+  if (calls !== undefined && !(Number.isInteger(calls) && calls >= 1000))
+    throw new Error('--calls takes a number of calls, 1000 or more');
+  return { asked, majors, calls };
 }
 
 async function main(): Promise<void> {
-  const { asked, majors } = parseArgs(process.argv.slice(2));
+  const { asked, majors, calls: callCount } = parseArgs(process.argv.slice(2));
   const unknown = asked.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length) throw new Error(`Unknown scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
   // compare and variants need BENCH_COMPARE / BENCH_VARIANTS and run only when named.
@@ -122,7 +126,7 @@ async function main(): Promise<void> {
           sampled.chain = samples;
         } else if (scenario === 'calls') {
           const samples: number[] = [];
-          result = await calls(database.db, database.url, { rss: samples });
+          result = await calls(database.db, database.url, { rss: samples, total: callCount });
           sampled.calls = samples;
         } else if (scenario === 'webhooks') result = await webhooks(database.db, database.url);
         else if (scenario === 'kb') result = await kb(database.db, database.url);

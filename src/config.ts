@@ -63,6 +63,22 @@ const configSchema = z.object({
   /** External PostgreSQL. Without it an embedded PostgreSQL is started under DATA_DIR. */
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * Streaming standbys of DATABASE_URL, comma-separated: calls lists, search and statistics read
+   * from a healthy one (src/db/replicas.ts). Empty: every read goes to the primary.
+   */
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((url) => url.trim())
+        .filter((url) => url !== ''),
+    )
+    .pipe(z.array(z.string().url())),
+  /** A replica further behind the primary than this leaves the rotation; also the read-your-writes window. */
+  REPLICA_MAX_LAG_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   /** A new connection that has not finished its handshake after this long fails (503). */
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce
     .number()

@@ -12,6 +12,10 @@ import type { RateLimitStore } from './http/rate-limit-store.js';
 import type { JobQueue } from './jobs/queue.js';
 import { Workers } from './jobs/workers.js';
 import { Metrics } from './metrics/metrics.js';
+import { PartitionMaintenance } from './db/partitions.js';
+import { ReadRouting } from './db/replicas.js';
+import { AppError } from './errors/index.js';
+import { PartitionWorker } from './jobs/partition.worker.js';
 import { buildAgentVersionModule } from './modules/agent-versions/agent-version.module.js';
 import { AgentVersionRecorder } from './modules/agent-versions/agent-version.recorder.js';
 import { AgentVersionRepository } from './modules/agent-versions/agent-version.repository.js';
@@ -63,7 +67,18 @@ export function buildContainer(deps: AppDeps) {
   const { db, clock, config, logger, queue } = deps;
 
   const auditLog = new AuditLogRepository(db);
-  const auditRecorder = new AuditRecorder(auditLog, clock, logger);
+  // Streaming standbys for the heavy reads (DATABASE_REPLICA_URLS; main.ts starts and stops their checks).
+  const reads = new ReadRouting(
+    db,
+    config.DATABASE_REPLICA_URLS,
+    { maxLagMs: config.REPLICA_MAX_LAG_MS, poolMax: config.DATABASE_POOL_MAX },
+    logger,
+    (error) => error instanceof AppError,
+  );
+  // A client's own writes send its next reads to the primary for the lag bound.
+  const auditRecorder = new AuditRecorder(auditLog, clock, logger, (auth) => reads.noteWrite(auth));
+  // Monthly partitions of calls, events, deliveries and the audit log: made ahead, old months dropped.
+  const partitions = new PartitionMaintenance(db, logger);
   const agentReads = buildAgentReads({ db, databaseUrl: deps.databaseUrl, config, clock, logger });
   const callsToday = callsTodayCounter(db);
   const testCases = buildTestCases({ db, callsToday });
@@ -109,10 +124,10 @@ export function buildContainer(deps: AppDeps) {
     tools,
     contacts: buildContactModule(shared),
     knowledgeBase,
-    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
+    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut }, reads }),
     agentVersions,
     simulation,
-    auditLog: buildAuditLogModule(shared),
+    auditLog: buildAuditLogModule({ ...shared, partitions }),
     dataSubjects: buildDataSubjectModule(shared),
     idempotency: buildIdempotencyModule(shared),
     outbound,
@@ -140,6 +155,8 @@ export function buildContainer(deps: AppDeps) {
     auditRecorder,
     idempotency: modules.idempotency.service,
     /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
-    workers: new Workers(built.flatMap((m) => m.workers)),
+    workers: new Workers([new PartitionWorker(queue, partitions, clock), ...built.flatMap((m) => m.workers)]),
+    /** Where the heavy reads go (src/db/replicas.ts); main.ts starts and stops its health checks. */
+    reads,
   };
 }

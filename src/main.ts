@@ -116,6 +116,7 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     queue,
   });
   await container.cache.start();
+  await container.reads.start();
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
 
@@ -156,6 +157,7 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     // The keys used since the last batch: their last_used_at is written before the pool closes.
     await container.lastUsed.close();
     await container.cache.stop();
+    await container.reads.stop();
     await queue.stop(remaining() - 500);
     await rateLimitStore.close();
     // The embedded PostgreSQL (if any) is stopped last, after every connection to it is closed.

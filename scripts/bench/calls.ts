@@ -6,6 +6,8 @@
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { encodeCursor } from '../../src/api/pagination.js';
+import { pino } from 'pino';
+import { PartitionMaintenance } from '../../src/db/partitions.js';
 import { OpsRepository } from '../../src/ops/ops.repository.js';
 import {
   failures,
@@ -23,9 +25,14 @@ import {
 const SECONDS = Number(process.env.BENCH_CALLS_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_CALLS_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CALLS_CONNECTIONS ?? 4);
-const BIG = 1_000_000;
-const SEED_ORG = 'Bench calls 1M';
+/** `--calls <n>`: how many calls the big agent has (1,000,000 by default), spread over the same year. */
+let BIG = 1_000_000;
+let SEED_ORG = 'Bench calls 1M';
 const END = '2026-11-20T00:00:00Z';
+/** The calls span 31,000,000 s (359 days) whatever their number: call n is n * SPACING s before END. */
+let SPACING = 31;
+/** Rows per seeding statement: a 10M seed is not one transaction of 10M rows. */
+const SEED_CHUNK = 500_000;
 
 /**
  * The million calls are inserted as this many statements at once, each on its own connection: with
@@ -52,7 +59,7 @@ function seedSql(prefix: string, first: number, last: number): string {
     'Anrufer möchte ' || (ARRAY['einen neuen Termin','einen Rückruf','eine Erklärung der Rechnung','eine Reparatur','ein Angebot'])[1 + g % 5] || ', Vorgang ' || g,
     jsonb_build_array(jsonb_build_object('role','agent','text','Guten Tag, wie kann ich helfen?'),
                       jsonb_build_object('role','user','text',(ARRAY['Es geht um meinen Termin.','Bitte rufen Sie zurück.','Die Rechnung stimmt nicht.','Die Heizung ist kalt.','Ich hätte gern ein Angebot.'])[1 + g % 5])),
-    timestamptz '${END}' - g * interval '31 seconds', timestamptz '${END}' - g * interval '31 seconds',
+    timestamptz '${END}' - g * interval '${SPACING} seconds', timestamptz '${END}' - g * interval '${SPACING} seconds',
     CASE WHEN g % 40 = 0 THEN timestamptz '${END}' ELSE NULL END
   FROM generate_series(${first}, ${last}) g`;
 }
@@ -81,14 +88,22 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; small: Tenant; se
   } else {
     big = await tenant(db, SEED_ORG);
     const started = Date.now();
-    await Promise.all(
-      Array.from({ length: SEED_STATEMENTS }, (_, i) =>
-        db.raw(seedSql('seed', (BIG / SEED_STATEMENTS) * i + 1, (BIG / SEED_STATEMENTS) * (i + 1)), {
-          org: big.orgId,
-          agent: big.agentId,
-        }),
-      ),
+    // The year's monthly partitions first: rows of a month without one would land in the default partition.
+    await new PartitionMaintenance(db, pino({ level: 'warn' })).ensure(
+      new Date(),
+      new Date(Date.parse(END) - BIG * SPACING * 1000),
     );
+    const chunks = Array.from({ length: Math.ceil(BIG / SEED_CHUNK) }, (_, i) => i);
+    const next = async (): Promise<void> => {
+      const i = chunks.shift();
+      if (i === undefined) return;
+      await db.raw(seedSql('seed', i * SEED_CHUNK + 1, Math.min(BIG, (i + 1) * SEED_CHUNK)), {
+        org: big.orgId,
+        agent: big.agentId,
+      });
+      await next();
+    };
+    await Promise.all(Array.from({ length: SEED_STATEMENTS }, () => next()));
     const inserted = Date.now();
     // Statistics for the planner, and the trigram index's pending entries merged into it.
     await db.raw('VACUUM ANALYZE calls');
@@ -105,14 +120,19 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; small: Tenant; se
   return { big, small, seeding };
 }
 
-export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[] } = {}) {
+export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[]; total?: number } = {}) {
+  if (options.total !== undefined && options.total !== 1_000_000) {
+    BIG = options.total;
+    SEED_ORG = `Bench calls ${options.total}`;
+    SPACING = 31_000_000 / options.total;
+  }
   const { big, small, seeding } = await seeded(db);
   if (seeding !== null)
     process.stdout.write(
       `calls: seeded ${BIG} calls with their indexes and statistics in ${seeding.seconds.toFixed(1)} s ` +
         `(rows and indexes ${seeding.rowsSeconds.toFixed(1)} s, VACUUM ANALYZE ${seeding.vacuumSeconds.toFixed(1)} s)\n`,
     );
-  else process.stdout.write('calls: reusing the seeded 1,000,000 calls\n');
+  else process.stdout.write(`calls: reusing the seeded ${BIG} calls\n`);
   const deep = await db('calls')
     .where({ agent_id: big.agentId })
     .whereNull('deleted_at')

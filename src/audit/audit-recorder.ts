@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Clock } from '../clock.js';
 import { describeRoute, openApiRoute } from './audit-entry.js';
 import type { AuditLogRepository } from './audit-log.repository.js';
@@ -26,10 +27,13 @@ export class AuditRecorder {
     private readonly entries: AuditLogRepository,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Told of every write request's caller (read-your-writes routing, src/db/replicas.ts). */
+    private readonly onWrite: (auth: AuthContext) => void = () => {},
   ) {}
 
   async inTransaction(trx: Knex.Transaction): Promise<void> {
     const context = currentRequestContext();
+    if (context?.auth) this.onWrite(context.auth);
     if (!context || !this.auditable(context)) return;
     context.audited = true;
     await this.write(this.entries.with(trx), context);
@@ -37,6 +41,7 @@ export class AuditRecorder {
 
   /** Never throws: the change is already committed and the caller is owed its answer. */
   async afterResponse(context: RequestContext, status: number): Promise<void> {
+    if (context.auth) this.onWrite(context.auth);
     if (status >= 400 || !this.auditable(context)) return;
     context.audited = true;
     try {

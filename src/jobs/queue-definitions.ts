@@ -16,6 +16,8 @@ export const WEBHOOK_SWEEP_QUEUE = 'webhooks.sweep';
 export const RETENTION_QUEUE = 'calls.retention';
 /** Delete audit entries past AUDIT_RETENTION_DAYS (scheduled). */
 export const AUDIT_RETENTION_QUEUE = 'audit.retention';
+/** Create the coming months' partitions and empty the default partitions (scheduled). */
+export const PARTITIONS_QUEUE = 'db.partitions';
 /** Delete expired Idempotency-Key records (scheduled). */
 export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
 
@@ -48,4 +50,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
   { name: AUDIT_RETENTION_QUEUE, options: { policy: 'short' } },
   { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
+  { name: PARTITIONS_QUEUE, options: { policy: 'short' } },
 ];

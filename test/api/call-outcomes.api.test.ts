@@ -379,7 +379,8 @@ describe('calls list filters extracted.<name>', () => {
       `EXPLAIN SELECT id FROM calls c WHERE c.extracted_data @> '{"urgency":"emergency"}'::jsonb`,
     );
     await ctx.db.raw('SET enable_seqscan = on');
-    expect(JSON.stringify(rows)).toContain('calls_extracted_data');
+    // calls is partitioned by month: each partition's copy of calls_extracted_data is named after it.
+    expect(JSON.stringify(rows)).toMatch(/Index Scan on calls_\w*extracted_data/);
   });
 });
 

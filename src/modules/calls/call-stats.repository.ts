@@ -43,6 +43,11 @@ function groupSql(group: StatsGroup): [string, string[]] {
 export class CallStatsRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** The same queries through another handle (a read replica). */
+  with(db: Db | Knex.Transaction): CallStatsRepository {
+    return new CallStatsRepository(db);
+  }
+
   /**
    * The start of every bucket that touches [from, before), in order. Hours step in absolute time
    * (a DST change gives a 23- or 25-bucket day); days, weeks (from Monday) and months step in local

@@ -1,4 +1,6 @@
 import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
+import type { Db } from '../../db/knex.js';
+import type { ReadRouting } from '../../db/replicas.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -142,10 +144,18 @@ export class CallStatsService {
   constructor(
     private readonly stats: CallStatsRepository,
     private readonly access: AgentAccess,
+    /** Statistics read from a healthy replica when there is one (src/db/replicas.ts). */
+    private readonly reads?: ReadRouting,
   ) {}
+
+  /** The same service reading through `db` (a replica or the primary). */
+  private on(db: Db): CallStatsService {
+    return new CallStatsService(this.stats.with(db), this.access);
+  }
 
   /** One agent's calls; `tz` defaults to the agent's schedule time zone, `extracted.<name>` filters apply. */
   async forAgent(auth: AuthContext, agentId: string, query: unknown): Promise<CallStats> {
+    if (this.reads?.configured) return this.reads.read(auth, (db) => this.on(db).forAgent(auth, agentId, query));
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     const { from, to, interval, tz, group_by, ...filters } = parseCallsQuery(CallStatsQuery, agent, query);
     const group = groupOf(group_by, agent.analysis_fields ?? [], false);
@@ -156,6 +166,8 @@ export class CallStatsService {
 
   /** Every agent of the organization the caller may read; `tz` defaults to UTC, `group_by=agent` too. */
   async forOrganization(auth: AuthContext, organizationId: string, query: unknown): Promise<CallStats> {
+    if (this.reads?.configured)
+      return this.reads.read(auth, (db) => this.on(db).forOrganization(auth, organizationId, query));
     assertPermission(auth, 'calls:read');
     const id = organizationId.toLowerCase();
     if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');

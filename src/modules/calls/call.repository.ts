@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
 import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../api/pagination.js';
 import {
   containsPattern,
@@ -360,26 +361,38 @@ async function* inBatches<R>(
   }
 }
 
+/** The unique key of (agent_id, call_id) across all monthly partitions of calls. */
+export const CALL_KEY_UNIQUE = 'call_keys_pkey';
+
 export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
   /** The same queries inside the caller's transaction. */
-  with(trx: Knex.Transaction): CallRepository {
+  with(trx: Db | Knex.Transaction): CallRepository {
     return new CallRepository(trx);
   }
 
-  /** Inserts unless the agent already has this call_id; undefined = it existed. */
+  /**
+   * Inserts unless the agent already has this call_id; undefined = it existed. The monthly
+   * partitions cannot hold a unique key without the month, so `call_keys` (filled by a trigger)
+   * holds the pair: a repeat fails its key inside a savepoint, which is rolled back.
+   */
   async insertIfNew(call: NewCall): Promise<CallRow | undefined> {
-    const [row] = await this.db('calls')
-      .insert({
-        ...call,
-        transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
-        extracted_data: JSON.stringify(call.extracted_data),
-      })
-      .onConflict(['agent_id', 'call_id'])
-      .ignore()
-      .returning(CALL_COLUMNS);
-    return row;
+    try {
+      return await this.db.transaction(async (savepoint) => {
+        const [row] = await savepoint('calls')
+          .insert({
+            ...call,
+            transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
+            extracted_data: JSON.stringify(call.extracted_data),
+          })
+          .returning(CALL_COLUMNS);
+        return row as CallRow;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, CALL_KEY_UNIQUE)) return undefined;
+      throw error;
+    }
   }
 
   /** Calls of the agent with the linked employee's name. */

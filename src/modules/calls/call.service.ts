@@ -3,6 +3,7 @@ import { E164_PATTERN } from '../../phone/phone-number.js';
 import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
+import type { ReadRouting } from '../../db/replicas.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
@@ -58,6 +59,8 @@ export class CallService {
     private readonly clock: Clock,
     /** Outbound calling's hooks: `optOut` lists a caller's number in the do-not-call list, in the intake's transaction. */
     private readonly outbound: CallIntakeHooks = {},
+    /** Lists and search read from a healthy replica when there is one (src/db/replicas.ts). */
+    private readonly reads?: ReadRouting,
   ) {}
 
   /** A page by number (`page`) or after a keyset position (`cursor`); never both. */
@@ -65,7 +68,9 @@ export class CallService {
     const agent = await this.access.resolve(auth, agentId, 'calls:read');
     rejectCursorWithPage(query);
     const { page, limit, cursor, ...filters } = parseCallsQuery(ListCallsQuery, agent, query);
-    return this.calls.list(agent, filters, cursor === undefined ? { page, limit } : { cursor, limit });
+    const paging = cursor === undefined ? { page, limit } : { cursor, limit };
+    if (!this.reads?.configured) return this.calls.list(agent, filters, paging);
+    return this.reads.read(auth, (db) => this.calls.with(db).list(agent, filters, paging));
   }
 
   async get(auth: AuthContext, agentId: string, callId: string): Promise<Call> {

@@ -202,7 +202,9 @@ export class WebhookDeliveryRepository {
     }));
     const inserted: { id: string }[] = await this.db('webhook_deliveries')
       .insert(rows)
-      .onConflict(['event_id', 'target_url'])
+      // The unique key includes the partition key (created_at, the same `at` for the whole batch);
+      // a re-run is kept out by the event's dispatched_at, set in this transaction.
+      .onConflict(['event_id', 'target_url', 'created_at'])
       .ignore()
       .returning('id');
     return inserted.map((r) => r.id);

@@ -1,0 +1,245 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import supertest from 'supertest';
+import { register } from 'tsx/esm/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { createTokenVerifier } from '../../src/auth/token.js';
+import { parseConfig } from '../../src/config.js';
+import { createDb, migrationConfig, type Db } from '../../src/db/knex.js';
+import { createHttpServer } from '../../src/http/http-server.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
+import { JobQueue } from '../../src/jobs/queue.js';
+import { Builders, type World } from '../support/builders.js';
+import { TestClock } from '../support/test-clock.js';
+
+/**
+ * A real streaming standby: a primary of its own (initdb in a temporary directory on a free port:
+ * the machine's cluster is left as it is), `pg_basebackup -R` of it, the standby started on another
+ * free port, and the app reading calls lists and statistics from it. The standby is paused (lag),
+ * stopped and promoted while a client keeps listing: no answer is a 5xx, the replica leaves the
+ * rotation within 2 s of each and comes back when it is healthy again.
+ */
+const BIN = ['18', '17', '16', '15', '14']
+  .map((v) => `/usr/lib/postgresql/${v}/bin`)
+  .find((dir) => ['initdb', 'pg_ctl', 'pg_basebackup', 'postgres'].every((b) => existsSync(path.join(dir, b))));
+if (!BIN) console.log('read-replica test skipped: no PostgreSQL binaries under /usr/lib/postgresql/*/bin');
+
+const asRoot = process.getuid?.() === 0;
+function pgUserIds(): { uid: number; gid: number } {
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
+  };
+}
+
+/** A PostgreSQL binary, as the postgres user when this runs as root (PostgreSQL refuses root). */
+function pg(binary: string, args: string[]): string {
+  const file = path.join(BIN!, binary);
+  const [command, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+  return execFileSync(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 }).toString();
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now() - started;
+}
+
+describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
+  let dir: string;
+  let primaryPort: number;
+  let standbyPort: number;
+  let db: Db;
+  let standbyDb: Db;
+  let queue: JobQueue;
+  let app: ReturnType<typeof createApp>;
+  let http: ReturnType<typeof supertest>;
+  let server: ReturnType<typeof createHttpServer>;
+  let world: World;
+  let reader: World;
+  const statuses: number[] = [];
+
+  const standbyDir = () => path.join(dir, 'standby');
+  const conf = (data: string, port: number) =>
+    appendFileSync(
+      path.join(data, 'postgresql.conf'),
+      `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\nwal_level = replica\nmax_wal_senders = 4\nhot_standby = on\nwal_receiver_status_interval = 1\n`,
+    );
+  const start = (data: string) => pg('pg_ctl', ['-D', data, '-l', `${data}.log`, '-w', 'start']);
+  const stop = (data: string) => pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+  const replica = () => app.container.reads.status()[0]!;
+  const list = async (as: World) => {
+    const res = await http.get(`/v1/agents/${world.agentId}/calls?limit=1`).set('X-API-Key', as.key);
+    statuses.push(res.status);
+    return res;
+  };
+  let n = 0;
+  const report = async () => {
+    const res = await http
+      .post(`/v1/agents/${world.agentId}/calls`)
+      .set('X-API-Key', world.key)
+      .send({ call_id: `r-${++n}`, duration: 3 });
+    statuses.push(res.status);
+    expect(res.status).toBe(201);
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'vam-replica-'));
+    if (asRoot) {
+      const { uid, gid } = pgUserIds();
+      chownSync(dir, uid, gid);
+    }
+    [primaryPort, standbyPort] = [await freePort(), await freePort()];
+    const primary = path.join(dir, 'primary');
+    pg('initdb', ['-D', primary, '-U', 'postgres', '--auth=trust', '--no-sync']);
+    conf(primary, primaryPort);
+    start(primary);
+    const url = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
+    db = createDb(url, 8);
+    const unregister = register();
+    await db.migrate.latest(migrationConfig);
+    await unregister();
+    await JobQueue.install(url, pino({ level: 'silent' }));
+
+    pg('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      standbyDir(),
+      '-R',
+      '-X',
+      'stream',
+    ]);
+    conf(standbyDir(), standbyPort);
+    start(standbyDir());
+    const standbyUrl = `postgres://postgres@127.0.0.1:${standbyPort}/postgres`;
+    standbyDb = createDb(standbyUrl, 2);
+
+    const config = parseConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: url,
+      DATABASE_REPLICA_URLS: standbyUrl,
+      REPLICA_MAX_LAG_MS: '2000',
+      DATABASE_CONNECT_TIMEOUT_MS: '1000',
+      JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
+    });
+    const logger = pino({ level: 'silent' });
+    queue = await JobQueue.start(url, logger, { background: false });
+    app = createApp({
+      config,
+      db,
+      databaseUrl: url,
+      logger,
+      clock: new TestClock(),
+      rateLimitStore: new MemoryRateLimitStore(),
+      verifyToken: createTokenVerifier(config),
+      queue,
+    });
+    await app.container.cache.start();
+    await app.container.reads.start();
+    server = createHttpServer(app.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    http = supertest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const build = new Builders(db, config, () => app.container.cache.sync());
+    world = await build.world();
+    // A second key of the same organization that never writes: its lists go to the replica.
+    const readerKey = await build.apiKey(world.orgId, world.userId, {
+      rateLimitPerMinute: 100_000,
+      rateLimitPerHour: 1_000_000,
+    });
+    reader = { ...world, key: readerKey.key, keyId: readerKey.id };
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await app?.container.reads.stop();
+    await app?.container.cache.stop();
+    await queue?.stop();
+    await standbyDb?.destroy();
+    await db?.destroy();
+    for (const data of [standbyDir(), path.join(dir, 'primary')]) {
+      try {
+        if (existsSync(path.join(data, 'postmaster.pid'))) stop(data);
+      } catch {
+        // already stopped
+      }
+    }
+    if (dir && readdirSync(dir)) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('reads lists from the standby, a writer from the primary, and drops a lagging, stopped or promoted standby within 2 s', async () => {
+    await until('the standby to join the rotation', () => replica().healthy, 30_000);
+    for (let i = 0; i < 3; i++) await report();
+    await until(
+      'the standby to replay the calls',
+      async () => (await list(reader)).body.pagination?.total === 3,
+      10_000,
+    );
+
+    // Replay paused: the standby falls behind. The writer reads its own write at once (primary); the
+    // other key, while the standby is still within the lag bound, reads the standby's older state.
+    await standbyDb.raw('SELECT pg_wal_replay_pause()');
+    const wrote = Date.now();
+    await report();
+    expect((await list(world)).body.pagination.total).toBe(4);
+    const stale = await list(reader);
+    const staleChecked = Date.now() - wrote < 1500;
+    if (staleChecked) expect(stale.body.pagination.total).toBe(3);
+    const dropped = await until('the lagging standby to leave the rotation', () => !replica().healthy, 6_000);
+    expect(Date.now() - wrote).toBeLessThan(2000 + 2000);
+    expect(replica().reason).toMatch(/lag/);
+    expect((await list(reader)).body.pagination.total).toBe(4);
+    await standbyDb.raw('SELECT pg_wal_replay_resume()');
+    await until('the caught-up standby to come back', () => replica().healthy, 10_000);
+    expect(dropped).toBeLessThan(4000);
+
+    // Stopped while a client keeps listing: every answer 200, out of the rotation within 2 s.
+    let listing = true;
+    const loop = (async () => {
+      while (listing) await list(reader);
+    })();
+    stop(standbyDir());
+    const down = await until('the stopped standby to leave the rotation', () => !replica().healthy, 5_000);
+    expect(down).toBeLessThan(2000);
+    start(standbyDir());
+    await until('the restarted standby to come back', () => replica().healthy, 30_000);
+
+    // Promoted (no longer a standby: it would miss the primary's writes from now on).
+    pg('pg_ctl', ['-D', standbyDir(), '-w', 'promote']);
+    const promoted = await until('the promoted standby to leave the rotation', () => !replica().healthy, 5_000);
+    expect(promoted).toBeLessThan(2000);
+    expect(replica().reason).toMatch(/not a standby/);
+    listing = false;
+    await loop;
+
+    expect((await list(reader)).body.pagination.total).toBe(4);
+    expect(statuses.length).toBeGreaterThan(10);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    console.log(
+      `read replica: lagging dropped after ${dropped} ms, stopped after ${down} ms, promoted after ${promoted} ms; ` +
+        `${statuses.length} requests, none 5xx; stale replica read ${staleChecked ? 'seen' : 'not checked (slow machine)'}`,
+    );
+  }, 180_000);
+});
