@@ -22,7 +22,11 @@ export async function kbSources(
     ),
   );
   const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(makePdf({ pages }))], { type: 'application/pdf' }), 'preise-50-seiten.pdf');
+  form.append(
+    'file',
+    new Blob([new Uint8Array(makePdf({ pages }))], { type: 'application/pdf' }),
+    'preise-50-seiten.pdf',
+  );
   const pdfStarted = performance.now();
   const upload = await fetch(`${base}/files`, {
     method: 'POST',
