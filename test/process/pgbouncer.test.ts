@@ -58,9 +58,14 @@ describe.skipIf(!PGBOUNCER)('behind PgBouncer in transaction mode', () => {
     const port = await freePort();
     dir = mkdtempSync(path.join(tmpdir(), 'vam-pgbouncer-'));
     writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
+    // The embedded PostgreSQL asks for its password: PgBouncer logs in to it with the test's own
+    // credentials (clients still reach PgBouncer without one); the machine's server trusts.
+    const serverLogin = direct.password
+      ? ` user=${decodeURIComponent(direct.username)} password=${decodeURIComponent(direct.password)}`
+      : '';
     writeFileSync(
       path.join(dir, 'pgbouncer.ini'),
-      `[databases]\n* = host=${direct.hostname} port=${direct.port || 5432}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = ${port}\n` +
+      `[databases]\n* = host=${direct.hostname} port=${direct.port || 5432}${serverLogin}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = ${port}\n` +
         `unix_socket_dir =\nauth_type = trust\nauth_file = ${dir}/users.txt\npool_mode = transaction\n` +
         `default_pool_size = 4\nmax_client_conn = 200\nignore_startup_parameters = extra_float_digits,options,statement_timeout\n`,
     );
