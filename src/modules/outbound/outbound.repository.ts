@@ -171,7 +171,51 @@ export type DueJob = JobRow & {
   campaign_max_concurrent: number | null;
 };
 
-const POSITION_SQL = `to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`;
+type Paging = { cursor: KeysetPosition | null | undefined; limit: number };
+type KeysetList<Row> = { rows: Row[]; pagination: CursorPage<unknown>['pagination'] };
+
+/**
+ * One page of `base()` newest first by (`<alias>.created_at`, `<alias>.<key>`), after the cursor, with
+ * the exact total: the keyset paging of jobs, campaigns and the do-not-call list.
+ */
+async function newestFirst<Row extends Record<string, unknown>>(
+  db: Db | Knex.Transaction,
+  base: () => Knex.QueryBuilder,
+  alias: string,
+  key: { column: string; cast: 'uuid' | 'text' },
+  paging: Paging,
+): Promise<KeysetList<Row>> {
+  const at = `${alias}.created_at`;
+  const id = `${alias}.${key.column}`;
+  const page = base()
+    .select(
+      `${alias}.*`,
+      db.raw(`to_char(?? AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`, [at]),
+    )
+    .orderBy([
+      { column: at, order: 'desc' },
+      { column: id, order: 'desc' },
+    ]);
+  if (paging.cursor)
+    page.whereRaw(`(??, ??) < (?::timestamptz, ?::${key.cast})`, [at, id, paging.cursor.at, paging.cursor.id]);
+  const [rows, count] = await Promise.all([
+    page.limit(paging.limit + 1) as Promise<(Row & { position_at: string })[]>,
+    base().count({ total: '*' }).first(),
+  ]);
+  const data = rows.slice(0, paging.limit);
+  const last = data[data.length - 1];
+  const next = rows.length > paging.limit && last ? { at: last.position_at, id: String(last[key.column]) } : undefined;
+  // The position is the cursor's, not a field of the row.
+  for (const row of data) delete (row as { position_at?: string }).position_at;
+  return {
+    rows: data,
+    pagination: cursorPagination(
+      { cursor: paging.cursor ?? null, limit: paging.limit },
+      Number((count as { total?: string } | undefined)?.total ?? 0),
+      next,
+    ),
+  };
+}
 
 export class OutboundRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
@@ -248,30 +292,7 @@ export class OutboundRepository {
       if (filters.campaign_id) q.where('j.campaign_id', filters.campaign_id);
       return q;
     };
-    const page = base()
-      .select('j.*', this.db.raw(POSITION_SQL))
-      .orderBy([
-        { column: 'j.created_at', order: 'desc' },
-        { column: 'j.id', order: 'desc' },
-      ]);
-    if (paging.cursor)
-      page.whereRaw('(j.created_at, j.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
-    const [rows, count] = await Promise.all([
-      page.limit(paging.limit + 1) as Promise<(JobRow & { position_at: string })[]>,
-      base().count({ total: '*' }).first(),
-    ]);
-    const more = rows.length > paging.limit;
-    const data = rows.slice(0, paging.limit);
-    const last = data[data.length - 1];
-    const total = Number((count as { total?: string } | undefined)?.total ?? 0);
-    return {
-      rows: data.map(({ position_at: _p, ...row }) => row as JobRow),
-      pagination: cursorPagination(
-        { cursor: paging.cursor ?? null, limit: paging.limit },
-        total,
-        more && last ? { at: last.position_at, id: last.id } : undefined,
-      ),
-    };
+    return newestFirst<JobRow>(this.db, base, 'j', { column: 'id', cast: 'uuid' }, paging);
   }
 
   // Do-not-call list
@@ -319,32 +340,7 @@ export class OutboundRepository {
       return q;
     };
     // The keyset's id part is the number: unique within the organization, compared as text.
-    const page = base()
-      .select(
-        'd.*',
-        this.db.raw(`to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
-      )
-      .orderBy([
-        { column: 'd.created_at', order: 'desc' },
-        { column: 'd.phone_number', order: 'desc' },
-      ]);
-    if (paging.cursor)
-      page.whereRaw('(d.created_at, d.phone_number) < (?::timestamptz, ?)', [paging.cursor.at, paging.cursor.id]);
-    const [rows, count] = await Promise.all([
-      page.limit(paging.limit + 1) as Promise<(DoNotCallRow & { position_at: string })[]>,
-      base().count({ total: '*' }).first(),
-    ]);
-    const more = rows.length > paging.limit;
-    const data = rows.slice(0, paging.limit);
-    const last = data[data.length - 1];
-    return {
-      rows: data.map(({ position_at: _p, ...row }) => row as DoNotCallRow),
-      pagination: cursorPagination(
-        { cursor: paging.cursor ?? null, limit: paging.limit },
-        Number((count as { total?: string } | undefined)?.total ?? 0),
-        more && last ? { at: last.position_at, id: last.phone_number } : undefined,
-      ),
-    };
+    return newestFirst<DoNotCallRow>(this.db, base, 'd', { column: 'phone_number', cast: 'text' }, paging);
   }
 
   /** Jobs of the organization for `phoneNumber` that may still be handed out become `blocked`. */
@@ -549,29 +545,7 @@ export class OutboundRepository {
   ): Promise<{ rows: CampaignRow[]; pagination: CursorPage<unknown>['pagination'] }> {
     const base = () =>
       this.db('outbound_campaigns as j').where({ 'j.agent_id': agent.id, 'j.organization_id': agent.organization_id });
-    const page = base()
-      .select('j.*', this.db.raw(POSITION_SQL))
-      .orderBy([
-        { column: 'j.created_at', order: 'desc' },
-        { column: 'j.id', order: 'desc' },
-      ]);
-    if (paging.cursor)
-      page.whereRaw('(j.created_at, j.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
-    const [rows, count] = await Promise.all([
-      page.limit(paging.limit + 1) as Promise<(CampaignRow & { position_at: string })[]>,
-      base().count({ total: '*' }).first(),
-    ]);
-    const more = rows.length > paging.limit;
-    const data = rows.slice(0, paging.limit);
-    const last = data[data.length - 1];
-    return {
-      rows: data.map(({ position_at: _p, ...row }) => row as CampaignRow),
-      pagination: cursorPagination(
-        { cursor: paging.cursor ?? null, limit: paging.limit },
-        Number((count as { total?: string } | undefined)?.total ?? 0),
-        more && last ? { at: last.position_at, id: last.id } : undefined,
-      ),
-    };
+    return newestFirst<CampaignRow>(this.db, base, 'j', { column: 'id', cast: 'uuid' }, paging);
   }
 
   /** Jobs per status of each campaign, and when the last one became final. */
