@@ -73,34 +73,41 @@ export type CursorPage<T> = { data: T[]; pagination: CursorPagination };
 
 const POSITION =
   /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** A position whose id part is an E.164 number (a list keyed by number, such as the do-not-call list). */
+export const NUMBER_POSITION = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|(\+[1-9]\d{1,14})$/;
 
 export function encodeCursor(position: KeysetPosition): string {
   return Buffer.from(`${position.at}|${position.id}`, 'utf8').toString('base64url');
 }
 
 /** The position inside a cursor, or undefined when it is not one this API handed out. */
-export function decodeCursor(cursor: string): KeysetPosition | undefined {
+export function decodeCursor(cursor: string, position: RegExp = POSITION): KeysetPosition | undefined {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined;
-  const match = POSITION.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const match = position.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match || Number.isNaN(Date.parse(match[1]!))) return undefined;
   return { at: match[1]!, id: match[2]! };
 }
 
+/** The `cursor` query field of a keyset list whose ids match `position` (a UUID unless said). */
+export function keysetCursorShape(position: RegExp = POSITION) {
+  return {
+    cursor: z
+      .string({ message: 'cursor must be a string' })
+      .transform((value, ctx): KeysetPosition | null => {
+        if (value === '') return null;
+        const decoded = decodeCursor(value, position);
+        if (!decoded) {
+          ctx.addIssue({ code: 'custom', message: 'Must be pagination.next_cursor of a previous page, or empty' });
+          return z.NEVER;
+        }
+        return decoded;
+      })
+      .optional(),
+  };
+}
+
 /** Spread into a list query schema beside `paginationShape`; pair it with `rejectCursorWithPage`. */
-export const cursorShape = {
-  cursor: z
-    .string({ message: 'cursor must be a string' })
-    .transform((value, ctx): KeysetPosition | null => {
-      if (value === '') return null;
-      const position = decodeCursor(value);
-      if (!position) {
-        ctx.addIssue({ code: 'custom', message: 'Must be pagination.next_cursor of a previous page, or empty' });
-        return z.NEVER;
-      }
-      return position;
-    })
-    .optional(),
-};
+export const cursorShape = keysetCursorShape();
 
 /** `cursor` and `page` name two different positions: asking for both is a 400, not a silent choice. */
 export function rejectCursorWithPage(query: unknown): void {

@@ -231,6 +231,27 @@ describe('list, get, cancel', () => {
 describe('do-not-call list', () => {
   const dnc = () => `/v1/organization/${w.orgId}/do-not-call`;
 
+  it('pages newest first by cursor, each entry once', async () => {
+    const other = await ctx.build.world();
+    const list = `/v1/organization/${other.orgId}/do-not-call`;
+    const numbers: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ctx.clock.set(new Date(Date.parse(MONDAY_10) + i * 60_000).toISOString());
+      const phone = ctx.build.phone();
+      numbers.push(phone);
+      await ctx.http.post(list).set('X-API-Key', other.key).send({ phone_number: phone }).expect(201);
+    }
+    const first = await ctx.http.get(`${list}?limit=2`).set('X-API-Key', other.key).expect(200);
+    const second = await ctx.http
+      .get(`${list}?limit=2&cursor=${first.body.pagination.next_cursor}`)
+      .set('X-API-Key', other.key)
+      .expect(200);
+    expect(second.body.pagination.next_cursor).toBeNull();
+    expect(second.body.pagination.next_cursor).toBeNull();
+    const seen = [...first.body.data, ...second.body.data].map((e: { phone_number: string }) => e.phone_number);
+    expect(seen).toEqual([...numbers].reverse());
+  });
+
   it('refuses a job for a listed number with 409 DO_NOT_CALL and blocks jobs created before', async () => {
     ctx.clock.set(MONDAY_10);
     const to = ctx.build.phone();

@@ -1,4 +1,4 @@
-import { cursorShape } from '../../api/pagination.js';
+import { cursorShape, keysetCursorShape, NUMBER_POSITION } from '../../api/pagination.js';
 import { uuidField } from '../../api/validate.js';
 import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
@@ -162,7 +162,8 @@ export const DeleteDoNotCallQueryDoc = z.object({
   phone_number: z.string().openapi({ description: 'The number to remove, in any written form' }),
 });
 export const ListDoNotCallQuery = z.strictObject({
-  ...cursorShape,
+  // Its keyset's id part is the number.
+  ...keysetCursorShape(NUMBER_POSITION),
   limit: ListOutboundCallsQuery.shape.limit,
   phone_number: text({ min: 1, max: 50 }).optional(),
 });
