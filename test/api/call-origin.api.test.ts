@@ -75,10 +75,7 @@ async function agentWithExperiment() {
       ],
     })
     .expect(201);
-  await ctx.http
-    .post(`${base}/${created.body.id}/start`)
-    .set('X-API-Key', w.key)
-    .expect(200);
+  await ctx.http.post(`${base}/${created.body.id}/start`).set('X-API-Key', w.key).expect(200);
   const { phone_number: number } = await ctx.db('agents').where({ id: agent.id }).first('phone_number');
   return { id: agent.id, experimentId: created.body.id as string, number: number as string };
 }
