@@ -110,7 +110,8 @@ const OrganizationStatsQuery = z.object({
   ...statsQueryShape,
   tz: statsQueryShape.tz.openapi({ description: 'IANA time zone of the buckets (default UTC)' }),
   group_by: z.string().optional().openapi({
-    description: 'done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one) or agent',
+    description:
+      'done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one) or agent',
   }),
 });
 

@@ -462,7 +462,10 @@ export class CallRepository {
    * the experiment is the agent's: a call the dialled agent forwarded to another one did not run
    * the variant.
    */
-  async assignedVariant(agent: AgentRef, callId: string): Promise<{ experiment_id: string; variant: string } | undefined> {
+  async assignedVariant(
+    agent: AgentRef,
+    callId: string,
+  ): Promise<{ experiment_id: string; variant: string } | undefined> {
     return this.db('experiment_assignments as a')
       .join('experiments as x', 'x.id', 'a.experiment_id')
       .where({ 'a.organization_id': agent.organization_id, 'a.call_id': callId, 'x.agent_id': agent.id })

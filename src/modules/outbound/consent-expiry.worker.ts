@@ -8,27 +8,24 @@ import type { OutboundRepository } from './outbound.repository.js';
 const BATCH_SIZE = 1000;
 
 /**
- * Deletes consent records whose keep_until has passed (five years after the last call to their
- * number, or after their creation when none was placed), in batches so no statement runs long.
+ * Deletes, daily through a pg-boss schedule (one instance takes each run), the consent records
+ * whose keep_until has passed: five years after the last call to their number, or after their
+ * creation while none was placed. In batches, so no statement runs long. Tests call `run`.
  */
-export class ConsentExpiry {
+export class ConsentExpiryWorker extends ScheduledWorker<number> {
   constructor(
+    queue: JobQueue,
     private readonly outbound: OutboundRepository,
     private readonly clock: Clock,
     private readonly logger: Logger,
-  ) {}
-
-  /** One full pass; returns how many records were deleted. Tests call it directly. */
-  async run(now: Date = this.clock.now()): Promise<number> {
-    const total = await inBatches(BATCH_SIZE, (limit) => this.outbound.deleteExpiredConsents(now, limit));
-    if (total > 0) this.logger.info({ consent_records: total }, 'outbound: expired consent records deleted');
-    return total;
+  ) {
+    super('outbound-consent-expiry', queue, { queue: CONSENT_EXPIRY_QUEUE, cron: '23 4 * * *' }, () => this.expire());
   }
-}
 
-/** Runs the pass daily through a pg-boss schedule (one instance takes each run). */
-export class ConsentExpiryWorker extends ScheduledWorker<number> {
-  constructor(queue: JobQueue, expiry: ConsentExpiry) {
-    super('outbound-consent-expiry', queue, { queue: CONSENT_EXPIRY_QUEUE, cron: '23 4 * * *' }, () => expiry.run());
+  private async expire(): Promise<number> {
+    const now = this.clock.now();
+    const deleted = await inBatches(BATCH_SIZE, (limit) => this.outbound.deleteExpiredConsents(now, limit));
+    if (deleted > 0) this.logger.info({ consent_records: deleted }, 'outbound: expired consent records deleted');
+    return deleted;
   }
 }

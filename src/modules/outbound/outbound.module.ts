@@ -10,7 +10,7 @@ import {
 } from './outbound.router.js';
 import { CampaignService } from './campaign.service.js';
 import { OutboundService } from './outbound.service.js';
-import { ConsentExpiry, ConsentExpiryWorker } from './consent-expiry.worker.js';
+import { ConsentExpiryWorker } from './consent-expiry.worker.js';
 
 /**
  * Exports its service (the call intake adds a number that opted out to the do-not-call list) and
@@ -18,7 +18,7 @@ import { ConsentExpiry, ConsentExpiryWorker } from './consent-expiry.worker.js';
  */
 export function buildOutboundModule(
   deps: SharedDeps,
-): BuiltModule<{ service: OutboundService; consentExpiry: ConsentExpiry }> {
+): BuiltModule<{ service: OutboundService; consentExpiry: ConsentExpiryWorker }> {
   const { db, audited, agentAccess, clock, config, logger, queue } = deps;
   const repository = new OutboundRepository(db);
   const campaigns = new CampaignService(audited, repository, agentAccess, clock);
@@ -26,7 +26,7 @@ export function buildOutboundModule(
     maxConcurrentPerAgent: config.OUTBOUND_MAX_CONCURRENT_PER_AGENT,
   });
   const resources = outboundResources(service, campaigns);
-  const consentExpiry = new ConsentExpiry(repository, clock, logger);
+  const consentExpiry = new ConsentExpiryWorker(queue, repository, clock, logger);
   return {
     module: {
       mounts: [
@@ -37,7 +37,7 @@ export function buildOutboundModule(
       ],
       openapi: registerOutboundPaths,
     },
-    workers: [new ConsentExpiryWorker(queue, consentExpiry)],
+    workers: [consentExpiry],
     service,
     consentExpiry,
   };

@@ -445,7 +445,9 @@ export class DataSubjectRepository {
 
   /** Rows of `table` (organization_id, phone_number) with one of the person's numbers (knex: none for no number). */
   private numbersOf(subject: Subject, table: string): Knex.QueryBuilder {
-    return this.db(table).where({ organization_id: subject.organizationId }).whereIn('phone_number', subject.phoneForms);
+    return this.db(table)
+      .where({ organization_id: subject.organizationId })
+      .whereIn('phone_number', subject.phoneForms);
   }
 
   private eventsOf(subject: Subject): Knex.QueryBuilder {
