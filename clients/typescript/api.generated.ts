@@ -1688,6 +1688,23 @@ export interface components {
       extracted_data: {
         [key: string]: string | number | boolean;
       };
+      /**
+       * @description outbound when the call was reported with outbound_call_id, else inbound
+       * @enum {string}
+       */
+      direction: 'inbound' | 'outbound';
+      /**
+       * Format: uuid
+       * @description The outbound call job the call was placed for
+       */
+      outbound_call_id: string | null;
+      /**
+       * Format: uuid
+       * @description The experiment whose variant the call ran: its call_id was routed (POST /v1/runtime/route) while an experiment of this agent ran
+       */
+      experiment_id: string | null;
+      /** @description The name of that variant */
+      variant: string | null;
     };
     EmployeeForwardingCreatedWebhook: {
       /** @enum {string} */
@@ -3680,6 +3697,23 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       extracted_data: components['schemas']['ExtractedData'];
+      /**
+       * @description outbound when the call was reported with outbound_call_id, else inbound
+       * @enum {string}
+       */
+      direction: 'inbound' | 'outbound';
+      /**
+       * Format: uuid
+       * @description The outbound call job the call was placed for
+       */
+      outbound_call_id: string | null;
+      /**
+       * Format: uuid
+       * @description The experiment whose variant the call ran: its call_id was routed (POST /v1/runtime/route) while an experiment of this agent ran
+       */
+      experiment_id: string | null;
+      /** @description The name of that variant */
+      variant: string | null;
       /** Format: date-time */
       updated_at: string;
     };
@@ -3729,6 +3763,23 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       extracted_data: components['schemas']['ExtractedData'];
+      /**
+       * @description outbound when the call was reported with outbound_call_id, else inbound
+       * @enum {string}
+       */
+      direction: 'inbound' | 'outbound';
+      /**
+       * Format: uuid
+       * @description The outbound call job the call was placed for
+       */
+      outbound_call_id: string | null;
+      /**
+       * Format: uuid
+       * @description The experiment whose variant the call ran: its call_id was routed (POST /v1/runtime/route) while an experiment of this agent ran
+       */
+      experiment_id: string | null;
+      /** @description The name of that variant */
+      variant: string | null;
       /** Format: date-time */
       updated_at: string;
       /** @description JSON array of {role, text}, serialized into a string */
@@ -3780,6 +3831,11 @@ export interface components {
       extracted_data?: {
         [key: string]: unknown;
       };
+      /**
+       * Format: uuid
+       * @description The outbound call job (POST /v1/agents/{agentId}/outbound-calls) this call was placed for, a job of this agent: the call is stored with direction outbound
+       */
+      outbound_call_id?: string;
       /** @description The caller objected to further calls: the number goes on the organization's do-not-call list (outbound calls) */
       opt_out?: boolean;
     };
@@ -4200,6 +4256,10 @@ export interface components {
       contacts: components['schemas']['Contact'][];
       /** @description All fields, transcripts included; oldest first */
       calls: components['schemas']['Call'][];
+      /** @description The person's numbers on the organization's do-not-call list */
+      do_not_call: components['schemas']['DoNotCallEntry'][];
+      /** @description Consent records of outbound calls to the person's numbers, oldest first */
+      outbound_consents: components['schemas']['OutboundConsentRecord'][];
       /** @description Counts of other records that mention the person */
       mentions: {
         /** @description Stored webhook bodies that contain the person */
@@ -4209,6 +4269,45 @@ export interface components {
       };
       /** Format: date-time */
       exported_at: string;
+    };
+    DoNotCallEntry: {
+      phone_number: string;
+      reason: string | null;
+      /** @enum {string} */
+      source: 'api' | 'call_opt_out';
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** @description Consent to a call as documented when its job was created (UWG §7a), kept for five years */
+    OutboundConsentRecord: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string | null;
+      /**
+       * Format: uuid
+       * @description The job that documented it
+       */
+      outbound_call_id: string | null;
+      /** @description E.164 */
+      phone_number: string;
+      /** @enum {string} */
+      basis: 'express_consent' | 'existing_customer' | 'callback_request' | 'business';
+      /** Format: date-time */
+      obtained_at: string;
+      source: string;
+      /**
+       * Format: date-time
+       * @description The last call placed to the number
+       */
+      last_call_at: string | null;
+      /**
+       * Format: date-time
+       * @description Five years after the last call to the number (after its creation while none was placed); deleted by a daily job once passed
+       */
+      keep_until: string;
+      /** Format: date-time */
+      created_at: string;
     };
     /** @description Exactly one of phone_number, email, contact_id */
     DataSubjectExportRequest: {
@@ -4238,6 +4337,8 @@ export interface components {
       erased: components['schemas']['ErasureCounts'];
       /** @description Knowledge-base documents whose title or text mentions one of the person's numbers, addresses or full names, oldest first, at most 100. Erasure does not change them: review and edit or delete them by hand */
       kb_documents_to_review: components['schemas']['KbDocumentToReview'][];
+      /** @description Records of the person's numbers that erasure keeps on purpose (only types with any): the do-not-call entry is their objection to calls, which must hold after the erasure too; consent records are proof the law requires for five years */
+      kept: components['schemas']['KeptRecords'][];
     };
     /** @description Counts; a dry run: what would be erased */
     ErasureCounts: {
@@ -4261,6 +4362,17 @@ export interface components {
        */
       agent_id: string | null;
       title: string;
+    };
+    KeptRecords: {
+      /**
+       * @description do_not_call: the number's entry in the do-not-call list; outbound_consent: consent records of outbound calls to the number
+       * @enum {string}
+       */
+      type: 'do_not_call' | 'outbound_consent';
+      /** @description How many of them the erasure left as they are */
+      count: number;
+      /** @description Why they are kept, and how they go */
+      reason: string;
     };
     /** @description Exactly one of phone_number, email, contact_id */
     DataSubjectEraseRequest: {
@@ -4546,14 +4658,6 @@ export interface components {
     DoNotCallPage: {
       data: components['schemas']['DoNotCallEntry'][];
       pagination: components['schemas']['CursorPagination'];
-    };
-    DoNotCallEntry: {
-      phone_number: string;
-      reason: string | null;
-      /** @enum {string} */
-      source: 'api' | 'call_opt_out';
-      /** Format: date-time */
-      created_at: string;
     };
     CreateDoNotCallEntry: {
       /**
@@ -12432,7 +12536,7 @@ export interface operations {
         search?: string;
         /** @description Include calls in the trash (default false) */
         include_deleted?: 'true' | 'false';
-        /** @description done, employee, or extracted.<name> of an enum or boolean analysis field */
+        /** @description done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one), or extracted.<name> of an enum or boolean analysis field */
         group_by?: string;
       };
       header?: never;
@@ -12632,7 +12736,7 @@ export interface operations {
         search?: string;
         /** @description Include calls in the trash (default false) */
         include_deleted?: 'true' | 'false';
-        /** @description done, employee or agent */
+        /** @description done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one) or agent */
         group_by?: string;
       };
       header?: never;

@@ -20,6 +20,8 @@ export const AUDIT_RETENTION_QUEUE = 'audit.retention';
 export const PARTITIONS_QUEUE = 'db.partitions';
 /** Delete expired Idempotency-Key records (scheduled). */
 export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
+/** Delete outbound consent records past their keep_until (scheduled). */
+export const CONSENT_EXPIRY_QUEUE = 'outbound.consent-expiry';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -50,5 +52,6 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: RETENTION_QUEUE, options: { policy: 'short' } },
   { name: AUDIT_RETENTION_QUEUE, options: { policy: 'short' } },
   { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
+  { name: CONSENT_EXPIRY_QUEUE, options: { policy: 'short' } },
   { name: PARTITIONS_QUEUE, options: { policy: 'short' } },
 ];

@@ -99,6 +99,10 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
         'agent_id',
         'created_at',
         'extracted_data',
+        'direction',
+        'outbound_call_id',
+        'experiment_id',
+        'variant',
       ].sort(),
     );
     expect(call).toMatchObject({

@@ -225,6 +225,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       dry_run: true,
       erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
       kb_documents_to_review: [],
+      kept: [],
     });
     expect(await ctx.db('contacts').where({ id: c.id }).first()).toBeDefined();
     expect(await ctx.db('data_subject_erasures').where({ organization_id: w.orgId })).toEqual([]);

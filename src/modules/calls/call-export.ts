@@ -40,6 +40,10 @@ const BASE_COLUMNS = [
   'note',
   'is_purged',
   'deleted_at',
+  'direction',
+  'outbound_call_id',
+  'experiment_id',
+  'variant',
 ] as const;
 
 /**

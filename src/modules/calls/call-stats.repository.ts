@@ -10,7 +10,13 @@ export type StatsScope = { organizationId: string; agentIds: readonly string[] |
 
 /** What a bucket may be split by. */
 export type StatsGroup =
-  { kind: 'none' } | { kind: 'done' } | { kind: 'employee' } | { kind: 'agent' } | { kind: 'extracted'; name: string };
+  | { kind: 'none' }
+  | { kind: 'done' }
+  | { kind: 'employee' }
+  | { kind: 'agent' }
+  | { kind: 'direction' }
+  | { kind: 'variant' }
+  | { kind: 'extracted'; name: string };
 
 export type StatsRow = { start: Date; value: string | null; count: number; done: number; duration_total: number };
 
@@ -34,6 +40,10 @@ function groupSql(group: StatsGroup): [string, string[]] {
       return ['c.employee_id::text', []];
     case 'agent':
       return ['c.agent_id::text', []];
+    case 'direction':
+      return ['c.direction', []];
+    case 'variant':
+      return ['c.variant', []];
     case 'extracted':
       return ['c.extracted_data ->> ?', [group.name]];
   }

@@ -29,9 +29,13 @@ export function wholeHourOffsets(tz: string, from: Date, before: Date): boolean 
   }
 }
 
+/** Groupings by a column of the call, which both statistics endpoints take (only done has counters). */
+const CALL_COLUMN_GROUPS = ['done', 'employee', 'direction', 'variant'] as const;
+
 /**
- * `group_by` of a statistics query: done, employee, agent (organization only) or an enum or
- * boolean analysis field of the agent (`extracted.<name>`); anything else is a 400 naming it.
+ * `group_by` of a statistics query: done, employee, direction, variant (the experiment variant's
+ * name), agent (organization only) or an enum or boolean analysis field of the agent
+ * (`extracted.<name>`); anything else is a 400 naming it.
  */
 function groupOf(
   value: string | undefined,
@@ -39,13 +43,14 @@ function groupOf(
   organization: boolean,
 ): StatsGroup {
   if (value === undefined) return { kind: 'none' };
-  if (value === 'done' || value === 'employee') return { kind: value };
+  const column = CALL_COLUMN_GROUPS.find((group) => group === value);
+  if (column) return { kind: column };
   if (value === 'agent' && organization) return { kind: 'agent' };
   if (fields && value.startsWith('extracted.')) {
     const field = fields.find((f) => `extracted.${f.name}` === value);
     if (field && (field.type === 'enum' || field.type === 'boolean')) return { kind: 'extracted', name: field.name };
   }
-  const choices = organization ? 'done, employee or agent' : 'done, employee or extracted.<enum or boolean field>';
+  const choices = `${CALL_COLUMN_GROUPS.join(', ')} or ${organization ? 'agent' : 'extracted.<enum or boolean field>'}`;
   throw new ValidationError('Invalid query parameters', [{ field: 'group_by', message: `Must be ${choices}` }]);
 }
 

@@ -101,14 +101,18 @@ const AgentStatsQuery = z.object({
     description: "IANA time zone of the buckets (default: the agent's schedule time zone, else UTC)",
   }),
   group_by: z.string().optional().openapi({
-    description: 'done, employee, or extracted.<name> of an enum or boolean analysis field',
+    description:
+      'done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one), or extracted.<name> of an enum or boolean analysis field',
     example: 'extracted.urgency',
   }),
 });
 const OrganizationStatsQuery = z.object({
   ...statsQueryShape,
   tz: statsQueryShape.tz.openapi({ description: 'IANA time zone of the buckets (default UTC)' }),
-  group_by: z.string().optional().openapi({ description: 'done, employee or agent' }),
+  group_by: z.string().optional().openapi({
+    description:
+      'done, employee, direction (inbound, outbound), variant (the experiment variant, "none" without one) or agent',
+  }),
 });
 
 const ExportQuery = z.object({

@@ -18,6 +18,8 @@ import { countedOutcomeFilter, type ExtractedFilter } from './extracted-filters.
 
 export type TranscriptEntry = { role: string; text: string };
 
+export type CallDirection = 'inbound' | 'outbound';
+
 export type CallRow = {
   id: string;
   organization_id: string;
@@ -39,6 +41,12 @@ export type CallRow = {
   employee_name?: string | null;
   note: string | null;
   extracted_data: ExtractedData;
+  direction: CallDirection;
+  /** The outbound call job this call answers (direction outbound). */
+  outbound_call_id: string | null;
+  /** The experiment and variant the routing answer assigned to this call_id. */
+  experiment_id: string | null;
+  variant: string | null;
   is_purged: boolean;
   purged_at: Date | null;
   deleted_at: Date | null;
@@ -68,6 +76,10 @@ const CALL_COLUMNS = [
   'employee_id',
   'note',
   'extracted_data',
+  'direction',
+  'outbound_call_id',
+  'experiment_id',
+  'variant',
   'is_purged',
   'purged_at',
   'deleted_at',
@@ -93,6 +105,10 @@ export function toEventCall(row: CallRow) {
     agent_id: row.agent_id,
     created_at: row.created_at,
     extracted_data: row.extracted_data,
+    direction: row.direction,
+    outbound_call_id: row.outbound_call_id,
+    experiment_id: row.experiment_id,
+    variant: row.variant,
   };
 }
 
@@ -137,6 +153,10 @@ export function toCallListItem(row: CallListRow) {
     agent_id: row.agent_id,
     created_at: row.created_at,
     extracted_data: row.extracted_data,
+    direction: row.direction,
+    outbound_call_id: row.outbound_call_id,
+    experiment_id: row.experiment_id,
+    variant: row.variant,
     employee_id: row.employee_id,
     note: row.note,
     is_purged: row.is_purged,
@@ -427,6 +447,29 @@ export class CallRepository {
   async employeeName(agent: AgentRef, employeeId: string): Promise<string | undefined> {
     const row = await this.db('employees').where({ id: employeeId, agent_id: agent.id }).first('name');
     return row?.name;
+  }
+
+  /** Whether `jobId` is an outbound call job of the agent. */
+  async isOutboundJobOf(agent: AgentRef, jobId: string): Promise<boolean> {
+    const row = await this.db('outbound_jobs')
+      .where({ id: jobId, agent_id: agent.id, organization_id: agent.organization_id })
+      .first('id');
+    return row !== undefined;
+  }
+
+  /**
+   * The experiment variant the routing answer assigned to `callId` (experiment_assignments), when
+   * the experiment is the agent's: a call the dialled agent forwarded to another one did not run
+   * the variant.
+   */
+  async assignedVariant(
+    agent: AgentRef,
+    callId: string,
+  ): Promise<{ experiment_id: string; variant: string } | undefined> {
+    return this.db('experiment_assignments as a')
+      .join('experiments as x', 'x.id', 'a.experiment_id')
+      .where({ 'a.organization_id': agent.organization_id, 'a.call_id': callId, 'x.agent_id': agent.id })
+      .first('a.experiment_id', 'a.variant');
   }
 
   async autoDeleteDoneCalls(organizationId: string): Promise<boolean> {

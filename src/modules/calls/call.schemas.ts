@@ -70,6 +70,10 @@ export const IntakeCallSchema = z
     employee_id: uuidField().nullable().optional(),
     note: optionalText(10_000),
     extracted_data: extractedDataInput,
+    outbound_call_id: uuidField().optional().openapi({
+      description:
+        'The outbound call job (POST /v1/agents/{agentId}/outbound-calls) this call was placed for, a job of this agent: the call is stored with direction outbound',
+    }),
     opt_out: z.boolean().optional().openapi({
       description:
         "The caller objected to further calls: the number goes on the organization's do-not-call list (outbound calls)",
@@ -128,6 +132,21 @@ export type ListCallsFilters = Omit<z.output<typeof ListCallsQuery>, 'page' | 'l
 };
 export type IntakeCallInput = z.output<typeof IntakeCallSchema>;
 
+export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+
+/** Where a call came from: the call record, its list item and the call.completed webhook carry these. */
+export const callOriginFields = {
+  direction: z.enum(CALL_DIRECTIONS).openapi({
+    description: 'outbound when the call was reported with outbound_call_id, else inbound',
+  }),
+  outbound_call_id: z.uuid().nullable().openapi({ description: 'The outbound call job the call was placed for' }),
+  experiment_id: z.uuid().nullable().openapi({
+    description:
+      'The experiment whose variant the call ran: its call_id was routed (POST /v1/runtime/route) while an experiment of this agent ran',
+  }),
+  variant: z.string().nullable().openapi({ description: 'The name of that variant' }),
+};
+
 const callFields = {
   id: z.uuid(),
   call_id: z.string(),
@@ -147,6 +166,7 @@ const callFields = {
   deleted_at: z.iso.datetime().nullable().openapi({ description: 'Set when the call is in the trash' }),
   created_at: z.iso.datetime(),
   extracted_data: ExtractedDataSchema,
+  ...callOriginFields,
   updated_at: z.iso.datetime(),
 };
 

@@ -92,10 +92,17 @@ export class CallService {
     return this.audited.transaction(async (trx) => {
       const calls = this.calls.with(trx);
       const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+      if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
+        throw new ValidationError('Request body is invalid', [
+          { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
+        ]);
       const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
+      const assigned = await calls.assignedVariant(agent, input.call_id);
       const row = await calls.insertIfNew({
         ...this.newCall(agent, input, autoDeleteDoneCalls),
         extracted_data: extracted,
+        experiment_id: assigned?.experiment_id ?? null,
+        variant: assigned?.variant ?? null,
       });
       if (!row) {
         const stored = await calls.findByCallId(agent, input.call_id);
@@ -201,6 +208,8 @@ export class CallService {
       final_score: input.final_score ?? null,
       employee_id: input.employee_id ?? null,
       note: redact(input.note ?? null),
+      direction: input.outbound_call_id ? ('outbound' as const) : ('inbound' as const),
+      outbound_call_id: input.outbound_call_id ?? null,
       deleted_at: trash ? now : null,
       created_at: now,
       updated_at: now,

@@ -10,16 +10,23 @@ import {
 } from './outbound.router.js';
 import { CampaignService } from './campaign.service.js';
 import { OutboundService } from './outbound.service.js';
+import { ConsentExpiryWorker } from './consent-expiry.worker.js';
 
-/** Exports its service: the call intake adds a number that opted out to the do-not-call list. */
-export function buildOutboundModule(deps: SharedDeps): BuiltModule<{ service: OutboundService }> {
-  const { db, audited, agentAccess, clock, config } = deps;
+/**
+ * Exports its service (the call intake adds a number that opted out to the do-not-call list) and
+ * the consent expiry that tests drive directly.
+ */
+export function buildOutboundModule(
+  deps: SharedDeps,
+): BuiltModule<{ service: OutboundService; consentExpiry: ConsentExpiryWorker }> {
+  const { db, audited, agentAccess, clock, config, logger, queue } = deps;
   const repository = new OutboundRepository(db);
   const campaigns = new CampaignService(audited, repository, agentAccess, clock);
   const service = new OutboundService(audited, repository, agentAccess, deps.events, clock, {
     maxConcurrentPerAgent: config.OUTBOUND_MAX_CONCURRENT_PER_AGENT,
   });
   const resources = outboundResources(service, campaigns);
+  const consentExpiry = new ConsentExpiryWorker(queue, repository, clock, logger);
   return {
     module: {
       mounts: [
@@ -30,7 +37,8 @@ export function buildOutboundModule(deps: SharedDeps): BuiltModule<{ service: Ou
       ],
       openapi: registerOutboundPaths,
     },
-    workers: [],
+    workers: [consentExpiry],
     service,
+    consentExpiry,
   };
 }

@@ -74,6 +74,51 @@ export type DoNotCallRow = {
   created_at: Date;
 };
 
+export type ConsentRow = {
+  id: string;
+  organization_id: string;
+  agent_id: string | null;
+  job_id: string | null;
+  phone_number: string;
+  basis: string;
+  obtained_at: Date;
+  source: string;
+  last_call_at: Date | null;
+  keep_until: Date;
+  created_at: Date;
+};
+
+/** The columns of a consent record, as a data subject's export reads them. */
+export const CONSENT_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'job_id',
+  'phone_number',
+  'basis',
+  'obtained_at',
+  'source',
+  'last_call_at',
+  'keep_until',
+  'created_at',
+] as const satisfies readonly (keyof ConsentRow)[];
+
+/** A consent record as the API shows it (ConsentRecordSchema). */
+export function toConsentRecord(row: ConsentRow) {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    outbound_call_id: row.job_id,
+    phone_number: row.phone_number,
+    basis: row.basis,
+    obtained_at: iso(row.obtained_at)!,
+    source: row.source,
+    last_call_at: iso(row.last_call_at),
+    keep_until: iso(row.keep_until)!,
+    created_at: iso(row.created_at)!,
+  };
+}
+
 export const JOB_EXTERNAL_ID_UNIQUE = 'outbound_jobs_agent_external_id';
 
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
@@ -368,11 +413,28 @@ export class OutboundRepository {
     for (let i = 0; i < rows.length; i += 5000) await this.db('outbound_consents').insert(rows.slice(i, i + 5000));
   }
 
-  /** A call was placed for the job: its consent is kept five years from now. */
-  async touchConsent(organizationId: string, jobId: string, now: Date, keepUntil: Date): Promise<void> {
+  /**
+   * Calls were placed to these numbers: every consent record of each number (whichever job brought
+   * it) is kept five years from now, `keepUntil`.
+   */
+  async touchConsents(organizationId: string, phoneNumbers: string[], now: Date, keepUntil: Date): Promise<void> {
+    if (phoneNumbers.length === 0) return;
     await this.db('outbound_consents')
-      .where({ organization_id: organizationId, job_id: jobId })
-      .update({ last_call_at: now, keep_until: keepUntil });
+      .where({ organization_id: organizationId })
+      .whereIn('phone_number', [...new Set(phoneNumbers)])
+      .update({ last_call_at: now, keep_until: this.db.raw('greatest(keep_until, ?::timestamptz)', [keepUntil]) });
+  }
+
+  /** Deletes up to `limit` consent records whose keep_until has passed; returns how many. */
+  async deleteExpiredConsents(now: Date, limit: number): Promise<number> {
+    const expired = this.db('outbound_consents')
+      .where('keep_until', '<', now)
+      .select('id')
+      .orderBy('keep_until')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked();
+    return this.db('outbound_consents').whereIn('id', expired).delete();
   }
 
   // Dispatch

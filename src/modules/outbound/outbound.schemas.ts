@@ -279,6 +279,26 @@ export const DoNotCallEntrySchema = z
   })
   .openapi('DoNotCallEntry');
 
+export const ConsentRecordSchema = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.uuid().nullable(),
+    outbound_call_id: z.uuid().nullable().openapi({ description: 'The job that documented it' }),
+    phone_number: z.string().openapi({ description: 'E.164' }),
+    basis: z.enum(CONSENT_BASES),
+    obtained_at: z.iso.datetime(),
+    source: z.string(),
+    last_call_at: z.iso.datetime().nullable().openapi({ description: 'The last call placed to the number' }),
+    keep_until: z.iso.datetime().openapi({
+      description:
+        'Five years after the last call to the number (after its creation while none was placed); deleted by a daily job once passed',
+    }),
+    created_at: z.iso.datetime(),
+  })
+  .openapi('OutboundConsentRecord', {
+    description: 'Consent to a call as documented when its job was created (UWG §7a), kept for five years',
+  });
+
 export const DoNotCallPageSchema = z
   .object({ data: z.array(DoNotCallEntrySchema), pagination: CursorPaginationSchema })
   .openapi('DoNotCallPage');

@@ -84,7 +84,7 @@ export function firstMoment(agent: WindowAgent, job: JobFields, from: number): P
   };
 }
 
-/** Consent records as documented at creation: kept five years (from the last call, see claim). */
+/** Consent records as documented at creation: kept five years, from the last call to the number once one is placed (see claim). */
 export async function recordConsents(repo: OutboundRepository, jobs: JobRow[], now: Date): Promise<void> {
   await repo.insertConsents(
     jobs
@@ -308,8 +308,14 @@ export class OutboundService {
         picked.map((j) => j.id),
         now,
       );
-      for (const job of picked)
-        if (job.consent) await repo.touchConsent(job.organization_id, job.id, now, keepUntil(now));
+      // A call to a number keeps every consent record of that number five years from now.
+      for (const org of new Set(picked.map((j) => j.organization_id)))
+        await repo.touchConsents(
+          org,
+          picked.filter((j) => j.organization_id === org).map((j) => j.to_number),
+          now,
+          keepUntil(now),
+        );
       const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
       return {
         data: picked.map((job) => ({

@@ -2,6 +2,13 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { callsInBatches, toCall, type Call } from '../calls/call.repository.js';
 import { CONTACT_COLUMNS, toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
+import {
+  CONSENT_COLUMNS,
+  toConsentRecord,
+  toDoNotCall,
+  type ConsentRow,
+  type DoNotCallRow,
+} from '../outbound/outbound.repository.js';
 import { fullNamesOf, literalLike, nameWordsOf, phoneVariants, type ErasureCounts } from './data-subject.rules.js';
 import type { DataSubjectIdentifier } from './data-subject.schemas.js';
 
@@ -24,6 +31,9 @@ export type Subject = {
 
 /** A knowledge-base document that mentions the person: listed for a person to review, never changed. */
 export type KbDocumentToReview = { id: string; agent_id: string | null; title: string };
+
+/** Records of the person's numbers that erasure leaves as they are, by kind. */
+export type KeptCounts = { do_not_call: number; outbound_consent: number };
 
 /** At most this many documents are listed (oldest first); an organization's review starts from them. */
 export const KB_REVIEW_LIMIT = 100;
@@ -231,6 +241,30 @@ export class DataSubjectRepository {
       yield rows.map(toCall);
   }
 
+  /** The person's numbers on the do-not-call list. */
+  async exportDoNotCall(subject: Subject) {
+    const rows: DoNotCallRow[] = await this.numbersOf(subject, 'do_not_call')
+      .select('phone_number', 'reason', 'source', 'created_at')
+      .orderBy([{ column: 'created_at' }, { column: 'phone_number' }]);
+    return rows.map(toDoNotCall);
+  }
+
+  /** The consent records of outbound calls to the person's numbers, oldest first. */
+  async exportConsents(subject: Subject) {
+    const rows: ConsentRow[] = await this.numbersOf(subject, 'outbound_consents')
+      .select(CONSENT_COLUMNS)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    return rows.map(toConsentRecord);
+  }
+
+  /** What an erasure keeps of the person's numbers: do-not-call entries and consent records. */
+  async countKept(subject: Subject): Promise<KeptCounts> {
+    const count = async (table: string) =>
+      Number((await this.numbersOf(subject, table).count({ n: '*' }).first())?.n ?? 0);
+    const [doNotCall, consents] = await Promise.all([count('do_not_call'), count('outbound_consents')]);
+    return { do_not_call: doNotCall, outbound_consent: consents };
+  }
+
   async countCalls(subject: Subject): Promise<number> {
     if (!findsCalls(subject)) return 0;
     const row = await this.callsOf(subject, 'c').count({ n: '*' }).first();
@@ -407,6 +441,13 @@ export class DataSubjectRepository {
       .where(`${alias}.organization_id`, subject.organizationId)
       .whereIn(`${alias}.agent_id`, subject.agentIds)
       .whereRaw(`${alias}.id IN (${callIdsOf(subject)}) AND ${CALL_OF_SUBJECT}`, matchParams(subject));
+  }
+
+  /** Rows of `table` (organization_id, phone_number) with one of the person's numbers (knex: none for no number). */
+  private numbersOf(subject: Subject, table: string): Knex.QueryBuilder {
+    return this.db(table)
+      .where({ organization_id: subject.organizationId })
+      .whereIn('phone_number', subject.phoneForms);
   }
 
   private eventsOf(subject: Subject): Knex.QueryBuilder {

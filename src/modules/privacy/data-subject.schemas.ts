@@ -3,6 +3,7 @@ import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
 import { CallSchema } from '../calls/call.schemas.js';
 import { ContactSchema } from '../contacts/contact.schemas.js';
+import { ConsentRecordSchema, DoNotCallEntrySchema } from '../outbound/outbound.schemas.js';
 
 const IDENTIFIERS = ['phone_number', 'email', 'contact_id'] as const;
 
@@ -83,6 +84,19 @@ export const KbDocumentToReviewSchema = z
   })
   .openapi('KbDocumentToReview');
 
+export const KEPT_RECORD_TYPES = ['do_not_call', 'outbound_consent'] as const;
+
+export const KeptRecordsSchema = z
+  .object({
+    type: z.enum(KEPT_RECORD_TYPES).openapi({
+      description:
+        "do_not_call: the number's entry in the do-not-call list; outbound_consent: consent records of outbound calls to the number",
+    }),
+    count: z.number().int().openapi({ description: 'How many of them the erasure left as they are' }),
+    reason: z.string().openapi({ description: 'Why they are kept, and how they go' }),
+  })
+  .openapi('KeptRecords');
+
 export const DataSubjectErasureSchema = z
   .object({
     erasure_id: z.uuid().nullable().openapi({
@@ -95,6 +109,10 @@ export const DataSubjectErasureSchema = z
       description:
         "Knowledge-base documents whose title or text mentions one of the person's numbers, addresses or full names, oldest first, at most 100. Erasure does not change them: review and edit or delete them by hand",
     }),
+    kept: z.array(KeptRecordsSchema).openapi({
+      description:
+        "Records of the person's numbers that erasure keeps on purpose (only types with any): the do-not-call entry is their objection to calls, which must hold after the erasure too; consent records are proof the law requires for five years",
+    }),
   })
   .openapi('DataSubjectErasure');
 
@@ -105,6 +123,12 @@ export const DataSubjectExportSchema = z
     }),
     contacts: z.array(ContactSchema),
     calls: z.array(CallSchema).openapi({ description: 'All fields, transcripts included; oldest first' }),
+    do_not_call: z
+      .array(DoNotCallEntrySchema)
+      .openapi({ description: "The person's numbers on the organization's do-not-call list" }),
+    outbound_consents: z.array(ConsentRecordSchema).openapi({
+      description: "Consent records of outbound calls to the person's numbers, oldest first",
+    }),
     mentions: z
       .object({
         webhook_deliveries: z.number().int().openapi({ description: 'Stored webhook bodies that contain the person' }),

@@ -14,7 +14,13 @@ import type { StreamedBody } from '../../api/streamed-body.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import { parseBody } from '../../api/validate.js';
 import { EXPORT_BATCH_BYTES } from '../calls/call-export.js';
-import type { DataSubjectRepository, ErasureRow, KbDocumentToReview, Subject } from './data-subject.repository.js';
+import type {
+  DataSubjectRepository,
+  ErasureRow,
+  KbDocumentToReview,
+  KeptCounts,
+  Subject,
+} from './data-subject.repository.js';
 import { subjectHash, type ErasureCounts } from './data-subject.rules.js';
 import {
   DataSubjectEraseRequestSchema,
@@ -23,12 +29,30 @@ import {
   type DataSubjectIdentifier,
 } from './data-subject.schemas.js';
 
+type KeptRecords = { type: keyof KeptCounts; count: number; reason: string };
+
 export type ErasureResult = {
   erasure_id: string | null;
   dry_run: boolean;
   erased: ErasureCounts;
   kb_documents_to_review: KbDocumentToReview[];
+  kept: KeptRecords[];
 };
+
+/** Why erasure leaves these records of the person's numbers as they are. */
+const KEPT_REASONS: Record<keyof KeptCounts, string> = {
+  do_not_call:
+    'The person objected to calls (UWG §7): the entry keeps the number from being called again. DELETE /v1/organization/{orgId}/do-not-call removes it',
+  outbound_consent:
+    'Proof of consent to calls, which UWG §7a requires for five years: deleted by a daily job once keep_until (five years after the last call to the number) has passed',
+};
+
+/** The kinds with records, in a fixed order. */
+function keptRecords(counts: KeptCounts): KeptRecords[] {
+  return (Object.keys(KEPT_REASONS) as (keyof KeptCounts)[])
+    .filter((type) => counts[type] > 0)
+    .map((type) => ({ type, count: counts[type], reason: KEPT_REASONS[type] }));
+}
 
 /** The request's audit entry: the erasure and its counts, never the identifier. */
 function noteErasure(erasure: ErasureRow): ErasureRow {
@@ -96,7 +120,13 @@ export class DataSubjectService {
     // that the client cuts short has still shown the person's data, and is recorded too.
     await this.audited.transaction(async () => undefined);
     const calls = this.subjects.exportCalls(subject, EXPORT_BATCH_BYTES);
+    const [doNotCall, consents] = await Promise.all([
+      this.subjects.exportDoNotCall(subject),
+      this.subjects.exportConsents(subject),
+    ]);
     const tail = {
+      do_not_call: doNotCall,
+      outbound_consents: consents,
       mentions: { webhook_deliveries: webhookBodies, idempotency_records: idempotencyRecords },
       exported_at: this.clock.now().toISOString(),
     };
@@ -124,7 +154,9 @@ export class DataSubjectService {
    * every outcome but enum and boolean ones, stored webhook bodies are redacted alike, stored
    * idempotent answers that contain them are deleted, saved test cases lose their number and
    * greeting, then (with the audit entry and the data_subject.erased event, in one transaction) their
-   * contacts. Knowledge-base documents that mention them are listed, not changed. An interrupted
+   * contacts. Knowledge-base documents that mention them are listed, not changed; their numbers'
+   * do-not-call entries and consent records are kept (their objection, and proof the law requires),
+   * and the answer says so (`kept`). An interrupted
    * erasure resumes under the same id; a person erased before gets a new erasure with zero counts.
    */
   async erase(auth: AuthContext, organizationId: string, body: unknown): Promise<ErasureResult> {
@@ -141,18 +173,28 @@ export class DataSubjectService {
     await this.inBatches(erasure.id, 'idempotency_records', (s) => s.deleteIdempotencyBatch(subject, BATCH_SIZE));
     await this.inBatches(erasure.id, 'test_cases', (s) => s.eraseTestCaseBatch(subject, this.clock.now(), BATCH_SIZE));
     const done = await this.complete(erasure.id, subject);
-    const kbDocuments = await this.subjects.kbDocumentsToReview(subject);
-    return { erasure_id: done.id, dry_run: false, erased: countsOf(done), kb_documents_to_review: kbDocuments };
+    const [kbDocuments, kept] = await Promise.all([
+      this.subjects.kbDocumentsToReview(subject),
+      this.subjects.countKept(subject),
+    ]);
+    return {
+      erasure_id: done.id,
+      dry_run: false,
+      erased: countsOf(done),
+      kb_documents_to_review: kbDocuments,
+      kept: keptRecords(kept),
+    };
   }
 
   private async dryRun(subject: Subject, identifier: DataSubjectIdentifier): Promise<ErasureResult> {
-    const [calls, webhookBodies, idempotencyRecords, testCases, kbDocuments, running] = await Promise.all([
+    const [calls, webhookBodies, idempotencyRecords, testCases, kbDocuments, running, kept] = await Promise.all([
       this.subjects.countCalls(subject),
       this.subjects.countWebhookBodies(subject),
       this.subjects.countIdempotencyRecords(subject),
       this.subjects.countTestCases(subject),
       this.subjects.kbDocumentsToReview(subject),
       this.subjects.findRunning(subject.organizationId, subjectHash(subject.organizationId, identifier)),
+      this.subjects.countKept(subject),
     ]);
     return {
       erasure_id: running?.id ?? null,
@@ -165,6 +207,7 @@ export class DataSubjectService {
         test_cases: testCases,
       },
       kb_documents_to_review: kbDocuments,
+      kept: keptRecords(kept),
     };
   }
 

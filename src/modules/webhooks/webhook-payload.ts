@@ -1,4 +1,5 @@
 import { z } from '../../openapi/zod.js';
+import { callOriginFields } from '../calls/call.schemas.js';
 
 /** The bodies receivers get, as the spec's Events section lists them (schemas for the OpenAPI `webhooks`). */
 
@@ -24,6 +25,7 @@ export const WebhookCallSchema = z
     extracted_data: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
       .openapi({ description: "Typed outcomes, keyed by the agent's analysis field names" }),
+    ...callOriginFields,
   })
   .openapi('WebhookCall');
 
