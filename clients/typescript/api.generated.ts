@@ -4352,6 +4352,8 @@ export interface components {
       idempotency_records: number;
       /** @description Saved test cases that lost the person's number and greeting expectation (deleted when nothing was left to expect or their name named the person) */
       test_cases: number;
+      /** @description Outbound call jobs to the person (their numbers or contacts) deleted with their attempts; scheduled ones are never dialled (the do-not-call entry and consent records stay, see kept) */
+      outbound_calls: number;
     };
     KbDocumentToReview: {
       /** Format: uuid */

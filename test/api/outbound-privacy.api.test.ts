@@ -178,3 +178,50 @@ describe('erasure and the do-not-call list', () => {
     expect(stranger.kept).toEqual([]);
   });
 });
+
+describe('erasure and outbound call jobs', () => {
+  it("deletes the jobs to the person's numbers and contacts, which are never dialled then; others stay", async () => {
+    ctx.clock.set(MONDAY_10);
+    const w = await ctx.build.world();
+    const anna = '+491701112233';
+    const contact = await ctx.http
+      .post(`/v1/agents/${w.agentId}/contacts`)
+      .set('X-API-Key', w.key)
+      .send({ customer_name: 'Anna Schmidt', phone_number: anna })
+      .expect(201);
+    const scheduled = await marketing(w, '0170 1112233');
+    const finished = await job(w, { to_number: anna, purpose: 'callback' });
+    await ctx.http
+      .post(`/v1/agents/${w.agentId}/outbound-calls/${finished.body.id}/cancel`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    // A job for her contact, to her office number.
+    const viaContact = await job(w, { to_number: '+4930998877', contact_id: contact.body.id, purpose: 'reminder' });
+    const other = await job(w, { to_number: ctx.build.phone(), purpose: 'callback' });
+
+    const dry = expectSchema(
+      await erase(w, { phone_number: anna, dry_run: true }).expect(200),
+      DataSubjectErasureSchema,
+    );
+    expect(dry.erased.outbound_calls).toBe(3);
+    expect(await ctx.db('outbound_jobs').where({ organization_id: w.orgId }).count({ n: '*' }).first()).toEqual({
+      n: 4,
+    });
+
+    const done = expectSchema(await erase(w, { phone_number: anna }).expect(200), DataSubjectErasureSchema);
+    expect(done.erased.outbound_calls).toBe(3);
+    const left = await ctx.db('outbound_jobs').where({ organization_id: w.orgId }).pluck('id');
+    expect(left).toEqual([other.body.id]);
+    for (const gone of [scheduled, finished, viaContact]) {
+      await ctx.http.get(`/v1/agents/${w.agentId}/outbound-calls/${gone.body.id}`).set('X-API-Key', w.key).expect(404);
+    }
+    // The consent record stays as proof; the dialer is handed only the other job.
+    expect(await consentOf(scheduled.body.id)).toBeDefined();
+    const claimed = await ctx.http
+      .post('/v1/outbound/claim')
+      .set('X-API-Key', w.key)
+      .send({ max: 10, lease_seconds: 60 })
+      .expect(200);
+    expect(claimed.body.data.map((j: { job_id: string }) => j.job_id)).toEqual([other.body.id]);
+  });
+});

@@ -52,6 +52,7 @@ const ERASURE_COLUMNS = [
   'webhook_deliveries',
   'idempotency_records',
   'test_cases',
+  'outbound_calls',
   'completed_at',
 ];
 
@@ -344,6 +345,32 @@ export class DataSubjectRepository {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /**
+   * Deletes outbound call jobs to the person (to one of their numbers, or for one of their contacts)
+   * with their attempts: a scheduled one is never dialled then. The do-not-call entry and the consent
+   * records stay (countKept).
+   */
+  async eraseOutboundBatch(subject: Subject, limit: number): Promise<number> {
+    const { rows } = await this.db.raw(
+      `WITH batch AS (
+         SELECT id FROM outbound_jobs WHERE ${OUTBOUND_OF_SUBJECT} LIMIT :limit FOR UPDATE
+       ), gone AS (
+         DELETE FROM outbound_jobs j USING batch WHERE j.id = batch.id RETURNING j.id
+       )
+       SELECT count(*) AS n FROM gone`,
+      { ...outboundParams(subject), limit },
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async countOutboundCalls(subject: Subject): Promise<number> {
+    const { rows } = await this.db.raw(
+      `SELECT count(*) AS n FROM outbound_jobs WHERE ${OUTBOUND_OF_SUBJECT}`,
+      outboundParams(subject),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async countTestCases(subject: Subject): Promise<number> {
     if (!findsText(subject)) return 0;
     const { rows } = await this.db.raw(
@@ -506,6 +533,13 @@ function findsCalls(subject: Subject): boolean {
 }
 
 /** The named parameters of the *_OF_SUBJECT conditions. */
+/** The outbound call jobs of an organization to the person: by number, or by one of their contacts. */
+const OUTBOUND_OF_SUBJECT = `organization_id = :org AND (to_number = ANY(:phones::text[]) OR contact_id = ANY(:contacts::uuid[]))`;
+
+function outboundParams(subject: Subject) {
+  return { org: subject.organizationId, phones: subject.phoneForms, contacts: subject.contacts.map((c) => c.id) };
+}
+
 function matchParams(subject: Subject) {
   return {
     org: subject.organizationId,

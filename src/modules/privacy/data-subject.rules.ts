@@ -34,6 +34,7 @@ export type ErasureCounts = {
   webhook_deliveries: number;
   idempotency_records: number;
   test_cases: number;
+  outbound_calls: number;
 };
 
 export const ZERO_COUNTS: ErasureCounts = {
@@ -42,6 +43,7 @@ export const ZERO_COUNTS: ErasureCounts = {
   webhook_deliveries: 0,
   idempotency_records: 0,
   test_cases: 0,
+  outbound_calls: 0,
 };
 
 type Named = { customer_name: string | null; first_name: string | null; last_name: string | null };

@@ -73,6 +73,10 @@ export const ErasureCountsSchema = z
       description:
         "Saved test cases that lost the person's number and greeting expectation (deleted when nothing was left to expect or their name named the person)",
     }),
+    outbound_calls: z.number().int().openapi({
+      description:
+        'Outbound call jobs to the person (their numbers or contacts) deleted with their attempts; scheduled ones are never dialled (the do-not-call entry and consent records stay, see kept)',
+    }),
   })
   .openapi('ErasureCounts');
 

@@ -76,6 +76,7 @@ function countsOf(row: ErasureRow): ErasureCounts {
     webhook_deliveries: row.webhook_deliveries,
     idempotency_records: row.idempotency_records,
     test_cases: row.test_cases,
+    outbound_calls: row.outbound_calls,
   };
 }
 
@@ -153,8 +154,8 @@ export class DataSubjectService {
    * Erases the person: calls (found by number, address or full name) lose their personal fields and
    * every outcome but enum and boolean ones, stored webhook bodies are redacted alike, stored
    * idempotent answers that contain them are deleted, saved test cases lose their number and
-   * greeting, then (with the audit entry and the data_subject.erased event, in one transaction) their
-   * contacts. Knowledge-base documents that mention them are listed, not changed; their numbers'
+   * greeting, outbound call jobs to them are deleted (a scheduled one is never dialled), then (with the
+   * audit entry and the data_subject.erased event, in one transaction) their contacts. Knowledge-base documents that mention them are listed, not changed; their numbers'
    * do-not-call entries and consent records are kept (their objection, and proof the law requires),
    * and the answer says so (`kept`). An interrupted
    * erasure resumes under the same id; a person erased before gets a new erasure with zero counts.
@@ -172,6 +173,7 @@ export class DataSubjectService {
     await this.inBatches(erasure.id, 'calls', (s) => s.eraseCallBatch(subject, this.clock.now(), BATCH_SIZE));
     await this.inBatches(erasure.id, 'idempotency_records', (s) => s.deleteIdempotencyBatch(subject, BATCH_SIZE));
     await this.inBatches(erasure.id, 'test_cases', (s) => s.eraseTestCaseBatch(subject, this.clock.now(), BATCH_SIZE));
+    await this.inBatches(erasure.id, 'outbound_calls', (s) => s.eraseOutboundBatch(subject, BATCH_SIZE));
     const done = await this.complete(erasure.id, subject);
     const [kbDocuments, kept] = await Promise.all([
       this.subjects.kbDocumentsToReview(subject),
@@ -187,15 +189,17 @@ export class DataSubjectService {
   }
 
   private async dryRun(subject: Subject, identifier: DataSubjectIdentifier): Promise<ErasureResult> {
-    const [calls, webhookBodies, idempotencyRecords, testCases, kbDocuments, running, kept] = await Promise.all([
-      this.subjects.countCalls(subject),
-      this.subjects.countWebhookBodies(subject),
-      this.subjects.countIdempotencyRecords(subject),
-      this.subjects.countTestCases(subject),
-      this.subjects.kbDocumentsToReview(subject),
-      this.subjects.findRunning(subject.organizationId, subjectHash(subject.organizationId, identifier)),
-      this.subjects.countKept(subject),
-    ]);
+    const [calls, webhookBodies, idempotencyRecords, testCases, outboundCalls, kbDocuments, running, kept] =
+      await Promise.all([
+        this.subjects.countCalls(subject),
+        this.subjects.countWebhookBodies(subject),
+        this.subjects.countIdempotencyRecords(subject),
+        this.subjects.countTestCases(subject),
+        this.subjects.countOutboundCalls(subject),
+        this.subjects.kbDocumentsToReview(subject),
+        this.subjects.findRunning(subject.organizationId, subjectHash(subject.organizationId, identifier)),
+        this.subjects.countKept(subject),
+      ]);
     return {
       erasure_id: running?.id ?? null,
       dry_run: true,
@@ -205,6 +209,7 @@ export class DataSubjectService {
         webhook_deliveries: webhookBodies,
         idempotency_records: idempotencyRecords,
         test_cases: testCases,
+        outbound_calls: outboundCalls,
       },
       kb_documents_to_review: kbDocuments,
       kept: keptRecords(kept),
