@@ -20,6 +20,8 @@ export const AUDIT_RETENTION_QUEUE = 'audit.retention';
 export const PARTITIONS_QUEUE = 'db.partitions';
 /** Delete expired Idempotency-Key records (scheduled). */
 export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
+/** End running experiments whose ends_at passed or whose max_calls is reached (scheduled). */
+export const EXPERIMENT_END_QUEUE = 'experiments.end';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -51,4 +53,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: AUDIT_RETENTION_QUEUE, options: { policy: 'short' } },
   { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
   { name: PARTITIONS_QUEUE, options: { policy: 'short' } },
+  { name: EXPERIMENT_END_QUEUE, options: { policy: 'short' } },
 ];

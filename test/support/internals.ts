@@ -26,6 +26,7 @@ export function internalsOf(container: Container) {
     callRetention: built.calls.retention,
     auditRetention: built.auditLog.retention,
     idempotencyCleanup: built.idempotency.cleanup,
+    experimentEnding: built.experiments.ending,
   };
 }
 

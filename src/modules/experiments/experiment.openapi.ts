@@ -10,7 +10,7 @@ import {
   PaginationQuerySchema,
 } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
-import { CreateExperimentSchema, ExperimentSchema } from './experiment.schemas.js';
+import { CreateExperimentSchema, ExperimentResultsSchema, ExperimentSchema } from './experiment.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
 const ExperimentParams = z.object({ agentId: z.uuid(), experimentId: z.uuid() });
@@ -55,6 +55,19 @@ export function registerExperimentPaths(registry: OpenAPIRegistry): void {
     security: anyAuth,
     request: { params: ExperimentParams },
     responses: { 200: json(ExperimentSchema, 'The experiment'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: `${base}/{experimentId}/results`,
+    operationId: 'getExperimentResults',
+    ...access('agents:read', 'agent'),
+    tags,
+    summary: 'Results per variant (agents:read): calls, done rate with a 95% interval and a test against the first variant, duration, outcomes',
+    description:
+      "Counts the calls reported to the agent (`POST /v1/agents/{agentId}/calls`) whose `call_id` was routed to a variant by `POST /v1/runtime/route`; trashed calls are left out. `done_rate_interval` is the 95% Wilson score interval; `done_rate_p_value` the two-sided p-value of the pooled two-proportion z-test against the first variant. `outcomes` has the distribution of every enum and boolean analysis field of the agent.",
+    security: anyAuth,
+    request: { params: ExperimentParams },
+    responses: { 200: json(ExperimentResultsSchema, 'The results'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
   });
   registry.registerPath({
     method: 'post',

@@ -18,6 +18,8 @@ import {
   CallCompletedPayloadSchema,
   EmployeeForwardingCreatedPayloadSchema,
   KbDocumentFailedPayloadSchema,
+  EXPERIMENT_PAYLOAD_SCHEMAS,
+  PHONE_NUMBER_PAYLOAD_SCHEMAS,
   KbDocumentReadyPayloadSchema,
   WebhookTestPayloadSchema,
 } from './webhook-payload.js';
@@ -228,12 +230,33 @@ function registerConfigurationWebhooks(
       `When a knowledge-base document cannot be indexed (status error or failed), ${receivers} (organization documents: members only)`,
     ],
   ] as const;
-  for (const [path, schema, summary] of events) {
+  const numberChange = { created: 'created', updated: 'changed (a new agent, label, provider or credentials)', deleted: 'deleted' };
+  const numberEvents = PHONE_NUMBER_PAYLOAD_SCHEMAS.map((schema) => {
+    const type = schema.shape.event.value;
+    const change = numberChange[type.split('.')[1] as keyof typeof numberChange];
+    return [
+      type,
+      schema,
+      `When a phone number is ${change}, to every agent post_call_webhook_url of the organization whose \`post_call_webhook_events\` lists it and each member webhook_url (/v1/me) whose \`webhook_events\` lists it (one delivery per URL)`,
+    ] as const;
+  });
+  const experimentChange = {
+    created: 'is created',
+    started: 'starts',
+    stopped: 'is stopped by hand',
+    ended: 'ends itself (ends_at or max_calls)',
+  };
+  const experimentEvents = EXPERIMENT_PAYLOAD_SCHEMAS.map((schema) => {
+    const type = schema.shape.event.value;
+    const change = experimentChange[type.split('.')[1] as keyof typeof experimentChange];
+    return [type, schema, `When an experiment of an agent ${change}, ${receivers}`] as const;
+  });
+  for (const [path, schema, summary] of [...events, ...numberEvents, ...experimentEvents]) {
     registry.registerWebhook({
       method: 'post',
       path,
-      // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady
-      operationId: path.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase()),
+      // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady, phone_number.created -> phoneNumberCreated
+      operationId: path.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase()),
       tags: ['Webhooks'],
       summary,
       request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema } } } },
