@@ -131,12 +131,15 @@ export class ExperimentRepository {
    */
   async endDue(scope: { agentId: string } | { limit: number }, at: Date): Promise<ExperimentRow[]> {
     const due = (query: Knex.QueryBuilder) =>
-      query
-        .where({ status: 'running' })
-        .where((q) => q.where('ends_at', '<=', at).orWhereRaw('calls >= max_calls'));
+      query.where({ status: 'running' }).where((q) => q.where('ends_at', '<=', at).orWhereRaw('calls >= max_calls'));
     const update = due(this.db('experiments'));
     if ('agentId' in scope) update.where({ agent_id: scope.agentId });
-    else update.whereIn('id', due(this.db('experiments')).orderBy('id').limit(scope.limit).select('id'));
+    // Rows another pass holds are skipped (it ends them): concurrent passes never wait on each other.
+    else
+      update.whereIn(
+        'id',
+        due(this.db('experiments')).orderBy('id').limit(scope.limit).forUpdate().skipLocked().select('id'),
+      );
     const full = this.db.raw('max_calls IS NOT NULL AND calls >= max_calls');
     return update
       .update({
