@@ -1678,7 +1678,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When a phone number is changed (a new agent, label, provider or credentials), to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
+    /** When a phone number changes (its agent, label, provider or credentials; a number released by assigning another), to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
     post: operations['phoneNumberUpdated'];
     delete?: never;
     options?: never;
@@ -1695,7 +1695,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When a phone number is deleted, to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
+    /** When a phone number is deleted (the body holds it as it was), to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
     post: operations['phoneNumberDeleted'];
     delete?: never;
     options?: never;
@@ -1729,7 +1729,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When an experiment of an agent starts, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    /** When an experiment starts, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
     post: operations['experimentStarted'];
     delete?: never;
     options?: never;
@@ -1746,7 +1746,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When an experiment of an agent is stopped by hand, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    /** When an experiment is stopped by hand, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
     post: operations['experimentStopped'];
     delete?: never;
     options?: never;
@@ -1763,7 +1763,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When an experiment of an agent ends itself (ends_at or max_calls), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    /** When an experiment ends itself (ends_at passed or max_calls reached), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
     post: operations['experimentEnded'];
     delete?: never;
     options?: never;

@@ -3,7 +3,11 @@ import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
 
 /** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
-export const PHONE_NUMBER_EVENT_TYPES = ['phone_number.created', 'phone_number.updated', 'phone_number.deleted'] as const;
+export const PHONE_NUMBER_EVENT_TYPES = [
+  'phone_number.created',
+  'phone_number.updated',
+  'phone_number.deleted',
+] as const;
 export const EXPERIMENT_EVENT_TYPES = [
   'experiment.created',
   'experiment.started',

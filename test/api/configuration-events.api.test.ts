@@ -236,12 +236,11 @@ describe('phone number and experiment events', () => {
     expect(member.find((b) => b.event === 'phone_number.created')).toMatchObject({
       phone_number: { sip_configured: true },
     });
-    expect(bodies(agentUrl).map((b) => b.event).sort()).toEqual([
-      'phone_number.created',
-      'phone_number.deleted',
-      'phone_number.updated',
-      'phone_number.updated',
-    ]);
+    expect(
+      bodies(agentUrl)
+        .map((b) => b.event)
+        .sort(),
+    ).toEqual(['phone_number.created', 'phone_number.deleted', 'phone_number.updated', 'phone_number.updated']);
     await ctx.http
       .patch('/v1/me')
       .set('Authorization', `Bearer ${world.token}`)

@@ -1,22 +1,8 @@
 import type { AnalysisField } from '../agents/analysis-fields.js';
 import { isCountedType } from '../calls/extracted-filters.js';
 import { twoProportionPValue, wilsonInterval } from './experiment-statistics.js';
-import type { ExperimentRow } from './experiment.repository.js';
+import type { ExperimentRow, VariantResultRow } from './experiment.repository.js';
 import type { ExperimentResults, ExperimentVariantResult } from './experiment.schemas.js';
-
-/**
- * One row of the results query: a variant's reported calls (`field` null), or those of its calls
- * whose outcome `field` holds `value` (as text, as `->>` gives it). Each row carries the same three
- * figures.
- */
-export type VariantResultRow = {
-  variant: string;
-  field: string | null;
-  value: string | null;
-  calls: number;
-  done: number;
-  duration_total: number;
-};
 
 /**
  * The outcome fields whose distribution the results show: the enum and boolean fields, the same

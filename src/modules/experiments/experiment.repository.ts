@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
 import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import { preparedSql, runPrepared } from '../../db/prepared.js';
-import type { VariantResultRow } from './experiment-results.js';
 import type { Experiment, ExperimentVariant } from './experiment.schemas.js';
 
 export type ExperimentRow = {
@@ -21,6 +20,20 @@ export type ExperimentRow = {
   ended_at: Date | null;
   created_at: Date;
   updated_at: Date;
+};
+
+/**
+ * One row of the results query: a variant's reported calls (`field` null), or those of its calls
+ * whose outcome `field` holds `value` (as text, as `->>` gives it). Each row carries the same three
+ * figures.
+ */
+export type VariantResultRow = {
+  variant: string;
+  field: string | null;
+  value: string | null;
+  calls: number;
+  done: number;
+  duration_total: number;
 };
 
 export const ONE_RUNNING = 'experiments_one_running';

@@ -118,15 +118,14 @@ export const ExperimentVariantResultSchema = z
   })
   .openapi('ExperimentVariantResult');
 
+const count = (description: string) => z.number().int().openapi({ description });
+
 export const ExperimentResultsSchema = z
   .object({
     experiment_id: z.uuid(),
     status: z.enum(EXPERIMENT_STATUSES),
-    assigned_calls: z.number().int().openapi({ description: 'Routed calls assigned a variant (the experiment `calls`)' }),
-    reported_calls: z
-      .number()
-      .int()
-      .openapi({ description: 'Of them, calls reported to the agent (trashed calls not counted)' }),
+    assigned_calls: count('Routed calls assigned a variant (the experiment `calls`)'),
+    reported_calls: count('Of them, calls reported to the agent (trashed calls not counted)'),
     variants: z.array(ExperimentVariantResultSchema).openapi({ description: "In the experiment's order" }),
   })
   .openapi('ExperimentResults');

@@ -120,26 +120,18 @@ export const WebhookTestPayloadSchema = z
 const schemaName = (type: string) =>
   `${type.replace(/(^|[._])(\w)/g, (_, _sep: string, c: string) => c.toUpperCase())}Webhook`;
 
+/** A configuration change's body: the event, the resource after the change, and when. */
+const changed = <T extends string, B extends z.ZodRawShape>(type: T, body: B) =>
+  z.object({ event: z.literal(type), ...body, changed_at: z.iso.datetime() }).openapi(schemaName(type));
+
 /** phone_number.created, .updated, .deleted: the number as it is after the change (as it was, for deleted). */
 export const PHONE_NUMBER_PAYLOAD_SCHEMAS = PHONE_NUMBER_EVENT_TYPES.map((type) =>
-  z
-    .object({
-      event: z.literal(type),
-      phone_number: PhoneNumberSchema,
-      changed_at: z.iso.datetime(),
-    })
-    .openapi(schemaName(type)),
+  changed(type, { phone_number: PhoneNumberSchema }),
 );
 
 /** experiment.created, .started, .stopped, .ended: the experiment after the change. */
 export const EXPERIMENT_PAYLOAD_SCHEMAS = EXPERIMENT_EVENT_TYPES.map((type) =>
-  z
-    .object({
-      event: z.literal(type),
-      experiment: ExperimentSchema,
-      changed_at: z.iso.datetime(),
-    })
-    .openapi(schemaName(type)),
+  changed(type, { experiment: ExperimentSchema }),
 );
 
 const FIELD_ORDER: Record<string, string[]> = {

@@ -230,28 +230,21 @@ function registerConfigurationWebhooks(
       `When a knowledge-base document cannot be indexed (status error or failed), ${receivers} (organization documents: members only)`,
     ],
   ] as const;
-  const numberChange = { created: 'created', updated: 'changed (a new agent, label, provider or credentials)', deleted: 'deleted' };
-  const numberEvents = PHONE_NUMBER_PAYLOAD_SCHEMAS.map((schema) => {
-    const type = schema.shape.event.value;
-    const change = numberChange[type.split('.')[1] as keyof typeof numberChange];
-    return [
-      type,
-      schema,
-      `When a phone number is ${change}, to every agent post_call_webhook_url of the organization whose \`post_call_webhook_events\` lists it and each member webhook_url (/v1/me) whose \`webhook_events\` lists it (one delivery per URL)`,
-    ] as const;
-  });
-  const experimentChange = {
-    created: 'is created',
-    started: 'starts',
-    stopped: 'is stopped by hand',
-    ended: 'ends itself (ends_at or max_calls)',
+  const everyUrl =
+    'to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL)';
+  const changes: Record<string, string> = {
+    'phone_number.created': `When a phone number is created, ${everyUrl}`,
+    'phone_number.updated': `When a phone number changes (its agent, label, provider or credentials; a number released by assigning another), ${everyUrl}`,
+    'phone_number.deleted': `When a phone number is deleted (the body holds it as it was), ${everyUrl}`,
+    'experiment.created': `When an experiment of an agent is created, ${receivers}`,
+    'experiment.started': `When an experiment starts, ${receivers}`,
+    'experiment.stopped': `When an experiment is stopped by hand, ${receivers}`,
+    'experiment.ended': `When an experiment ends itself (ends_at passed or max_calls reached), ${receivers}`,
   };
-  const experimentEvents = EXPERIMENT_PAYLOAD_SCHEMAS.map((schema) => {
-    const type = schema.shape.event.value;
-    const change = experimentChange[type.split('.')[1] as keyof typeof experimentChange];
-    return [type, schema, `When an experiment of an agent ${change}, ${receivers}`] as const;
-  });
-  for (const [path, schema, summary] of [...events, ...numberEvents, ...experimentEvents]) {
+  const changeEvents = [...PHONE_NUMBER_PAYLOAD_SCHEMAS, ...EXPERIMENT_PAYLOAD_SCHEMAS].map(
+    (schema) => [schema.shape.event.value, schema, changes[schema.shape.event.value]!] as const,
+  );
+  for (const [path, schema, summary] of [...events, ...changeEvents]) {
     registry.registerWebhook({
       method: 'post',
       path,
