@@ -1389,6 +1389,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agents/{agentId}/experiments/{experimentId}/results': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Results per variant (agents:read): calls, done rate with a 95% interval and a test against the first variant, duration, outcomes
+     * @description Counts the calls reported to the agent (`POST /v1/agents/{agentId}/calls`) whose `call_id` was routed to a variant by `POST /v1/runtime/route`; trashed calls are left out. `done_rate_interval` is the 95% Wilson score interval; `done_rate_p_value` the two-sided p-value of the pooled two-proportion z-test against the first variant. `outcomes` has the distribution of every enum and boolean analysis field of the agent.
+     */
+    get: operations['getExperimentResults'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/agents/{agentId}/experiments/{experimentId}/start': {
     parameters: {
       query?: never;
@@ -1632,6 +1652,125 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'phone_number.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When a phone number is created, to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
+    post: operations['phoneNumberCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'phone_number.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When a phone number changes (its agent, label, provider or credentials; a number released by assigning another), to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
+    post: operations['phoneNumberUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'phone_number.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When a phone number is deleted (the body holds it as it was), to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL) */
+    post: operations['phoneNumberDeleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'experiment.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When an experiment of an agent is created, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    post: operations['experimentCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'experiment.started': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When an experiment starts, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    post: operations['experimentStarted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'experiment.stopped': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When an experiment is stopped by hand, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    post: operations['experimentStopped'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'experiment.ended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** When an experiment ends itself (ends_at passed or max_calls reached), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it */
+    post: operations['experimentEnded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'webhook.test': {
     parameters: {
       query?: never;
@@ -1783,6 +1922,115 @@ export interface components {
       /** @enum {string} */
       event: 'kb.document.failed';
       document: components['schemas']['WebhookKbDocument'];
+    };
+    PhoneNumberCreatedWebhook: {
+      /** @enum {string} */
+      event: 'phone_number.created';
+      phone_number: components['schemas']['PhoneNumber'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    PhoneNumber: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /** @description E.164, unique across the service */
+      number: string;
+      label: string | null;
+      /**
+       * @description null: not stated (numbers taken over from agents)
+       * @enum {string|null}
+       */
+      provider: 'sipgate' | 'telekom' | 'twilio' | 'sip' | null;
+      /** @description Whether SIP credentials are stored (they are never shown) */
+      sip_configured: boolean;
+      /** Format: uuid */
+      agent_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PhoneNumberUpdatedWebhook: {
+      /** @enum {string} */
+      event: 'phone_number.updated';
+      phone_number: components['schemas']['PhoneNumber'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    PhoneNumberDeletedWebhook: {
+      /** @enum {string} */
+      event: 'phone_number.deleted';
+      phone_number: components['schemas']['PhoneNumber'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    ExperimentCreatedWebhook: {
+      /** @enum {string} */
+      event: 'experiment.created';
+      experiment: components['schemas']['Experiment'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    Experiment: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      name: string;
+      /** @enum {string} */
+      status: 'draft' | 'running' | 'stopped' | 'ended';
+      /** @enum {string|null} */
+      end_reason: 'stopped' | 'ends_at' | 'max_calls' | null;
+      /** @enum {string} */
+      sticky_by: 'call' | 'caller_number';
+      variants: components['schemas']['ExperimentVariant'][];
+      /** Format: date-time */
+      ends_at: string | null;
+      max_calls: number | null;
+      /** @description Routed calls assigned a variant so far */
+      calls: number;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      ended_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ExperimentVariant: {
+      name: string;
+      /**
+       * Format: uuid
+       * @description null: the agent's current configuration
+       */
+      version_id: string | null;
+      version: number | null;
+      current: boolean;
+      weight: number;
+    };
+    ExperimentStartedWebhook: {
+      /** @enum {string} */
+      event: 'experiment.started';
+      experiment: components['schemas']['Experiment'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    ExperimentStoppedWebhook: {
+      /** @enum {string} */
+      event: 'experiment.stopped';
+      experiment: components['schemas']['Experiment'];
+      /** Format: date-time */
+      changed_at: string;
+    };
+    ExperimentEndedWebhook: {
+      /** @enum {string} */
+      event: 'experiment.ended';
+      experiment: components['schemas']['Experiment'];
+      /** Format: date-time */
+      changed_at: string;
     };
     /** @description A test ping (POST /v1/agents/{agentId}/webhook/test or POST /v1/me/webhook/test); never stored */
     WebhookTestWebhook: {
@@ -2240,6 +2488,13 @@ export interface components {
         | 'data_subject.erased'
         | 'outbound_call.completed'
         | 'outbound_call.failed'
+        | 'phone_number.created'
+        | 'phone_number.updated'
+        | 'phone_number.deleted'
+        | 'experiment.created'
+        | 'experiment.started'
+        | 'experiment.stopped'
+        | 'experiment.ended'
       )[];
       /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
       post_call_webhook_retries?: boolean;
@@ -2417,6 +2672,13 @@ export interface components {
         | 'data_subject.erased'
         | 'outbound_call.completed'
         | 'outbound_call.failed'
+        | 'phone_number.created'
+        | 'phone_number.updated'
+        | 'phone_number.deleted'
+        | 'experiment.created'
+        | 'experiment.started'
+        | 'experiment.stopped'
+        | 'experiment.ended'
       )[];
       /** @description Retry a failed delivery to post_call_webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the Standard Webhooks schedule) with the same webhook-id; default false: one attempt, no retry */
       post_call_webhook_retries?: boolean;
@@ -2702,7 +2964,14 @@ export interface components {
         | 'kb.document.failed'
         | 'data_subject.erased'
         | 'outbound_call.completed'
-        | 'outbound_call.failed';
+        | 'outbound_call.failed'
+        | 'phone_number.created'
+        | 'phone_number.updated'
+        | 'phone_number.deleted'
+        | 'experiment.created'
+        | 'experiment.started'
+        | 'experiment.stopped'
+        | 'experiment.ended';
       /** @description The `webhook-id` header: stable for the event, the same on every attempt */
       webhook_id: string;
       /**
@@ -2811,6 +3080,13 @@ export interface components {
         | 'kb.document.ready'
         | 'kb.document.failed'
         | 'data_subject.erased'
+        | 'phone_number.created'
+        | 'phone_number.updated'
+        | 'phone_number.deleted'
+        | 'experiment.created'
+        | 'experiment.started'
+        | 'experiment.stopped'
+        | 'experiment.ended'
       )[];
       /** @description Failed deliveries to webhook_url are retried (Standard Webhooks schedule); default false */
       webhook_retries: boolean;
@@ -2845,6 +3121,13 @@ export interface components {
         | 'kb.document.ready'
         | 'kb.document.failed'
         | 'data_subject.erased'
+        | 'phone_number.created'
+        | 'phone_number.updated'
+        | 'phone_number.deleted'
+        | 'experiment.created'
+        | 'experiment.started'
+        | 'experiment.stopped'
+        | 'experiment.ended'
       )[];
       /** @description Retry a failed delivery to webhook_url after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h with the same webhook-id (default false: one attempt) */
       webhook_retries?: boolean;
@@ -4709,28 +4992,6 @@ export interface components {
       /** @description The call_id the call was reported with through the call intake */
       call_id?: string | null;
     };
-    PhoneNumber: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      organization_id: string;
-      /** @description E.164, unique across the service */
-      number: string;
-      label: string | null;
-      /**
-       * @description null: not stated (numbers taken over from agents)
-       * @enum {string|null}
-       */
-      provider: 'sipgate' | 'telekom' | 'twilio' | 'sip' | null;
-      /** @description Whether SIP credentials are stored (they are never shown) */
-      sip_configured: boolean;
-      /** Format: uuid */
-      agent_id: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
     PhoneNumberCreate: {
       /**
        * @description E.164; spaces, dashes, dots, slashes and brackets are stripped, 00 becomes +, a leading 0 becomes +49; the number must be valid in its country
@@ -4882,44 +5143,6 @@ export interface components {
        */
       at?: string;
     };
-    Experiment: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      agent_id: string;
-      name: string;
-      /** @enum {string} */
-      status: 'draft' | 'running' | 'stopped' | 'ended';
-      /** @enum {string|null} */
-      end_reason: 'stopped' | 'ends_at' | 'max_calls' | null;
-      /** @enum {string} */
-      sticky_by: 'call' | 'caller_number';
-      variants: components['schemas']['ExperimentVariant'][];
-      /** Format: date-time */
-      ends_at: string | null;
-      max_calls: number | null;
-      /** @description Routed calls assigned a variant so far */
-      calls: number;
-      /** Format: date-time */
-      started_at: string | null;
-      /** Format: date-time */
-      ended_at: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    ExperimentVariant: {
-      name: string;
-      /**
-       * Format: uuid
-       * @description null: the agent's current configuration
-       */
-      version_id: string | null;
-      version: number | null;
-      current: boolean;
-      weight: number;
-    };
     ExperimentCreate: {
       name: string;
       variants: {
@@ -4945,6 +5168,48 @@ export interface components {
       /** Format: date-time */
       ends_at?: string | null;
       max_calls?: number | null;
+    };
+    ExperimentResults: {
+      /** Format: uuid */
+      experiment_id: string;
+      /** @enum {string} */
+      status: 'draft' | 'running' | 'stopped' | 'ended';
+      /** @description Routed calls assigned a variant (the experiment `calls`) */
+      assigned_calls: number;
+      /** @description Of them, calls reported to the agent (trashed calls not counted) */
+      reported_calls: number;
+      /** @description In the experiment's order */
+      variants: components['schemas']['ExperimentVariantResult'][];
+    };
+    ExperimentVariantResult: {
+      name: string;
+      /** @description Reported calls whose call_id was routed to this variant */
+      calls: number;
+      /** @description Of them, calls marked done */
+      done: number;
+      /** @description done / calls; null without calls */
+      done_rate: number | null;
+      /** @description The 95% Wilson score interval of done_rate; null without calls */
+      done_rate_interval: {
+        low: number;
+        high: number;
+      } | null;
+      /** @description Two-sided p-value of the pooled two-proportion z-test of this variant's done rate against the first variant's; null for the first variant, when either has no calls, or when every call of both is done (or none is) */
+      done_rate_p_value: number | null;
+      /** @description Seconds, as in call statistics (total duration / calls); null without calls */
+      duration_avg: number | null;
+      /** @description One entry per enum and boolean analysis field of the agent (the agent's fields as they are now) */
+      outcomes: {
+        [key: string]: components['schemas']['ExperimentOutcomeDistribution'];
+      };
+    };
+    ExperimentOutcomeDistribution: {
+      /** @description Calls per value, as text ("true"/"false" for a boolean field); every declared value is listed, 0 when none had it */
+      values: {
+        [key: string]: number;
+      };
+      /** @description Reported calls of the variant without a value for the field */
+      missing: number;
     };
     /** @description The whole agent as one document, without ids of this installation (references by name) */
     AgentBundle: {
@@ -16738,6 +17003,90 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  getExperimentResults: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        agentId: string;
+        experimentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The results */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ExperimentResults'];
+        };
+      };
+      /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description FORBIDDEN (missing permission), AGENT_NOT_ACCESSIBLE (agent outside the key scope) or IP_NOT_ALLOWED (an API key used from outside its allowed_ips) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      405: components['responses']['MethodNotAllowed'];
+      /** @description RATE_LIMITED: see Retry-After */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      500: components['responses']['InternalError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   startExperiment: {
     parameters: {
       query?: never;
@@ -17819,6 +18168,209 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': components['schemas']['KbDocumentFailedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  phoneNumberCreated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['PhoneNumberCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  phoneNumberUpdated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['PhoneNumberUpdatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  phoneNumberDeleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['PhoneNumberDeletedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  experimentCreated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ExperimentCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  experimentStarted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ExperimentStartedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  experimentStopped: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ExperimentStoppedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx counts as delivered; anything else (redirects included) is a failed attempt, retried only when the URL's owner turned retries on (post_call_webhook_retries, webhook_retries) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  experimentEnded: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Stable for the event (the same on every attempt): deduplicate on it */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; space-separated, one per active secret during a rotation */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ExperimentEndedWebhook'];
       };
     };
     responses: {

@@ -2,6 +2,20 @@ import type { Knex } from 'knex';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
 
+/** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
+export const PHONE_NUMBER_EVENT_TYPES = [
+  'phone_number.created',
+  'phone_number.updated',
+  'phone_number.deleted',
+] as const;
+export const EXPERIMENT_EVENT_TYPES = [
+  'experiment.created',
+  'experiment.started',
+  'experiment.stopped',
+  'experiment.ended',
+] as const;
+const CONFIGURATION_EVENT_TYPES = [...PHONE_NUMBER_EVENT_TYPES, ...EXPERIMENT_EVENT_TYPES] as const;
+
 export const EVENT_TYPES = [
   'call.completed',
   'employee.forwarding_created',
@@ -11,6 +25,7 @@ export const EVENT_TYPES = [
   'data_subject.erased',
   'outbound_call.completed',
   'outbound_call.failed',
+  ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -23,9 +38,10 @@ export const AGENT_URL_EVENT_TYPES = [
   'data_subject.erased',
   'outbound_call.completed',
   'outbound_call.failed',
+  ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 /** Events of the whole organization (no agent): they go to every agent URL of it that chose them. */
-export const ORGANIZATION_EVENT_TYPES = ['data_subject.erased'] as const;
+export const ORGANIZATION_EVENT_TYPES = ['data_subject.erased', ...PHONE_NUMBER_EVENT_TYPES] as const;
 /** What a member's webhook_url (/v1/me) can receive; `webhook_events` picks among them. */
 export const MEMBER_URL_EVENT_TYPES = [
   'employee.forwarding_created',
@@ -33,6 +49,7 @@ export const MEMBER_URL_EVENT_TYPES = [
   'kb.document.ready',
   'kb.document.failed',
   'data_subject.erased',
+  ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 
 export type NewEvent = {

@@ -22,6 +22,8 @@ export const PARTITIONS_QUEUE = 'db.partitions';
 export const IDEMPOTENCY_CLEANUP_QUEUE = 'idempotency.cleanup';
 /** Delete outbound consent records past their keep_until (scheduled). */
 export const CONSENT_EXPIRY_QUEUE = 'outbound.consent-expiry';
+/** End running experiments whose ends_at passed or whose max_calls is reached (scheduled). */
+export const EXPERIMENT_END_QUEUE = 'experiments.end';
 
 /** A worker that holds a document longer than this is presumed dead (also pg-boss's job expiry). */
 export const KB_PROCESSING_TIMEOUT_SECONDS = 300;
@@ -54,4 +56,5 @@ export const QUEUE_DEFINITIONS: QueueDefinition[] = [
   { name: IDEMPOTENCY_CLEANUP_QUEUE, options: { policy: 'short' } },
   { name: CONSENT_EXPIRY_QUEUE, options: { policy: 'short' } },
   { name: PARTITIONS_QUEUE, options: { policy: 'short' } },
+  { name: EXPERIMENT_END_QUEUE, options: { policy: 'short' } },
 ];

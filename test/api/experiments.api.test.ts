@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPERIMENT_END_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { ExperimentEndWorker } from '../../src/modules/experiments/experiment-end.worker.js';
 import { ExperimentSchema } from '../../src/modules/experiments/experiment.schemas.js';
 import { RouteAnswerSchema } from '../../src/modules/runtime/route.schemas.js';
 import type { World } from '../support/builders.js';
@@ -234,5 +236,79 @@ describe('experiments', () => {
       .set('X-API-Key', reader.key)
       .expect(403);
     expect(res.body.error.message).toContain('agents:write');
+  });
+});
+
+describe('the scheduled end pass', () => {
+  const endedEvents = (experimentId: string) =>
+    ctx.db('events').where({ type: 'experiment.ended' }).whereRaw("payload->'experiment'->>'id' = ?", [experimentId]);
+
+  async function started(extra: object) {
+    const a = await agentWithVersions();
+    const created = await http().post(base(a.id), twoVariants(a, extra)).expect(201);
+    await http()
+      .post(`${base(a.id)}/${created.body.id}/start`)
+      .expect(200);
+    return created.body.id as string;
+  }
+
+  it('ends experiments past ends_at or at max_calls once, with one experiment.ended each, however many passes race', async () => {
+    ctx.clock.set('2026-11-23T08:00:00Z');
+    const dated = await started({ ends_at: '2026-11-23T12:00:00Z' });
+    const full = await started({ max_calls: 2 });
+    const later = await started({ ends_at: '2026-11-30T12:00:00Z', max_calls: 5 });
+    // What a route answer leaves when its instance stops between assigning the last call and ending.
+    await ctx.db('experiments').where({ id: full }).update({ calls: 2 });
+    try {
+      ctx.clock.set('2026-11-23T12:00:01Z');
+      const ending = ctx.internals.experimentEnding;
+      const passes = await Promise.all([ending.run(), ending.run(), ending.run()]);
+      expect(passes.reduce((sum, n) => sum + n, 0)).toBe(2);
+      expect(await ending.run()).toBe(0);
+
+      const rows = await ctx.db('experiments').whereIn('id', [dated, full, later]);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      expect(byId.get(dated)).toMatchObject({
+        status: 'ended',
+        end_reason: 'ends_at',
+        ended_at: new Date('2026-11-23T12:00:00Z'),
+      });
+      expect(byId.get(full)).toMatchObject({
+        status: 'ended',
+        end_reason: 'max_calls',
+        ended_at: new Date('2026-11-23T12:00:01Z'),
+      });
+      expect(byId.get(later)).toMatchObject({ status: 'running', end_reason: null });
+      for (const id of [dated, full]) {
+        const events = await endedEvents(id);
+        expect(events).toHaveLength(1);
+        expect(events[0].payload.experiment).toMatchObject({ id, status: 'ended' });
+      }
+      expect(await endedEvents(later)).toHaveLength(0);
+    } finally {
+      ctx.clock.set('2026-11-23T08:00:00Z');
+    }
+  });
+
+  it('is scheduled every minute through the job queue and runs the pass when its job is taken', async () => {
+    const worker = new ExperimentEndWorker(ctx.queue, ctx.internals.experimentEnding);
+    await worker.start();
+    const schedules = await ctx.queue.boss.getSchedules();
+    expect(schedules.map((s) => [s.name, s.cron])).toContainEqual([EXPERIMENT_END_QUEUE, '* * * * *']);
+    await worker.stop();
+
+    const id = await started({ ends_at: '2026-11-23T09:00:00Z' });
+    try {
+      ctx.clock.set('2026-11-23T09:30:00Z');
+      await ctx.queue.send(EXPERIMENT_END_QUEUE, {});
+      const ran = await ctx.queue.runPending(EXPERIMENT_END_QUEUE, async () => {
+        await worker.run();
+      });
+      expect(ran).toBe(1);
+      expect((await ctx.db('experiments').where({ id }).first()).status).toBe('ended');
+      expect(await endedEvents(id)).toHaveLength(1);
+    } finally {
+      ctx.clock.set('2026-11-23T08:00:00Z');
+    }
   });
 });

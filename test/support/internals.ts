@@ -27,6 +27,7 @@ export function internalsOf(container: Container) {
     auditRetention: built.auditLog.retention,
     idempotencyCleanup: built.idempotency.cleanup,
     consentExpiry: built.outbound.consentExpiry,
+    experimentEnding: built.experiments.ending,
   };
 }
 

@@ -5,20 +5,28 @@ import { registerExperimentPaths } from './experiment.openapi.js';
 import { ExperimentRepository } from './experiment.repository.js';
 import { experimentResources, experimentRouter } from './experiment.router.js';
 import { ExperimentService } from './experiment.service.js';
+import { ExperimentEnding, ExperimentEndWorker } from './experiment-end.worker.js';
 
-/** Exports its service: the runtime's route answer assigns the variant through it. */
+/**
+ * Exports its service (the runtime's route answer assigns the variant through it) and the ending
+ * pass its scheduled worker runs (tests drive it).
+ */
 export function buildExperimentModule(
   deps: SharedDeps & { testCases: TestCases; simulation: { simulations: SimulationService } },
-): BuiltModule<{ service: ExperimentService }> {
-  const service = new ExperimentService(
-    deps.audited,
-    new ExperimentRepository(deps.db),
-    deps.agentAccess,
-    deps.simulation.simulations,
-    deps.testCases.simulator,
-    deps.testCases.repository,
-    deps.clock,
-  );
+): BuiltModule<{ service: ExperimentService; ending: ExperimentEnding }> {
+  const experiments = new ExperimentRepository(deps.db);
+  const ending = new ExperimentEnding(deps.db, experiments, deps.events, deps.clock, deps.logger);
+  const service = new ExperimentService({
+    audited: deps.audited,
+    experiments,
+    access: deps.agentAccess,
+    simulations: deps.simulation.simulations,
+    simulator: deps.testCases.simulator,
+    cases: deps.testCases.repository,
+    clock: deps.clock,
+    events: deps.events,
+    ending,
+  });
   return {
     module: {
       mounts: [
@@ -30,7 +38,8 @@ export function buildExperimentModule(
       ],
       openapi: registerExperimentPaths,
     },
-    workers: [],
+    workers: [new ExperimentEndWorker(deps.queue, ending)],
     service,
+    ending,
   };
 }

@@ -25,6 +25,11 @@ export function experimentRouter(experiments: ExperimentService): Router {
     res.json(await experiments.get(authOf(req), agentId, experimentId));
   });
 
+  router.get('/:experimentId/results', async (req, res) => {
+    const { agentId, experimentId } = parse(experimentParams, req.params);
+    res.json(await experiments.results(authOf(req), agentId, experimentId));
+  });
+
   router.post('/:experimentId/start', async (req, res) => {
     const { agentId, experimentId } = parse(experimentParams, req.params);
     res.json(await experiments.start(authOf(req), agentId, experimentId));

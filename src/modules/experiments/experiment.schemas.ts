@@ -83,3 +83,52 @@ export const ExperimentSchema = z
   .openapi('Experiment');
 
 export type Experiment = z.output<typeof ExperimentSchema>;
+
+const OutcomeDistributionSchema = z
+  .object({
+    values: z.record(z.string(), z.number().int()).openapi({
+      description:
+        'Calls per value, as text ("true"/"false" for a boolean field); every declared value is listed, 0 when none had it',
+    }),
+    missing: z.number().int().openapi({ description: 'Reported calls of the variant without a value for the field' }),
+  })
+  .openapi('ExperimentOutcomeDistribution');
+
+export const ExperimentVariantResultSchema = z
+  .object({
+    name: z.string(),
+    calls: z.number().int().openapi({ description: 'Reported calls whose call_id was routed to this variant' }),
+    done: z.number().int().openapi({ description: 'Of them, calls marked done' }),
+    done_rate: z.number().nullable().openapi({ description: 'done / calls; null without calls' }),
+    done_rate_interval: z
+      .object({ low: z.number(), high: z.number() })
+      .nullable()
+      .openapi({ description: 'The 95% Wilson score interval of done_rate; null without calls' }),
+    done_rate_p_value: z.number().nullable().openapi({
+      description:
+        "Two-sided p-value of the pooled two-proportion z-test of this variant's done rate against the first variant's; null for the first variant, when either has no calls, or when every call of both is done (or none is)",
+    }),
+    duration_avg: z
+      .number()
+      .nullable()
+      .openapi({ description: 'Seconds, as in call statistics (total duration / calls); null without calls' }),
+    outcomes: z.record(z.string(), OutcomeDistributionSchema).openapi({
+      description: "One entry per enum and boolean analysis field of the agent (the agent's fields as they are now)",
+    }),
+  })
+  .openapi('ExperimentVariantResult');
+
+const count = (description: string) => z.number().int().openapi({ description });
+
+export const ExperimentResultsSchema = z
+  .object({
+    experiment_id: z.uuid(),
+    status: z.enum(EXPERIMENT_STATUSES),
+    assigned_calls: count('Routed calls assigned a variant (the experiment `calls`)'),
+    reported_calls: count('Of them, calls reported to the agent (trashed calls not counted)'),
+    variants: z.array(ExperimentVariantResultSchema).openapi({ description: "In the experiment's order" }),
+  })
+  .openapi('ExperimentResults');
+
+export type ExperimentResults = z.output<typeof ExperimentResultsSchema>;
+export type ExperimentVariantResult = z.output<typeof ExperimentVariantResultSchema>;

@@ -1,5 +1,7 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
+import { noteAuditResource } from '../../audit/request-context.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import {
@@ -23,9 +25,12 @@ import {
   CreateExperimentSchema,
   ListExperimentsQuery,
   type Experiment,
+  type ExperimentResults,
   type ExperimentVariant,
 } from './experiment.schemas.js';
 import { assignVariant, stickyKey } from './variant-assignment.js';
+import { experimentEvent, type ExperimentEnding } from './experiment-end.worker.js';
+import { assembleResults, distributedFields } from './experiment-results.js';
 
 const show = (value: unknown) => JSON.stringify(value);
 
@@ -35,27 +40,67 @@ const show = (value: unknown) => JSON.stringify(value);
  * assigns variants (`assign`) and the experiment ends itself at `ends_at` or after `max_calls`.
  */
 export class ExperimentService implements VariantAssigner {
-  constructor(
-    private readonly audited: AuditedTransactions,
-    private readonly experiments: ExperimentRepository,
-    private readonly access: AgentAccess,
-    private readonly simulations: SimulationService,
-    private readonly simulator: CallSimulator,
-    private readonly cases: SimulationRepository,
-    private readonly clock: Clock,
-  ) {}
+  private readonly audited: AuditedTransactions;
+  private readonly experiments: ExperimentRepository;
+  private readonly access: AgentAccess;
+  private readonly simulations: SimulationService;
+  private readonly simulator: CallSimulator;
+  private readonly cases: SimulationRepository;
+  private readonly clock: Clock;
+  private readonly events: EventRecorder;
+  private readonly ending: ExperimentEnding;
+
+  constructor(deps: {
+    audited: AuditedTransactions;
+    experiments: ExperimentRepository;
+    access: AgentAccess;
+    simulations: SimulationService;
+    simulator: CallSimulator;
+    cases: SimulationRepository;
+    clock: Clock;
+    events: EventRecorder;
+    ending: ExperimentEnding;
+  }) {
+    this.audited = deps.audited;
+    this.experiments = deps.experiments;
+    this.access = deps.access;
+    this.simulations = deps.simulations;
+    this.simulator = deps.simulator;
+    this.cases = deps.cases;
+    this.clock = deps.clock;
+    this.events = deps.events;
+    this.ending = deps.ending;
+  }
 
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Experiment>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
     const page = parse(ListExperimentsQuery, query, 'Invalid query parameters');
-    await this.experiments.endDue(agent.id, this.clock.now());
+    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
     return this.experiments.list(agent.id, page);
   }
 
   async get(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
-    await this.experiments.endDue(agent.id, this.clock.now());
+    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
     return toExperiment(await this.found(agent.id, experimentId));
+  }
+
+  /**
+   * Per variant: the reported calls whose call_id was routed to it (of this agent, trashed ones left
+   * out), the done rate with its 95% Wilson interval and its two-proportion test against the first
+   * variant, the average duration and the distribution of each enum and boolean outcome field.
+   * Aggregated by PostgreSQL in one query, whatever the number of calls.
+   */
+  async results(auth: AuthContext, agentId: string, experimentId: string): Promise<ExperimentResults> {
+    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
+    const experiment = await this.found(agent.id, experimentId);
+    const fields = distributedFields(agent.analysis_fields ?? []);
+    const rows = await this.experiments.results(
+      experiment,
+      fields.map((f) => f.name),
+    );
+    return assembleResults(experiment, fields, rows);
   }
 
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<Experiment> {
@@ -79,16 +124,21 @@ export class ExperimentService implements VariantAssigner {
       });
     }
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
-    const row = await this.experiments.insert({
-      organization_id: agent.organization_id,
-      agent_id: agent.id,
-      name: input.name,
-      variants,
-      sticky_by: input.sticky_by,
-      ends_at: input.ends_at ? new Date(input.ends_at) : null,
-      max_calls: input.max_calls ?? null,
-      created_at: now,
-      updated_at: now,
+    const row = await this.audited.transaction(async (trx) => {
+      const created = await this.experiments.with(trx).insert({
+        organization_id: agent.organization_id,
+        agent_id: agent.id,
+        name: input.name,
+        variants,
+        sticky_by: input.sticky_by,
+        ends_at: input.ends_at ? new Date(input.ends_at) : null,
+        max_calls: input.max_calls ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+      noteAuditResource({ organizationId: agent.organization_id, resourceId: created.id, agentId: agent.id });
+      await this.events.record(trx, experimentEvent('experiment.created', created, now));
+      return created;
     });
     return toExperiment(row);
   }
@@ -100,7 +150,7 @@ export class ExperimentService implements VariantAssigner {
   async start(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const now = this.clock.now();
-    await this.experiments.endDue(agent.id, now);
+    await this.ending.endDue({ agentId: agent.id }, now);
     const current = await this.found(agent.id, experimentId);
     if (current.status !== 'draft') throw new ConflictError(`The experiment is ${current.status}; only a draft starts`);
     if (current.ends_at && current.ends_at <= now) throw new ConflictError('The experiment ends_at has passed');
@@ -110,7 +160,9 @@ export class ExperimentService implements VariantAssigner {
         const experiments = this.experiments.with(trx);
         const locked = await experiments.findForUpdate(agent.id, experimentId);
         if (!locked || locked.status !== 'draft') throw new ConflictError('The experiment is no longer a draft');
-        return experiments.update(experimentId, { status: 'running', started_at: now, updated_at: now });
+        const started = await experiments.update(experimentId, { status: 'running', started_at: now, updated_at: now });
+        await this.events.record(trx, experimentEvent('experiment.started', started, now));
+        return started;
       })
       .catch((error: unknown) => {
         if (isUniqueViolation(error, ONE_RUNNING))
@@ -124,18 +176,20 @@ export class ExperimentService implements VariantAssigner {
   async stop(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const now = this.clock.now();
-    await this.experiments.endDue(agent.id, now);
+    await this.ending.endDue({ agentId: agent.id }, now);
     const row = await this.audited.transaction(async (trx) => {
       const experiments = this.experiments.with(trx);
       const locked = await experiments.findForUpdate(agent.id, experimentId);
       if (!locked) throw new NotFoundError('Experiment');
       if (locked.status !== 'running') throw new ConflictError(`The experiment is ${locked.status}, not running`);
-      return experiments.update(experimentId, {
+      const stopped = await experiments.update(experimentId, {
         status: 'stopped',
         end_reason: 'stopped',
         ended_at: now,
         updated_at: now,
       });
+      await this.events.record(trx, experimentEvent('experiment.stopped', stopped, now));
+      return stopped;
     });
     return toExperiment(row);
   }
@@ -145,7 +199,7 @@ export class ExperimentService implements VariantAssigner {
     const running = await this.experiments.running(agent.id);
     if (!running) return null;
     if (running.ends_at && new Date(running.ends_at) <= call.at) {
-      await this.experiments.endDue(agent.id, call.at);
+      await this.ending.endDue({ agentId: agent.id }, call.at);
       return null;
     }
     const earlier = await this.experiments.assigned(agent.organization_id, call.callId);
@@ -168,7 +222,10 @@ export class ExperimentService implements VariantAssigner {
       variant: picked.name,
       at: call.at,
     });
-    return stored === undefined ? null : choose(stored);
+    if (stored === undefined) return null;
+    // The last call max_calls allows: the experiment ends now, with its event, rather than at the next pass.
+    if (stored.last_call) await this.ending.endDue({ agentId: agent.id }, call.at);
+    return choose(stored.variant);
   }
 
   /** Every saved case against every variant's configuration; one 409 listing each failure. */

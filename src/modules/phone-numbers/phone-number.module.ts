@@ -13,6 +13,7 @@ export function buildPhoneNumberModule(deps: SharedDeps): BuiltModule<{ service:
     deps.agentAccess,
     new SecretSealer(deps.config.SECRETS_KEY),
     deps.clock,
+    deps.events,
   );
   return {
     module: {

@@ -97,13 +97,13 @@ export class PhoneNumberRepository {
     return this.db('agents').where({ organization_id: organizationId, id: agentId }).forUpdate().first('id', 'name');
   }
 
-  /** The agent's number released (agent_id null); the released number's id, if it had one. */
-  async releaseAgentNumber(agentId: string, at: Date): Promise<string | undefined> {
+  /** The agent's number released (agent_id null); the released number, if it had one. */
+  async releaseAgentNumber(agentId: string, at: Date): Promise<PhoneNumberRow | undefined> {
     const [row] = await this.db('phone_numbers')
       .where({ agent_id: agentId })
       .update({ agent_id: null, updated_at: at })
-      .returning('id');
-    return row?.id;
+      .returning('*');
+    return row;
   }
 
   /** The read-side copy of the assigned number on the agent (`agents.phone_number`). */

@@ -6,7 +6,9 @@ import {
   type AuthContext,
 } from '../../auth/auth-context.js';
 import { noteAuditResource } from '../../audit/request-context.js';
+import type { Knex } from 'knex';
 import type { Clock } from '../../clock.js';
+import type { EventRecorder, PHONE_NUMBER_EVENT_TYPES } from '../../events/event-recorder.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../../errors/index.js';
@@ -56,6 +58,7 @@ export class PhoneNumberService {
     private readonly access: AgentAccess,
     private readonly sealer: SecretSealer,
     private readonly clock: Clock,
+    private readonly events: EventRecorder,
   ) {}
 
   async list(auth: AuthContext, query: unknown): Promise<Page<PhoneNumber>> {
@@ -92,7 +95,9 @@ export class PhoneNumberService {
           throw isUniqueViolation(error, PHONE_NUMBER_UNIQUE) ? numberTaken(input.number) : error;
         });
       noteAuditResource({ organizationId, resourceId: created.id, agentId: input.agent_id ?? undefined });
-      return input.agent_id ? this.assign(numbers, created, input.agent_id, now) : created;
+      const result = input.agent_id ? await this.assign(trx, numbers, created, input.agent_id, now) : created;
+      await this.record(trx, 'phone_number.created', result, now);
+      return result;
     });
     if (input.agent_id) await this.access.changed();
     return toPhoneNumber(row);
@@ -114,15 +119,18 @@ export class PhoneNumberService {
     const row = await this.audited.transaction(async (trx) => {
       const numbers = this.numbers.with(trx);
       let locked = await this.lockNumber(numbers, orgId, numberId);
-      if (Object.keys(changes).length > 0)
-        locked = await numbers.update(orgId, numberId, { ...changes, updated_at: now });
-      if (input.agent_id === undefined || input.agent_id === locked.agent_id) return locked;
-      agentsChanged = true;
-      if (input.agent_id === null) {
-        await this.assertReleasable(numbers, locked);
-        return numbers.update(orgId, numberId, { agent_id: null, updated_at: now });
+      const changed = Object.keys(changes).length > 0;
+      if (changed) locked = await numbers.update(orgId, numberId, { ...changes, updated_at: now });
+      let result = locked;
+      if (input.agent_id !== undefined && input.agent_id !== locked.agent_id) {
+        agentsChanged = true;
+        if (input.agent_id === null) {
+          await this.assertReleasable(numbers, locked);
+          result = await numbers.update(orgId, numberId, { agent_id: null, updated_at: now });
+        } else result = await this.assign(trx, numbers, locked, input.agent_id, now);
       }
-      return this.assign(numbers, locked, input.agent_id, now);
+      if (changed || agentsChanged) await this.record(trx, 'phone_number.updated', result, now);
+      return result;
     });
     if (agentsChanged) await this.access.changed();
     return toPhoneNumber(row);
@@ -138,6 +146,7 @@ export class PhoneNumberService {
       const locked = await this.lockNumber(numbers, current.organization_id, numberId);
       await this.assertReleasable(numbers, locked);
       await numbers.delete(current.organization_id, numberId);
+      await this.record(trx, 'phone_number.deleted', locked, this.clock.now());
     });
   }
 
@@ -146,6 +155,7 @@ export class PhoneNumberService {
    * released and its `phone_number` copy follows. A number held by another agent is not taken from it.
    */
   private async assign(
+    trx: Knex.Transaction,
     numbers: PhoneNumberRepository,
     number: PhoneNumberRow,
     agentId: string,
@@ -158,10 +168,29 @@ export class PhoneNumberService {
       ]);
     }
     await this.assertReleasable(numbers, number);
-    await numbers.releaseAgentNumber(agent.id, at);
+    const released = await numbers.releaseAgentNumber(agent.id, at);
+    if (released) await this.record(trx, 'phone_number.updated', released, at);
     const assigned = await numbers.update(number.organization_id, number.id, { agent_id: agent.id, updated_at: at });
     await numbers.copyToAgent(number.organization_id, agent.id, number.number, at);
     return assigned;
+  }
+
+  /**
+   * The number's event, in the transaction of its change: an organization event (no agent), so it
+   * goes to every agent URL of the organization and every member URL that chose its type.
+   */
+  private async record(
+    trx: Knex.Transaction,
+    type: (typeof PHONE_NUMBER_EVENT_TYPES)[number],
+    row: PhoneNumberRow,
+    at: Date,
+  ): Promise<void> {
+    await this.events.record(trx, {
+      organization_id: row.organization_id,
+      agent_id: null,
+      type,
+      payload: { phone_number: toPhoneNumber(row), changed_at: at.toISOString() },
+    });
   }
 
   /** An assigned number is its agent's only one: it may not be released, moved away or deleted. */

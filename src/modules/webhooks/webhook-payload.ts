@@ -1,5 +1,8 @@
+import { EXPERIMENT_EVENT_TYPES, PHONE_NUMBER_EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import { callOriginFields } from '../calls/call.schemas.js';
+import { ExperimentSchema } from '../experiments/experiment.schemas.js';
+import { PhoneNumberSchema } from '../phone-numbers/phone-number.schemas.js';
 
 /** The bodies receivers get, as the spec's Events section lists them (schemas for the OpenAPI `webhooks`). */
 
@@ -115,6 +118,24 @@ export const WebhookTestPayloadSchema = z
     description: 'A test ping (POST /v1/agents/{agentId}/webhook/test or POST /v1/me/webhook/test); never stored',
   });
 
+/** `phone_number.created` -> `PhoneNumberCreatedWebhook`: the name of a configuration event's schema. */
+const schemaName = (type: string) =>
+  `${type.replace(/(^|[._])(\w)/g, (_, _sep: string, c: string) => c.toUpperCase())}Webhook`;
+
+/** A configuration change's body: the event, the resource after the change, and when. */
+const changed = <T extends string, B extends z.ZodRawShape>(type: T, body: B) =>
+  z.object({ event: z.literal(type), ...body, changed_at: z.iso.datetime() }).openapi(schemaName(type));
+
+/** phone_number.created, .updated, .deleted: the number as it is after the change (as it was, for deleted). */
+export const PHONE_NUMBER_PAYLOAD_SCHEMAS = PHONE_NUMBER_EVENT_TYPES.map((type) =>
+  changed(type, { phone_number: PhoneNumberSchema }),
+);
+
+/** experiment.created, .started, .stopped, .ended: the experiment after the change. */
+export const EXPERIMENT_PAYLOAD_SCHEMAS = EXPERIMENT_EVENT_TYPES.map((type) =>
+  changed(type, { experiment: ExperimentSchema }),
+);
+
 const FIELD_ORDER: Record<string, string[]> = {
   'call.completed': Object.keys(CallCompletedPayloadSchema.shape),
   'employee.forwarding_created': Object.keys(EmployeeForwardingCreatedPayloadSchema.shape),
@@ -123,10 +144,18 @@ const FIELD_ORDER: Record<string, string[]> = {
   'kb.document.failed': Object.keys(KbDocumentFailedPayloadSchema.shape),
   'data_subject.erased': Object.keys(DataSubjectErasedPayloadSchema.shape),
   'webhook.test': Object.keys(WebhookTestPayloadSchema.shape),
+  ...Object.fromEntries(
+    [...PHONE_NUMBER_PAYLOAD_SCHEMAS, ...EXPERIMENT_PAYLOAD_SCHEMAS].map((schema) => [
+      schema.shape.event.value,
+      Object.keys(schema.shape),
+    ]),
+  ),
 };
 const NESTED_ORDER: Record<string, string[]> = {
   call: Object.keys(WebhookCallSchema.shape),
   document: Object.keys(WebhookKbDocumentSchema.shape),
+  phone_number: Object.keys(PhoneNumberSchema.shape),
+  experiment: Object.keys(ExperimentSchema.shape),
 };
 
 function ordered(value: Record<string, unknown>, order: string[]): Record<string, unknown> {

@@ -18,6 +18,8 @@ import {
   CallCompletedPayloadSchema,
   EmployeeForwardingCreatedPayloadSchema,
   KbDocumentFailedPayloadSchema,
+  EXPERIMENT_PAYLOAD_SCHEMAS,
+  PHONE_NUMBER_PAYLOAD_SCHEMAS,
   KbDocumentReadyPayloadSchema,
   WebhookTestPayloadSchema,
 } from './webhook-payload.js';
@@ -228,12 +230,26 @@ function registerConfigurationWebhooks(
       `When a knowledge-base document cannot be indexed (status error or failed), ${receivers} (organization documents: members only)`,
     ],
   ] as const;
-  for (const [path, schema, summary] of events) {
+  const everyUrl =
+    'to every agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL)';
+  const changes: Record<string, string> = {
+    'phone_number.created': `When a phone number is created, ${everyUrl}`,
+    'phone_number.updated': `When a phone number changes (its agent, label, provider or credentials; a number released by assigning another), ${everyUrl}`,
+    'phone_number.deleted': `When a phone number is deleted (the body holds it as it was), ${everyUrl}`,
+    'experiment.created': `When an experiment of an agent is created, ${receivers}`,
+    'experiment.started': `When an experiment starts, ${receivers}`,
+    'experiment.stopped': `When an experiment is stopped by hand, ${receivers}`,
+    'experiment.ended': `When an experiment ends itself (ends_at passed or max_calls reached), ${receivers}`,
+  };
+  const changeEvents = [...PHONE_NUMBER_PAYLOAD_SCHEMAS, ...EXPERIMENT_PAYLOAD_SCHEMAS].map(
+    (schema) => [schema.shape.event.value, schema, changes[schema.shape.event.value]!] as const,
+  );
+  for (const [path, schema, summary] of [...events, ...changeEvents]) {
     registry.registerWebhook({
       method: 'post',
       path,
-      // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady
-      operationId: path.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase()),
+      // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady, phone_number.created -> phoneNumberCreated
+      operationId: path.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase()),
       tags: ['Webhooks'],
       summary,
       request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema } } } },
