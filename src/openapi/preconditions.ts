@@ -47,6 +47,7 @@ const CONDITIONAL_WRITES = [
   'updateCall',
   'deleteTestCase',
   'deleteKnowledgeBaseChunks',
+  'applyAgentBundle',
 ];
 
 /** A user's own profile belongs to no organization: no `require_if_match`, no 428. */
@@ -78,6 +79,7 @@ const DRY_RUNS = [
   'createContact',
   'updateContact',
   'replaceForwardingSlots',
+  'applyAgentBundle',
 ];
 
 type Operation = {

@@ -228,6 +228,21 @@ describe('import and apply', () => {
     await ctx.http.put(`/v1/agents/${id}/bundle`).set(auth(a)).set('If-Match', '"stale"').send(bundle).expect(412);
   });
 
+  it('needs If-Match where the organization requires it (428), as a PATCH does', async () => {
+    const c = await ctx.build.world();
+    await ctx.http.patch(`/v1/organization/${c.orgId}`).set(bearer(c)).send({ require_if_match: true }).expect(200);
+    const res = await getBundle(c.agentId, c).expect(200);
+    const bundle = { ...res.body, name: 'Umbenannt' };
+    await ctx.http.put(`/v1/agents/${c.agentId}/bundle`).set(auth(c)).send(bundle).expect(428);
+    expect((await ctx.db('agents').where({ id: c.agentId }).first('name')).name).toBe('Main Agent');
+    await ctx.http
+      .put(`/v1/agents/${c.agentId}/bundle`)
+      .set(auth(c))
+      .set('If-Match', res.get('ETag')!)
+      .send(bundle)
+      .expect(200);
+  });
+
   it('a missing secret is a 400 naming the field', async () => {
     const id = await richAgent(a, 'Fliesen');
     const bundle = (await getBundle(id).expect(200)).body;
