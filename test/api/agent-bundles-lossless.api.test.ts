@@ -10,11 +10,11 @@ import { createTestContext, type TestContext } from '../support/context.js';
  */
 
 /**
- * The issue's thousand agents by default. Each run is five requests and about ninety statements,
- * mostly waiting on PostgreSQL; sequential, the server idles in those waits, so the runs go in
- * LANES independent fast-check checks over the one server (each with its own seed, each shrinking
- * its own counterexample). BUNDLE_PROPERTY_RUNS changes the count; BUNDLE_PROPERTY_SEED (with
- * BUNDLE_PROPERTY_PATH) replays one lane's failure as fast-check reports it.
+ * The issue's thousand agents by default. Each run is five requests and about ninety statements:
+ * one run at a time, this process and PostgreSQL take turns and each core idles half the time, so
+ * the runs go in LANES independent fast-check checks over the one server (each with its own seed,
+ * each shrinking its own counterexample). BUNDLE_PROPERTY_RUNS changes the count;
+ * BUNDLE_PROPERTY_SEED (with BUNDLE_PROPERTY_PATH) replays one lane's failure as fast-check reports it.
  */
 const RUNS = Number(process.env.BUNDLE_PROPERTY_RUNS ?? 1000);
 const REPLAY = process.env.BUNDLE_PROPERTY_SEED;

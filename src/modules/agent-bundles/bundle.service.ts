@@ -137,6 +137,9 @@ type Desired = {
 
 const ALL = { page: 1, limit: 1_000_000 };
 
+/** A tool's own fields (a bundle names the employee); built once: zod compiles a schema on its first parse. */
+const BundleToolFieldsSchema = CreateToolSchema.omit({ employee_id: true });
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function prefixed(details: ErrorDetail[], prefix: string): ErrorDetail[] {
@@ -609,7 +612,7 @@ export class BundleService {
           config.target_agent_id = id ?? '00000000-0000-0000-0000-000000000000';
         } else problems.push({ field: 'config.target_agent', message: 'Required: the target agent by name' });
       }
-      const base = CreateToolSchema.omit({ employee_id: true }).safeParse({ ...tool, config, employee: undefined });
+      const base = BundleToolFieldsSchema.safeParse({ ...tool, config, employee: undefined });
       if (!base.success) problems.push(...zodIssuesToDetails(base.error.issues));
       const typed = TOOL_CONFIG_SCHEMAS[tool.tool_type as ToolType].safeParse(config);
       if (!typed.success) problems.push(...zodIssuesToDetails(typed.error.issues, ['config']));
