@@ -17,6 +17,7 @@ const CONDITIONAL_READS = [
   'getOrganization',
   'getApiKey',
   'getMe',
+  'getAgentBundle',
 ];
 
 /** Writes that take `If-Match` (412) and, where an organization asks for it, need it (428). */

@@ -128,6 +128,7 @@ describe('GET /v1/agents/{agentId}/bundle', () => {
     ]);
     expect(spec.knowledge_base.organization_documents).toEqual([`Leitfaden ${bundle.name}`]);
     expect(res.get('ETag')).toBeTruthy();
+    await getBundle(id).set('If-None-Match', res.get('ETag')!).expect(304);
 
     const yaml = await getBundle(id).set('Accept', 'application/yaml').expect(200);
     expect(yaml.get('Content-Type')).toMatch(/application\/yaml/);
