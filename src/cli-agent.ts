@@ -18,9 +18,12 @@ export async function agentCommand(args: string[]): Promise<unknown> {
       method,
       headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
+    }).catch((error: unknown) => {
+      const cause = (error as { cause?: { message?: string } }).cause?.message ?? String(error);
+      throw new Error(`Cannot reach the API at ${base} (VAM_BASE_URL): ${cause}`);
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+    if (!res.ok) throw new Error(`${method} ${url}: ${refusal(res.status, text)}`);
     return { res, text };
   };
   const files = (dir: string) => ({
@@ -75,4 +78,18 @@ export async function agentCommand(args: string[]): Promise<unknown> {
     default:
       throw new Error('agent pull <agentId> <dir> | agent diff <dir> | agent push <dir>');
   }
+}
+
+/** The API's error envelope as lines a person reads: status, code and message, each field named. */
+function refusal(status: number, text: string): string {
+  let error: { code?: string; message?: string; details?: { field?: string; message?: string }[] } | undefined;
+  try {
+    error = (JSON.parse(text) as { error?: typeof error }).error;
+  } catch {
+    // Not the API's envelope (a proxy's page): shown as it came.
+  }
+  if (!error?.message) return `${status} ${text}`;
+  const hint = status === 401 ? ' (check VAM_API_KEY)' : '';
+  const details = (error.details ?? []).map((d) => `\n  ${d.field ?? ''}: ${d.message ?? ''}`).join('');
+  return `${[status, error.code, error.message].filter(Boolean).join(' ')}${hint}${details}`;
 }

@@ -17290,7 +17290,10 @@ export interface operations {
   getAgentBundle: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The ETag(s) the client holds: 304 without a body while the resource still has one of them */
+        'If-None-Match'?: components['parameters']['IfNoneMatch'];
+      };
       path: {
         agentId: string;
       };
@@ -17305,6 +17308,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
         content: {
@@ -17312,6 +17316,7 @@ export interface operations {
           'application/yaml': components['schemas']['AgentBundle'];
         };
       };
+      304: components['responses']['NotModified'];
       /** @description VALIDATION_ERROR: invalid parameters or body; `details` lists every problem */
       400: {
         headers: {
@@ -17374,10 +17379,12 @@ export interface operations {
   applyAgentBundle: {
     parameters: {
       query?: {
-        /** @description true: answer what would change, store nothing */
-        dry_run?: 'true' | 'false';
+        /** @description `true`: validate and compute the answer exactly as the real request would (201 becomes 200, header `Dry-Run: true`), but store, version, audit and send nothing */
+        dry_run?: components['parameters']['DryRun'];
       };
       header?: {
+        /** @description Write only if the resource still has one of these ETags (comma-separated), or `*` for any existing one; otherwise 412 PRECONDITION_FAILED and nothing is written. Required (428) when the organization's require_if_match is true. See docs/concurrency.md. */
+        'If-Match'?: components['parameters']['IfMatch'];
         /** @description Makes a retry safe: the same key with the same request within 24 hours returns the first response (with `Idempotent-Replayed: true`) without doing anything again. The same key with a different request is 422; a retry while the first request is still running is 409. See docs/idempotency.md. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -17399,6 +17406,9 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          'Dry-Run': components['headers']['Dry-Run'];
+          'Test-Cases-Failed': components['headers']['Test-Cases-Failed'];
           [name: string]: unknown;
         };
         content: {
@@ -17456,16 +17466,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error */
-      412: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
       /** @description VALIDATION_ERROR: request body larger than the limit */
       413: {
         headers: {
@@ -17478,6 +17479,7 @@ export interface operations {
       };
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['IdempotencyKeyReused'];
+      428: components['responses']['PreconditionRequired'];
       /** @description RATE_LIMITED: see Retry-After */
       429: {
         headers: {

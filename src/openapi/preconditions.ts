@@ -17,6 +17,7 @@ const CONDITIONAL_READS = [
   'getOrganization',
   'getApiKey',
   'getMe',
+  'getAgentBundle',
 ];
 
 /** Writes that take `If-Match` (412) and, where an organization asks for it, need it (428). */
@@ -47,6 +48,7 @@ const CONDITIONAL_WRITES = [
   'updateCall',
   'deleteTestCase',
   'deleteKnowledgeBaseChunks',
+  'applyAgentBundle',
 ];
 
 /** A user's own profile belongs to no organization: no `require_if_match`, no 428. */
@@ -78,6 +80,7 @@ const DRY_RUNS = [
   'createContact',
   'updateContact',
   'replaceForwardingSlots',
+  'applyAgentBundle',
 ];
 
 type Operation = {

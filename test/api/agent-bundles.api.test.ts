@@ -128,6 +128,7 @@ describe('GET /v1/agents/{agentId}/bundle', () => {
     ]);
     expect(spec.knowledge_base.organization_documents).toEqual([`Leitfaden ${bundle.name}`]);
     expect(res.get('ETag')).toBeTruthy();
+    await getBundle(id).set('If-None-Match', res.get('ETag')!).expect(304);
 
     const yaml = await getBundle(id).set('Accept', 'application/yaml').expect(200);
     expect(yaml.get('Content-Type')).toMatch(/application\/yaml/);
@@ -228,6 +229,21 @@ describe('import and apply', () => {
     await ctx.http.put(`/v1/agents/${id}/bundle`).set(auth(a)).set('If-Match', '"stale"').send(bundle).expect(412);
   });
 
+  it('needs If-Match where the organization requires it (428), as a PATCH does', async () => {
+    const c = await ctx.build.world();
+    await ctx.http.patch(`/v1/organization/${c.orgId}`).set(bearer(c)).send({ require_if_match: true }).expect(200);
+    const res = await getBundle(c.agentId, c).expect(200);
+    const bundle = { ...res.body, name: 'Umbenannt' };
+    await ctx.http.put(`/v1/agents/${c.agentId}/bundle`).set(auth(c)).send(bundle).expect(428);
+    expect((await ctx.db('agents').where({ id: c.agentId }).first('name')).name).toBe('Main Agent');
+    await ctx.http
+      .put(`/v1/agents/${c.agentId}/bundle`)
+      .set(auth(c))
+      .set('If-Match', res.get('ETag')!)
+      .send(bundle)
+      .expect(200);
+  });
+
   it('a missing secret is a 400 naming the field', async () => {
     const id = await richAgent(a, 'Fliesen');
     const bundle = (await getBundle(id).expect(200)).body;
@@ -239,6 +255,79 @@ describe('import and apply', () => {
     const fields = res.body.error.details.map((d: { field: string }) => d.field);
     expect(fields).toContain('spec.configuration.post_call_webhook_url');
     expect(fields).toContain('spec.tools[0].config.headers[0].value');
+  });
+});
+
+describe('the test-case guard', () => {
+  /** An agent open on weekdays whose one saved case expects it open on a Monday at 10, and that requires it to pass. */
+  async function guardedAgent(name: string) {
+    const created = await ctx.http
+      .post('/v1/agents/import')
+      .set(auth(a))
+      .send({
+        api_version: 'voice-agent/v1',
+        kind: 'Agent',
+        name,
+        phone_number: ctx.build.phone(),
+        spec: {
+          configuration: {
+            schedule: {
+              timezone: 'Europe/Berlin',
+              rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
+            },
+            require_passing_test_cases: true,
+          },
+          test_cases: [
+            { name: 'Montag offen', input: { at: '2026-11-23T10:00:00+01:00' }, expect: { accepting_calls: true } },
+          ],
+        },
+      })
+      .expect(201);
+    const id = created.body.id as string;
+    const caseId = (await ctx.db('agent_test_cases').where({ agent_id: id }).first('id')).id as string;
+    return { id, caseId };
+  }
+
+  /** Everything a bundle write could leave behind. */
+  const stored = async (id: string) => ({
+    agent: await ctx.db('agents').where({ id }).first(),
+    versions: await ctx.db('agent_versions').where({ agent_id: id }).orderBy('version').select('version'),
+    audit: await ctx.db('audit_log').where({ agent_id: id }).orderBy('created_at').select('id'),
+    bundle: (await getBundle(id).expect(200)).body,
+  });
+
+  it('refuses a PUT .../bundle that breaks a required case with 409 TEST_CASES_FAILED, as a PATCH; nothing is written', async () => {
+    const { id, caseId } = await guardedAgent('Praxis Wächter');
+    const bundle = (await getBundle(id).expect(200)).body;
+    bundle.spec.configuration.vacation_mode = true;
+    bundle.spec.configuration.greeting = 'Wir sind im Urlaub';
+    const before = await stored(id);
+
+    const res = await ctx.http.put(`/v1/agents/${id}/bundle`).set(auth(a)).send(bundle);
+    expect([res.status, res.body.error?.code]).toEqual([409, 'TEST_CASES_FAILED']);
+    expect(res.body.error.details).toContainEqual(
+      expect.objectContaining({ field: `test_cases.${caseId}.expect.accepting_calls`, expected: true, actual: false }),
+    );
+    const patch = await ctx.http.patch(`/v1/agents/${id}`).set(auth(a)).send({ vacation_mode: true });
+    expect(patch.status).toBe(409);
+    expect(res.body.error.details).toEqual(patch.body.error.details);
+    expect(await stored(id)).toEqual(before);
+
+    // A dry run answers the changes and names the case it would break, as a PATCH's dry run does.
+    const dry = await ctx.http.put(`/v1/agents/${id}/bundle?dry_run=true`).set(auth(a)).send(bundle).expect(200);
+    expect(dry.get('Test-Cases-Failed')).toBe(caseId);
+    expect(dry.body.changes.map((c: { path: string }) => c.path)).toEqual([
+      'spec.configuration.greeting',
+      'spec.configuration.vacation_mode',
+    ]);
+    expect(await stored(id)).toEqual(before);
+
+    // Switching the guard off in the same bundle goes through (the flag is read after the write).
+    bundle.spec.configuration.require_passing_test_cases = false;
+    await ctx.http.put(`/v1/agents/${id}/bundle`).set(auth(a)).send(bundle).expect(200);
+    const after = await stored(id);
+    expect(after.versions).toHaveLength(before.versions.length + 1);
+    expect(after.audit).toHaveLength(before.audit.length + 1);
   });
 });
 
@@ -264,6 +353,58 @@ describe('clone', () => {
       .send({ name: 'X', phone_number: ctx.build.phone(), organization_id: b.orgId })
       .expect(404);
     expect(refused.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('clone into another organization', () => {
+  /** A user who writes in A and has `roleInB` in B: a token reaching both. */
+  async function memberOfBoth(roleInB: 'admin' | 'member') {
+    const user = await ctx.build.user(a.orgId, 'developer_admin');
+    await ctx.build.member(user.id, b.orgId, roleInB);
+    return { Authorization: `Bearer ${ctx.build.token(user.id)}` };
+  }
+
+  /** The source's references (its partner agent, its organization document) by the same names in B. */
+  async function namesInB(name: string) {
+    await ctx.build.freshAgent(b.orgId, `${name} Partner`);
+    await ctx.http
+      .post(`/v1/organization/${b.orgId}/knowledge-base`)
+      .set(bearer(b))
+      .send({ title: `Leitfaden ${name}`, content: 'Immer freundlich' })
+      .expect(201);
+  }
+
+  const agentsOfB = async () => (await ctx.db('agents').where({ organization_id: b.orgId }).orderBy('id')).length;
+
+  it('copies the agent there, credentials included, for a caller with agents:write in the target', async () => {
+    const id = await richAgent(a, 'Klempner Nord');
+    await namesInB('Klempner Nord');
+    const res = await ctx.http
+      .post(`/v1/agents/${id}/clone`)
+      .set(await memberOfBoth('admin'))
+      .send({ name: 'Klempner Nord B', phone_number: ctx.build.phone(), organization_id: b.orgId })
+      .expect(201);
+    const copy = expectSchema(res, AgentSchema);
+    expect(copy.organization_id).toBe(b.orgId);
+    const original = (await getBundle(id).expect(200)).body;
+    expect((await getBundle(copy.id, b).expect(200)).body).toEqual({ ...original, name: 'Klempner Nord B' });
+    const tool = await ctx.db('tools').where({ agent_id: copy.id, name: 'lookup' }).first('config', 'organization_id');
+    expect(tool).toMatchObject({ organization_id: b.orgId, config: { headers: [{ value: 'Bearer s3cr3t' }] } });
+    const partner = await ctx.db('agents').where({ organization_id: b.orgId, name: 'Klempner Nord Partner' }).first();
+    expect((await ctx.db('agents').where({ id: copy.id }).first()).backup_agent_id).toBe(partner.id);
+  });
+
+  it('is refused with 403 naming agents:write where the caller only reads, and creates nothing there', async () => {
+    const id = await richAgent(a, 'Klempner Süd');
+    await namesInB('Klempner Süd');
+    const before = await agentsOfB();
+    const res = await ctx.http
+      .post(`/v1/agents/${id}/clone`)
+      .set(await memberOfBoth('member'))
+      .send({ name: 'Klempner Süd B', phone_number: ctx.build.phone(), organization_id: b.orgId })
+      .expect(403);
+    expect(res.body.error.message).toContain('agents:write');
+    expect(await agentsOfB()).toBe(before);
   });
 });
 

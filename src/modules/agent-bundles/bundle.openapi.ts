@@ -62,7 +62,7 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
       'take their value from `secrets` or keep the stored one. `If-Match` takes the ETag of GET .../bundle; ' +
       '`dry_run=true` answers the changes and stores nothing; require_passing_test_cases applies as to a PATCH.',
     security: anyAuth,
-    request: { params: AgentIdParams, query: DryRunQuerySchema, body: jsonBody(ApplyBundleBodySchema) },
+    request: { params: AgentIdParams, body: jsonBody(ApplyBundleBodySchema) },
     responses: {
       200: json(BundleChangesSchema, 'What changed (or would change, in a dry run)'),
       ...errorResponses(...AGENT_ROUTE_ERRORS, 409, 412, 413),

@@ -12,8 +12,8 @@ export function bundleRouter(bundles: BundleService): Router {
 
   router.post('/import', async (req, res) => {
     const conditions = writeConditions(req, { dryRunnable: true });
-    const { agent, changes } = await bundles.import(authOf(req), req.body, conditions);
-    if (conditions.dryRun) sendResource(req, res, { changes }, conditions);
+    const { agent, changes, failingTestCases } = await bundles.import(authOf(req), req.body, conditions);
+    if (conditions.dryRun) sendResource(req, res, { changes }, { ...conditions, failingTestCases });
     else sendResource(req, res, agent, { status: 201 });
   });
 
@@ -34,14 +34,15 @@ export function bundleRouter(bundles: BundleService): Router {
   router.put('/:agentId/bundle', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    sendResource(req, res, await bundles.apply(authOf(req), agentId, req.body, conditions), conditions);
+    const { resource, failingTestCases } = await bundles.apply(authOf(req), agentId, req.body, conditions);
+    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
   });
 
   router.post('/:agentId/clone', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
     const conditions = writeConditions(req, { dryRunnable: true });
-    const { agent, changes } = await bundles.clone(authOf(req), agentId, req.body, conditions);
-    if (conditions.dryRun) sendResource(req, res, { changes }, conditions);
+    const { agent, changes, failingTestCases } = await bundles.clone(authOf(req), agentId, req.body, conditions);
+    if (conditions.dryRun) sendResource(req, res, { changes }, { ...conditions, failingTestCases });
     else sendResource(req, res, agent, { status: 201 });
   });
 

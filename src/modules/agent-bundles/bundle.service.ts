@@ -22,7 +22,7 @@ import { outgoingUrlProblem } from '../../outgoing/url-policy.js';
 import { formatPath } from '../agent-versions/agent-configuration.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
+import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import {
   agentCreateSchema,
   agentPatchSchema,
@@ -137,6 +137,9 @@ type Desired = {
 
 const ALL = { page: 1, limit: 1_000_000 };
 
+/** A tool's own fields (a bundle names the employee); built once: zod compiles a schema on its first parse. */
+const BundleToolFieldsSchema = CreateToolSchema.omit({ employee_id: true });
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function prefixed(details: ErrorDetail[], prefix: string): ErrorDetail[] {
@@ -249,7 +252,7 @@ export class BundleService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<{ changes: BundleChange[] }> {
+  ): Promise<CheckedWrite<{ changes: BundleChange[] }>> {
     const agent = await this.resolve(auth, agentId, BUNDLE_WRITES);
     noteAuditResource({ organizationId: agent.organization_id, agentId: agent.id, resourceId: agent.id });
     const { bundle, secrets } = this.parseEnvelope(body, ['secrets']);
@@ -265,15 +268,16 @@ export class BundleService {
         });
         const desired = await this.validate(trx, auth, row, bundle, secrets, current);
         const changes = bundleChanges(current, desired.bundle);
-        if (changes.length === 0) return { changes };
+        if (changes.length === 0) return { resource: { changes }, failingTestCases: [] };
         await this.write(trx, row, current, desired, auth);
         await this.deps.versions.record(trx, row, auth, 'agent.updated');
-        await this.guard.check(trx, row, conditions.dryRun);
-        return { changes };
+        // A dry run names the cases the change would break (Test-Cases-Failed) instead of the 409.
+        const failingTestCases = await this.guard.check(trx, row, conditions.dryRun);
+        return { resource: { changes }, failingTestCases };
       },
       { dryRun: conditions.dryRun },
     );
-    if (!conditions.dryRun && result.changes.length > 0) await this.deps.access.changed();
+    if (!conditions.dryRun && result.resource.changes.length > 0) await this.deps.access.changed();
     return result;
   }
 
@@ -285,7 +289,7 @@ export class BundleService {
     auth: AuthContext,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<{ agent: Agent; changes: BundleChange[] }> {
+  ): Promise<{ agent: Agent; changes: BundleChange[]; failingTestCases: readonly string[] }> {
     const organizationId = this.targetOrganization(auth, isObject(body) ? body.organization_id : undefined);
     for (const permission of BUNDLE_WRITES) assertPermission(auth, permission, organizationId);
     const extra = ['secrets', 'phone_number', 'organization_id'];
@@ -302,7 +306,7 @@ export class BundleService {
     agentId: string,
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<{ agent: Agent; changes: BundleChange[] }> {
+  ): Promise<{ agent: Agent; changes: BundleChange[]; failingTestCases: readonly string[] }> {
     const agent = await this.resolve(auth, agentId, BUNDLE_READS);
     const input = isObject(body) ? body : {};
     // The copy goes to the source's organization unless the body names another: agents:write there first.
@@ -333,7 +337,7 @@ export class BundleService {
     secrets: Secrets,
     phone: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<{ agent: Agent; changes: BundleChange[] }> {
+  ): Promise<{ agent: Agent; changes: BundleChange[]; failingTestCases: readonly string[] }> {
     const phoneResult = this.phoneSchema.safeParse(phone);
     const phoneDetails = phoneResult.success ? [] : zodIssuesToDetails(phoneResult.error.issues, ['phone_number']);
     const now = this.deps.clock.now();
@@ -362,11 +366,15 @@ export class BundleService {
         const current: Loaded = { bundle: fresh, secrets: {}, masked: fresh, ids: EMPTY_IDS() };
         await this.write(trx, row, current, desired, auth);
         await this.deps.versions.record(trx, row, auth, 'agent.created');
-        await this.guard.check(trx, row, conditions.dryRun);
+        const failingTestCases = await this.guard.check(trx, row, conditions.dryRun);
         const created = await this.deps.agents.with(trx).findForUpdate(row.id, organizationId);
         if (!created) throw new NotFoundError('Agent');
         const empty: Loaded = { bundle: emptyBundle(''), secrets: {}, masked: emptyBundle(''), ids: EMPTY_IDS() };
-        return { agent: AgentReads.representation(created), changes: bundleChanges(empty, desired.bundle) };
+        return {
+          agent: AgentReads.representation(created),
+          changes: bundleChanges(empty, desired.bundle),
+          failingTestCases,
+        };
       },
       { dryRun: conditions.dryRun },
     );
@@ -604,7 +612,7 @@ export class BundleService {
           config.target_agent_id = id ?? '00000000-0000-0000-0000-000000000000';
         } else problems.push({ field: 'config.target_agent', message: 'Required: the target agent by name' });
       }
-      const base = CreateToolSchema.omit({ employee_id: true }).safeParse({ ...tool, config, employee: undefined });
+      const base = BundleToolFieldsSchema.safeParse({ ...tool, config, employee: undefined });
       if (!base.success) problems.push(...zodIssuesToDetails(base.error.issues));
       const typed = TOOL_CONFIG_SCHEMAS[tool.tool_type as ToolType].safeParse(config);
       if (!typed.success) problems.push(...zodIssuesToDetails(typed.error.issues, ['config']));
