@@ -76,10 +76,15 @@ export function buildContainer(deps: AppDeps) {
     (error) => error instanceof AppError,
   );
   // A client's own writes send its next reads to the primary for the lag bound.
-  const auditRecorder = new AuditRecorder(auditLog, clock, logger, (auth) => reads.noteWrite(auth));
+  const auditRecorder = new AuditRecorder(auditLog, clock, logger, {
+    writing: (auth, trx) => reads.noteWrite(auth, trx),
+    wrote: (auth) => reads.wrote(auth),
+  });
   // Monthly partitions of calls, events, deliveries and the audit log: made ahead, old months dropped.
   const partitions = new PartitionMaintenance(db, logger);
   const agentReads = buildAgentReads({ db, databaseUrl: deps.databaseUrl, config, clock, logger });
+  // Writes made through other instances are heard on the cache's channel (read-your-writes).
+  if (config.READ_CACHE_ENABLED) reads.hear(agentReads.cache);
   const callsToday = callsTodayCounter(db);
   const testCases = buildTestCases({ db, callsToday });
   const events = new EventRecorder(queue);

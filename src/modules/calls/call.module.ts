@@ -31,7 +31,7 @@ export function buildCallModule(
   const retention = new CallRetention(repository, clock, logger);
   const calls = new CallService(audited, repository, events, agentAccess, clock, deps.intakeHooks, deps.reads);
   const stats = new CallStatsService(new CallStatsRepository(db), agentAccess, deps.reads);
-  const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock);
+  const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock, deps.reads);
   return {
     module: {
       mounts: [
