@@ -3,6 +3,7 @@ import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { statementsOn, type Statements } from '../../db/replicas.js';
+import { timeId, whereId } from '../../db/time-ids.js';
 import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../api/pagination.js';
 import {
   containsPattern,
@@ -391,6 +392,8 @@ export class CallRepository {
         const [row] = await savepoint('calls')
           .insert({
             ...call,
+            // Carries created_at: a lookup by this id plans only its month (src/db/time-ids.ts).
+            id: timeId(call.created_at),
             transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
             extracted_data: JSON.stringify(call.extracted_data),
           })
@@ -416,18 +419,20 @@ export class CallRepository {
   }
 
   async find(agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return this.scoped(agent).where('c.id', id).first();
+    return whereId(this.scoped(agent), id, 'c.').first();
   }
 
   /** Row lock until the caller's transaction ends: call it on `with(trx)`. */
   async lock(agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return this.scoped(agent).where('c.id', id).forUpdate('c').first();
+    return whereId(this.scoped(agent), id, 'c.').forUpdate('c').first();
   }
 
   async update(agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
     const columns: Record<string, unknown> = { ...changes };
     if (changes.extracted_data !== undefined) columns.extracted_data = JSON.stringify(changes.extracted_data);
-    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(columns);
+    await whereId(this.db('calls').where({ agent_id: agent.id, organization_id: agent.organization_id }), id).update(
+      columns,
+    );
     return (await this.find(agent, id))!;
   }
 
