@@ -102,6 +102,7 @@ export function buildContainer(deps: AppDeps) {
     versions: new AgentVersionRecorder(new AgentVersionRepository(db), events, clock),
     testCaseGuard: testCases.guard,
     metrics: new Metrics(db, queue, { rateLimitStore: deps.rateLimitStore }),
+    reads,
   };
 
   // Modules other modules build on (their exports are passed on by name, typed).
@@ -129,7 +130,7 @@ export function buildContainer(deps: AppDeps) {
     tools,
     contacts: buildContactModule(shared),
     knowledgeBase,
-    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut }, reads }),
+    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
     agentVersions,
     simulation,
     auditLog: buildAuditLogModule({ ...shared, partitions }),

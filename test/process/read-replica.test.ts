@@ -246,21 +246,31 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
       await write();
       const onStandby = await totalOn(standbyDb);
       const onPrimary = await totalOn(db);
+      const audit = (on: Db) => on('audit_log').where({ organization_id: world.orgId }).count({ n: '*' });
+      const auditOnStandby = Number((await audit(standbyDb))[0]!.n);
+      const auditOnPrimary = Number((await audit(db))[0]!.n);
       // The writer's list on instance B: the primary (B heard of the write on the shared channel).
       const writerOnB = await http2.get(`${calls}?limit=1`).set('X-API-Key', world.key);
       // Another key on B: the standby's older state.
       const readerOnB = await http2.get(`${calls}?limit=1`).set('X-API-Key', reader.key);
+      // Its audit log list on B: the standby (the write's audit entry is not there yet).
+      const auditOnB = await http2
+        .get(`/v1/organization/${world.orgId}/audit-log?limit=1`)
+        .set('X-API-Key', reader.key);
       // The export of that other key on A: from the standby too.
       const exported = await http.get(`${calls}/export`).set('X-API-Key', reader.key);
       const conclusive = inRotation();
       await standbyDb.raw('SELECT pg_wal_replay_resume()');
-      for (const res of [writerOnB, readerOnB, exported]) statuses.push(res.status);
+      for (const res of [writerOnB, readerOnB, auditOnB, exported]) statuses.push(res.status);
+      expect(auditOnB.status).toBe(200);
       expect(writerOnB.status).toBe(200);
       expect(writerOnB.body.pagination.total).toBe(onPrimary);
       expect(exported.status).toBe(200);
       if (conclusive) {
         expect(onStandby).toBe(onPrimary - 1);
         expect(readerOnB.body.pagination.total).toBe(onStandby);
+        expect(auditOnStandby).toBe(auditOnPrimary - 1);
+        expect(auditOnB.body.pagination.total).toBe(auditOnStandby);
         expect(exported.text.trim().split('\n')).toHaveLength(onStandby);
         break;
       }
