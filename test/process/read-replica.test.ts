@@ -11,6 +11,7 @@ import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { parseConfig } from '../../src/config.js';
 import { createDb, migrationConfig, type Db } from '../../src/db/knex.js';
+import type { Statements } from '../../src/db/replicas.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
@@ -311,12 +312,20 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
     await until('the caught-up standby to come back', () => replica().healthy, 10_000);
     expect(dropped).toBeLessThan(4000);
 
+    // A read of several statements (an export's batches) that began on the standby goes on on the
+    // primary when the standby goes away between two of them.
+    const standbyNow = (on: Statements) =>
+      on(async (conn) => (await conn.raw('SELECT pg_is_in_recovery() AS r')).rows[0].r as boolean);
+    const batches = app.container.reads.statements(undefined);
+    expect(await standbyNow(batches)).toBe(true);
+
     // Stopped while a client keeps listing: every answer 200, out of the rotation within 2 s.
     let listing = true;
     const loop = (async () => {
       while (listing) await list(reader);
     })();
     stop(standbyDir());
+    expect(await standbyNow(batches)).toBe(false);
     const down = await until('the stopped standby to leave the rotation', () => !replica().healthy, 5_000);
     expect(down).toBeLessThan(2000);
     start(standbyDir());
