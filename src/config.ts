@@ -77,7 +77,7 @@ const configSchema = z.object({
         .filter((url) => url !== ''),
     )
     .pipe(z.array(z.string().url())),
-  /** A replica further behind the primary than this leaves the rotation; also the read-your-writes window. */
+  /** A replica further behind the primary than this leaves the rotation. */
   REPLICA_MAX_LAG_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   /** A new connection that has not finished its handshake after this long fails (503). */
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce

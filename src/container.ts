@@ -76,10 +76,15 @@ export function buildContainer(deps: AppDeps) {
     (error) => error instanceof AppError,
   );
   // A client's own writes send its next reads to the primary for the lag bound.
-  const auditRecorder = new AuditRecorder(auditLog, clock, logger, (auth) => reads.noteWrite(auth));
+  const auditRecorder = new AuditRecorder(auditLog, clock, logger, {
+    writing: (auth, trx) => reads.noteWrite(auth, trx),
+    wrote: (auth) => reads.wrote(auth),
+  });
   // Monthly partitions of calls, events, deliveries and the audit log: made ahead, old months dropped.
   const partitions = new PartitionMaintenance(db, logger);
   const agentReads = buildAgentReads({ db, databaseUrl: deps.databaseUrl, config, clock, logger });
+  // Writes made through other instances are heard on the cache's channel (read-your-writes).
+  if (config.READ_CACHE_ENABLED) reads.hear(agentReads.cache);
   const callsToday = callsTodayCounter(db);
   const testCases = buildTestCases({ db, callsToday });
   const events = new EventRecorder(queue);
@@ -97,6 +102,7 @@ export function buildContainer(deps: AppDeps) {
     versions: new AgentVersionRecorder(new AgentVersionRepository(db), events, clock),
     testCaseGuard: testCases.guard,
     metrics: new Metrics(db, queue, { rateLimitStore: deps.rateLimitStore }),
+    reads,
   };
 
   // Modules other modules build on (their exports are passed on by name, typed).
@@ -124,7 +130,7 @@ export function buildContainer(deps: AppDeps) {
     tools,
     contacts: buildContactModule(shared),
     knowledgeBase,
-    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut }, reads }),
+    calls: buildCallModule({ ...shared, intakeHooks: { optOut: outbound.service.optOut } }),
     agentVersions,
     simulation,
     auditLog: buildAuditLogModule({ ...shared, partitions }),

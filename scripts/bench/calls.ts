@@ -133,6 +133,8 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
         `(rows and indexes ${seeding.rowsSeconds.toFixed(1)} s, VACUUM ANALYZE ${seeding.vacuumSeconds.toFixed(1)} s)\n`,
     );
   else process.stdout.write(`calls: reusing the seeded ${BIG} calls\n`);
+  // Half-way down the big agent's calls (row 500,000 of 1M); a small --calls run still has such a row.
+  const deepRow = Math.min(500_000, Math.floor(BIG / 2));
   const deep = await db('calls')
     .where({ agent_id: big.agentId })
     .whereNull('deleted_at')
@@ -140,7 +142,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .offset(500_000)
+    .offset(deepRow)
     .first(db.raw(`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at`), 'id');
   const deepCursor = encodeCursor({ at: deep.at, id: deep.id });
 
@@ -158,7 +160,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     ['page 1', 'limit=20', 50],
     ['page 500', 'limit=20&page=500', 50],
     ['cursor= (start)', 'limit=20&cursor=', 10],
-    ['cursor at row 500,000', `limit=20&cursor=${deepCursor}`, 10],
+    [`cursor at row ${deepRow.toLocaleString('en')}`, `limit=20&cursor=${deepCursor}`, 10],
     ['done=true', 'done=true', 50],
     ['done=false, page 100', 'done=false&page=100', 50],
     ['include_deleted=true', 'include_deleted=true', 50],

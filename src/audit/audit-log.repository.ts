@@ -59,7 +59,7 @@ export class AuditLogRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
   /** The same queries inside the caller's transaction. */
-  with(trx: Knex.Transaction): AuditLogRepository {
+  with(trx: Db | Knex.Transaction): AuditLogRepository {
     return new AuditLogRepository(trx);
   }
 

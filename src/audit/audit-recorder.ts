@@ -16,6 +16,16 @@ function uuidOrNull(value: string | undefined): string | null {
 /** POST routes that read (search, preview, call simulation and test runs): nothing to audit. */
 const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest)$/;
 
+/** Told of every write request's caller (read-your-writes routing, src/db/replicas.ts). */
+export type WriteNotes = {
+  /** Inside the write's transaction (`trx`), or after a write that had none (`trx` undefined). */
+  writing(auth: AuthContext, trx?: Knex.Transaction): Promise<void>;
+  /** After the write's transaction committed. */
+  wrote(auth: AuthContext): void;
+};
+
+const NO_NOTES: WriteNotes = { writing: async () => {}, wrote: () => {} };
+
 /**
  * Writes the audit row of the current write request. `inTransaction` is called by a service's
  * audited transaction (audited-transactions.ts), inside it before it commits; `afterResponse` is
@@ -27,22 +37,37 @@ export class AuditRecorder {
     private readonly entries: AuditLogRepository,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    /** Told of every write request's caller (read-your-writes routing, src/db/replicas.ts). */
-    private readonly onWrite: (auth: AuthContext) => void = () => {},
+    private readonly writes: WriteNotes = NO_NOTES,
   ) {}
 
   async inTransaction(trx: Knex.Transaction): Promise<void> {
     const context = currentRequestContext();
-    if (context?.auth) this.onWrite(context.auth);
+    if (context?.auth) {
+      await this.writes.writing(context.auth, trx);
+      context.announced = true;
+    }
     if (!context || !this.auditable(context)) return;
     context.audited = true;
     await this.write(this.entries.with(trx), context);
   }
 
+  /** The current write request's transaction committed (after inTransaction). */
+  committed(): void {
+    const auth = currentRequestContext()?.auth;
+    if (auth) this.writes.wrote(auth);
+  }
+
   /** Never throws: the change is already committed and the caller is owed its answer. */
   async afterResponse(context: RequestContext, status: number): Promise<void> {
-    if (context.auth) this.onWrite(context.auth);
-    if (status >= 400 || !this.auditable(context)) return;
+    if (status >= 400) return;
+    if (context.auth && !context.announced) {
+      try {
+        await this.writes.writing(context.auth);
+      } catch (error) {
+        this.logger.error({ err: error, request_id: context.requestId }, 'write not announced to the other instances');
+      }
+    }
+    if (!this.auditable(context)) return;
     context.audited = true;
     try {
       await this.write(this.entries, context);

@@ -24,6 +24,9 @@ export class AuditedTransactions {
       const result = await work(trx);
       await this.recorder.inTransaction(trx);
       return result;
+    }).then((result) => {
+      this.recorder.committed();
+      return result;
     });
   }
 }

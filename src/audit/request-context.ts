@@ -33,6 +33,8 @@ export type RequestContext = {
   keyPrefix?: string | null;
   /** The audit row of this request is written (inside one of its transactions). */
   audited: boolean;
+  /** The write was announced for read-your-writes (inside one of its transactions). */
+  announced?: boolean;
   /** The response went out: later work (timers started by the request) is not the request's. */
   finished: boolean;
 };

@@ -113,6 +113,9 @@ export class ReadCache<A extends AgentRef> {
   private readonly mismatchDelayMs: number;
   /** Other instances' acknowledgements of changes, and this instance's lease on its cache. */
   readonly peers: CachePeers;
+  /** The channel's name, for others that send on it (WriteChannel). */
+  readonly name = CACHE_CHANNEL;
+  private readonly subscribers: { prefix: string; handler: (rest: string) => void }[] = [];
 
   constructor(
     private readonly credentials: CredentialsRepository<A>,
@@ -158,6 +161,22 @@ export class ReadCache<A extends AgentRef> {
     await this.current?.end().catch(() => {});
     await this.loop;
     this.loop = undefined;
+  }
+
+  /**
+   * Hands every payload on the channel that starts with `prefix` to `handler` (read-your-writes
+   * announcements, src/db/replicas.ts); they never empty the cache.
+   */
+  subscribe(prefix: string, handler: (rest: string) => void): void {
+    this.subscribers.push({ prefix, handler });
+  }
+
+  /**
+   * Whether this instance receives the channel now: listening, and its own ping came back within
+   * the lease, so every notification committed before that ping has arrived.
+   */
+  hearing(): boolean {
+    return this.listening && this.peers.fresh();
   }
 
   /** True while changes are being received (the cache is in use). */
@@ -375,6 +394,8 @@ export class ReadCache<A extends AgentRef> {
     });
     client.on('notification', ({ payload }) => {
       if (this.peers.handle(payload)) return;
+      const subscriber = payload ? this.subscribers.find((s) => payload.startsWith(s.prefix)) : undefined;
+      if (subscriber) return subscriber.handler(payload!.slice(subscriber.prefix.length));
       const waiter = payload ? this.syncWaiters.get(payload) : undefined;
       if (waiter) waiter();
       // Another instance's nonce announces nothing; any other payload is a change.

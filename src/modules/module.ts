@@ -1,3 +1,4 @@
+import type { ReadRouting } from '../db/replicas.js';
 import type { Logger } from 'pino';
 import type { AuditedTransactions } from '../audit/audited-transactions.js';
 import type { AuditLogRepository } from '../audit/audit-log.repository.js';
@@ -45,6 +46,11 @@ export type SharedDeps = {
   /** `require_passing_test_cases`, checked inside every write that changes what a call does. */
   testCaseGuard: AgentChangeGuard;
   metrics: Metrics;
+  /**
+   * Where the heavy reads (lists of calls, audit entries and deliveries, statistics, exports) go: a
+   * healthy read replica, or the primary (src/db/replicas.ts).
+   */
+  reads: ReadRouting;
 };
 
 /**

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as callKeys from '../../migrations/20261129140100_create_call_keys.js';
 import * as partitionByMonth from '../../migrations/20261129140000_partition_by_month.js';
 import { PartitionMaintenance } from '../../src/db/partitions.js';
+import { timeOfId } from '../../src/db/time-ids.js';
+import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import { AuditRetention } from '../../src/modules/audit-log/audit-retention.worker.js';
 import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
 import type { World } from '../support/builders.js';
@@ -145,6 +149,59 @@ describe('monthly partitions', () => {
     expect(scans.map((scan) => scan['Relation Name'])).toContain('calls_p2026_08');
   });
 
+  it('gives a call an id that carries its creation time: a lookup by it plans and searches only its month', async () => {
+    const world = await ctx.build.world();
+    await partitions.ensure(new Date('2026-11-29T00:00:00Z'), new Date('2025-01-01T00:00:00Z'));
+    ctx.clock.set(new Date('2026-08-15T09:30:00.123Z'));
+    const created = await ctx.http
+      .post(`/v1/agents/${world.agentId}/calls`)
+      .set('X-API-Key', world.key)
+      .send({ call_id: 'time-id-1', duration: 5 })
+      .expect(201);
+    const id: string = created.body.id;
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(timeOfId(id)?.toISOString()).toBe('2026-08-15T09:30:00.123Z');
+    expect(created.body.created_at).toBe('2026-08-15T09:30:00.123Z');
+
+    // The statement CallRepository.find sends, explained: one partition in the plan, not every month.
+    const sent: { sql: string; bindings: unknown[] }[] = [];
+    const capture = (q: { sql: string; bindings: unknown[] }) => sent.push(q);
+    ctx.db.on('query', capture);
+    const agent = { id: world.agentId, organization_id: world.orgId };
+    try {
+      expect((await new CallRepository(ctx.db).find(agent, id))?.call_id).toBe('time-id-1');
+      // An id without a time (rows from before: gen_random_uuid) is looked for in every month.
+      expect(await new CallRepository(ctx.db).find(agent, randomUUID())).toBeUndefined();
+    } finally {
+      ctx.db.removeListener('query', capture);
+    }
+    const relations = async (q: { sql: string; bindings: unknown[] }) => {
+      const { rows } = await ctx.db.raw(
+        // The driver's $1, $2, ... (in order) as knex's placeholders.
+        `EXPLAIN (FORMAT JSON) ${q.sql.replace(/\$\d+/g, '?')}`,
+        q.bindings as Knex.RawBinding[],
+      );
+      const found: string[] = [];
+      const walk = (node: { 'Relation Name'?: string; Plans?: unknown[] }) => {
+        if (node['Relation Name']?.startsWith('calls')) found.push(node['Relation Name']);
+        (node.Plans as (typeof node)[] | undefined)?.forEach(walk);
+      };
+      walk(rows[0]['QUERY PLAN'][0].Plan);
+      return found;
+    };
+    expect(await relations(sent[0]!)).toEqual(['calls_p2026_08']);
+    expect((await relations(sent[1]!)).length).toBeGreaterThan(10);
+
+    // Read, changed and read again through the API by that id.
+    await ctx.http.get(`/v1/agents/${world.agentId}/calls/${id}`).set('X-API-Key', world.key).expect(200);
+    const patched = await ctx.http
+      .patch(`/v1/agents/${world.agentId}/calls/${id}`)
+      .set('X-API-Key', world.key)
+      .send({ done: true })
+      .expect(200);
+    expect(patched.body.done).toBe(true);
+  });
+
   it('creates the coming months at start and moves rows written to the default partition into their month', async () => {
     const world = await ctx.build.world();
     // Far ahead of every partition: the write lands in the default partition and does not fail.
@@ -170,6 +227,8 @@ describe('monthly partitions', () => {
     expect(result.movedFromDefault).toBeGreaterThanOrEqual(2);
     const moved = await ctx.db.raw(`SELECT tableoid::regclass::text AS part FROM calls WHERE id = ?`, [call.body.id]);
     expect(moved.rows[0].part).toBe('calls_p2031_05');
+    // Its id still finds it in the month it moved to.
+    await ctx.http.get(`/v1/agents/${world.agentId}/calls/${call.body.id}`).set('X-API-Key', world.key).expect(200);
     // Counted once: the move is not an insert for the counters.
     const stats = await ctx.http
       .get(`/v1/agents/${world.agentId}/calls?from=2031-05-01&to=2031-05-31`)

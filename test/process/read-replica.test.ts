@@ -11,6 +11,7 @@ import { createApp } from '../../src/app.js';
 import { createTokenVerifier } from '../../src/auth/token.js';
 import { parseConfig } from '../../src/config.js';
 import { createDb, migrationConfig, type Db } from '../../src/db/knex.js';
+import type { Statements } from '../../src/db/replicas.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { JobQueue } from '../../src/jobs/queue.js';
@@ -20,9 +21,10 @@ import { TestClock } from '../support/test-clock.js';
 /**
  * A real streaming standby: a primary of its own (initdb in a temporary directory on a free port:
  * the machine's cluster is left as it is), `pg_basebackup -R` of it, the standby started on another
- * free port, and the app reading calls lists and statistics from it. The standby is paused (lag),
- * stopped and promoted while a client keeps listing: no answer is a 5xx, the replica leaves the
- * rotation within 2 s of each and comes back when it is healthy again.
+ * free port, and the app reading calls lists, statistics and exports from it. The standby is paused
+ * (lag), stopped and promoted while a client keeps listing: no answer is a 5xx, the replica leaves
+ * the rotation within 2 s of each and comes back when it is healthy again. A second instance of the
+ * app on the same primary and standby shows read-your-writes across instances.
  */
 const BIN = ['18', '17', '16', '15', '14']
   .map((v) => `/usr/lib/postgresql/${v}/bin`)
@@ -71,6 +73,12 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
   let app: ReturnType<typeof createApp>;
   let http: ReturnType<typeof supertest>;
   let server: ReturnType<typeof createHttpServer>;
+  /** The second instance: its own pool, cache listener, replica checks and HTTP server. */
+  let db2: Db;
+  let app2: ReturnType<typeof createApp>;
+  let http2: ReturnType<typeof supertest>;
+  let server2: ReturnType<typeof createHttpServer>;
+  let build: Builders;
   let world: World;
   let reader: World;
   const statuses: number[] = [];
@@ -161,7 +169,23 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
     server = createHttpServer(app.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     http = supertest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    const build = new Builders(db, config, () => app.container.cache.sync());
+    db2 = createDb(url, 8);
+    app2 = createApp({
+      config,
+      db: db2,
+      databaseUrl: url,
+      logger,
+      clock: new TestClock(),
+      rateLimitStore: new MemoryRateLimitStore(),
+      verifyToken: createTokenVerifier(config),
+      queue,
+    });
+    await app2.container.cache.start();
+    await app2.container.reads.start();
+    server2 = createHttpServer(app2.app);
+    await new Promise<void>((resolve) => server2.listen(0, '127.0.0.1', resolve));
+    http2 = supertest(`http://127.0.0.1:${(server2.address() as AddressInfo).port}`);
+    build = new Builders(db, config, () => app.container.cache.sync());
     world = await build.world();
     // A second key of the same organization that never writes: its lists go to the replica.
     const readerKey = await build.apiKey(world.orgId, world.userId, {
@@ -172,8 +196,13 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
   }, 300_000);
 
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    for (const s of [server, server2]) {
+      s?.closeAllConnections();
+      await new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
+    }
+    await app2?.container.reads.stop();
+    await app2?.container.cache.stop();
+    await db2?.destroy();
     await app?.container.reads.stop();
     await app?.container.cache.stop();
     await queue?.stop();
@@ -188,6 +217,74 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
     }
     if (dir && readdirSync(dir)) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
+
+  it('serves exports from the standby, and a write through one instance sends its caller to the primary on the other', async () => {
+    const agentId = await build.freshAgent(world.orgId, 'Export agent');
+    const calls = `/v1/agents/${agentId}/calls`;
+    let n2 = 0;
+    const write = async () => {
+      const res = await http
+        .post(calls)
+        .set('X-API-Key', world.key)
+        .send({ call_id: `x-${++n2}`, duration: 3 });
+      expect(res.status).toBe(201);
+    };
+    const totalOn = async (on: Db) => Number((await on('calls').where({ agent_id: agentId }).count({ n: '*' }))[0]!.n);
+    const inRotation = () =>
+      [app, app2].every((a) => a.container.reads.status()[0]!.healthy) && app2.container.cache.hearing();
+    for (let i = 0; i < 3; i++) await write();
+
+    // Replay paused, one more call written through instance A: the standby lacks it while it is still
+    // in the rotation (for up to the lag bound). A round counts only if both instances had the standby
+    // in the rotation, and B heard the channel, from before the write to after the reads; on a slow
+    // machine the standby may leave first, and the round is repeated.
+    let rounds = 0;
+    for (;;) {
+      rounds += 1;
+      await until('the standby in the rotation of both instances', async () => inRotation(), 30_000);
+      await until('the standby to replay the calls', async () => (await totalOn(standbyDb)) === n2, 10_000);
+      await standbyDb.raw('SELECT pg_wal_replay_pause()');
+      await write();
+      const onStandby = await totalOn(standbyDb);
+      const onPrimary = await totalOn(db);
+      const audit = (on: Db) => on('audit_log').where({ organization_id: world.orgId }).count({ n: '*' });
+      const auditOnStandby = Number((await audit(standbyDb))[0]!.n);
+      const auditOnPrimary = Number((await audit(db))[0]!.n);
+      // The writer's list on instance B: the primary (B heard of the write on the shared channel).
+      const writerOnB = await http2.get(`${calls}?limit=1`).set('X-API-Key', world.key);
+      // Another key on B: the standby's older state.
+      const readerOnB = await http2.get(`${calls}?limit=1`).set('X-API-Key', reader.key);
+      // Its audit log list on B: the standby (the write's audit entry is not there yet).
+      const auditOnB = await http2
+        .get(`/v1/organization/${world.orgId}/audit-log?limit=1`)
+        .set('X-API-Key', reader.key);
+      // The export of that other key on A: from the standby too.
+      const exported = await http.get(`${calls}/export`).set('X-API-Key', reader.key);
+      const conclusive = inRotation();
+      await standbyDb.raw('SELECT pg_wal_replay_resume()');
+      for (const res of [writerOnB, readerOnB, auditOnB, exported]) statuses.push(res.status);
+      expect(auditOnB.status).toBe(200);
+      expect(writerOnB.status).toBe(200);
+      expect(writerOnB.body.pagination.total).toBe(onPrimary);
+      expect(exported.status).toBe(200);
+      if (conclusive) {
+        expect(onStandby).toBe(onPrimary - 1);
+        expect(readerOnB.body.pagination.total).toBe(onStandby);
+        expect(auditOnStandby).toBe(auditOnPrimary - 1);
+        expect(auditOnB.body.pagination.total).toBe(auditOnStandby);
+        expect(exported.text.trim().split('\n')).toHaveLength(onStandby);
+        break;
+      }
+      expect(rounds, 'the standby left the rotation before every round ended (machine too slow?)').toBeLessThan(5);
+    }
+
+    // Replayed: the export has every call again (the standby back in the rotation).
+    await until('the standby to replay the last call', async () => (await totalOn(standbyDb)) === n2, 10_000);
+    await until('the standby back in the rotation', async () => inRotation(), 30_000);
+    const all = await http.get(`${calls}/export`).set('X-API-Key', reader.key);
+    expect(all.text.trim().split('\n')).toHaveLength(n2);
+    console.log(`read replica: export from the standby and read-your-writes across instances shown in round ${rounds}`);
+  }, 180_000);
 
   it('reads lists from the standby, a writer from the primary, and drops a lagging, stopped or promoted standby within 2 s', async () => {
     await until('the standby to join the rotation', () => replica().healthy, 30_000);
@@ -215,12 +312,20 @@ describe.skipIf(!BIN)('read replicas (a real streaming standby)', () => {
     await until('the caught-up standby to come back', () => replica().healthy, 10_000);
     expect(dropped).toBeLessThan(4000);
 
+    // A read of several statements (an export's batches) that began on the standby goes on on the
+    // primary when the standby goes away between two of them.
+    const standbyNow = (on: Statements) =>
+      on(async (conn) => (await conn.raw('SELECT pg_is_in_recovery() AS r')).rows[0].r as boolean);
+    const batches = app.container.reads.statements(undefined);
+    expect(await standbyNow(batches)).toBe(true);
+
     // Stopped while a client keeps listing: every answer 200, out of the rotation within 2 s.
     let listing = true;
     const loop = (async () => {
       while (listing) await list(reader);
     })();
     stop(standbyDir());
+    expect(await standbyNow(batches)).toBe(false);
     const down = await until('the stopped standby to leave the rotation', () => !replica().healthy, 5_000);
     expect(down).toBeLessThan(2000);
     start(standbyDir());

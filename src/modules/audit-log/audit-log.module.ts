@@ -13,7 +13,9 @@ export function buildAuditLogModule(
   const retention = new AuditRetention(auditLog, config.AUDIT_RETENTION_DAYS, clock, logger, deps.partitions);
   return {
     module: {
-      mounts: [{ path: '/organization/:orgId/audit-log', router: auditLogRouter(new AuditLogService(auditLog)) }],
+      mounts: [
+        { path: '/organization/:orgId/audit-log', router: auditLogRouter(new AuditLogService(auditLog, deps.reads)) },
+      ],
       openapi: registerAuditLogPaths,
     },
     workers: [new AuditRetentionWorker(queue, retention)],

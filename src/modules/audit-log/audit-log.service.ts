@@ -1,5 +1,6 @@
 import { assertPermission, reachableOrganizations, type AuthContext } from '../../auth/auth-context.js';
 import type { AuditEntry, AuditLogRepository } from '../../audit/audit-log.repository.js';
+import type { ReadRouting } from '../../db/replicas.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { Page } from '../../api/pagination.js';
 import { parse } from '../../api/validate.js';
@@ -23,7 +24,11 @@ function toResponse(row: AuditEntry): AuditEntryResponse {
 }
 
 export class AuditLogService {
-  constructor(private readonly entries: AuditLogRepository) {}
+  constructor(
+    private readonly entries: AuditLogRepository,
+    /** The list reads from a healthy replica (the caller's own writes: the primary). */
+    private readonly reads?: ReadRouting,
+  ) {}
 
   /**
    * The organization's audit log, newest first (organization:read). A key restricted to some
@@ -39,12 +44,16 @@ export class AuditLogService {
     const to = q.to ? new Date(q.to) : undefined;
     if (from && to && from > to)
       throw new ValidationError('Invalid query parameters', [{ field: 'to', message: 'Must not be before from' }]);
-    const page = await this.entries.list(
-      id,
-      { agentId: q.agent_id?.toLowerCase(), actor: q.actor, action: q.action, from, to },
-      { page: q.page, limit: q.limit },
-      auth.allowedAgentIds,
-    );
+    const list = (entries: AuditLogRepository) =>
+      entries.list(
+        id,
+        { agentId: q.agent_id?.toLowerCase(), actor: q.actor, action: q.action, from, to },
+        { page: q.page, limit: q.limit },
+        auth.allowedAgentIds,
+      );
+    const page = this.reads
+      ? await this.reads.read(auth, (db) => list(this.entries.with(db)))
+      : await list(this.entries);
     return { data: page.data.map(toResponse), pagination: page.pagination };
   }
 }

@@ -1,5 +1,6 @@
 import { callerIdentity, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
+import type { ReadRouting } from '../../db/replicas.js';
 import { AppError } from '../../errors/index.js';
 import type { StreamedBody } from '../../api/streamed-body.js';
 import { z } from '../../openapi/zod.js';
@@ -44,6 +45,8 @@ export class CallExportService {
     private readonly slots: ExportSlotRepository,
     private readonly access: AgentAccess,
     private readonly clock: Clock,
+    /** Exports read from a replica (DATABASE_REPLICA_URLS) when there is a healthy one. */
+    private readonly reads?: ReadRouting,
   ) {}
 
   async open(auth: AuthContext, agentId: string, query: unknown): Promise<CallExport> {
@@ -70,13 +73,15 @@ export class CallExportService {
       slots.release(held).catch(() => undefined);
     };
     const calls = this.calls;
+    // One replica for the whole export while it stays healthy; the primary for the rest otherwise.
+    const on = this.reads?.statements(auth);
     /** The body after the CSV header, one string per batch. */
     async function* lines(): AsyncGenerator<string> {
       if (format === 'csv')
-        for await (const rows of calls.exportRows(agent, filters, EXPORT_BATCH_BYTES))
+        for await (const rows of calls.exportRows(agent, filters, EXPORT_BATCH_BYTES, on))
           yield rows.map((row) => csvLine(row, fields)).join('');
       else
-        for await (const rows of calls.exportListRows(agent, filters, EXPORT_BATCH_BYTES))
+        for await (const rows of calls.exportListRows(agent, filters, EXPORT_BATCH_BYTES, on))
           yield rows.map(ndjsonLine).join('');
     }
     async function* chunks(): AsyncGenerator<string> {

@@ -1,4 +1,3 @@
-import type { ReadRouting } from '../../db/replicas.js';
 import type { Db } from '../../db/knex.js';
 import type { CallsTodayCounter } from '../agents/greeting-preview.service.js';
 import type { SharedDeps, BuiltModule } from '../module.js';
@@ -24,14 +23,14 @@ export function callsTodayCounter(db: Db): CallsTodayCounter {
 
 /** Exports the repository and the retention that tests drive directly. */
 export function buildCallModule(
-  deps: SharedDeps & { intakeHooks?: CallIntakeHooks; reads?: ReadRouting },
+  deps: SharedDeps & { intakeHooks?: CallIntakeHooks },
 ): BuiltModule<{ repository: CallRepository; retention: CallRetention }> {
   const { db, audited, events, agentAccess, clock, logger, queue } = deps;
   const repository = new CallRepository(db);
   const retention = new CallRetention(repository, clock, logger);
   const calls = new CallService(audited, repository, events, agentAccess, clock, deps.intakeHooks, deps.reads);
   const stats = new CallStatsService(new CallStatsRepository(db), agentAccess, deps.reads);
-  const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock);
+  const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock, deps.reads);
   return {
     module: {
       mounts: [

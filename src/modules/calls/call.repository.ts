@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
+import { statementsOn, type Statements } from '../../db/replicas.js';
+import { timeId, whereId } from '../../db/time-ids.js';
 import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../api/pagination.js';
 import {
   containsPattern,
@@ -314,35 +316,37 @@ export function groupBySize<K extends { bytes: number }>(keys: readonly K[], max
 }
 
 /**
- * The whole calls of `scope` (a query over `calls as c`, scoped to an organization), ordered by
- * (created_at, id) in `direction`, in batches of at most `maxBytes` of text (a bigger call comes
- * alone): a page of keys with each call's size, then each batch's rows by id, with `scope` again.
- * Memory is one batch however large the calls, and every statement is short, so a slow reader
- * holds no connection (the pool stays free for other requests) and no snapshot. A call changed
- * between its key and its row is read as it is then, and left out if it no longer matches.
+ * The whole calls of `scope` (a query over `calls as c` on the database it is given, scoped to an
+ * organization), ordered by (created_at, id) in `direction`, in batches of at most `maxBytes` of
+ * text (a bigger call comes alone): a page of keys with each call's size, then each batch's rows by
+ * id, with `scope` again. Memory is one batch however large the calls, and every statement is short,
+ * so a slow reader holds no connection (the pool stays free for other requests) and no snapshot. A
+ * call changed between its key and its row is read as it is then, and left out if it no longer
+ * matches. Each statement runs through `on` (a replica's, which may hand the rest to the primary):
+ * a statement starts from the last key read, so it needs nothing from the statements before it.
  */
 export function callsInBatches(
-  db: Db | Knex.Transaction,
-  scope: () => Knex.QueryBuilder,
+  on: Statements,
+  scope: (db: Db) => Knex.QueryBuilder,
   direction: 'asc' | 'desc',
   maxBytes: number,
 ): AsyncGenerator<CallRow[]> {
-  return inBatches<CallRow>(db, scope, direction, maxBytes, WHOLE);
+  return inBatches<CallRow>(on, scope, direction, maxBytes, WHOLE);
 }
 
 /** callsInBatches with the columns of a list item: no transcript is read at all. */
 export function callListRowsInBatches(
-  db: Db | Knex.Transaction,
-  scope: () => Knex.QueryBuilder,
+  on: Statements,
+  scope: (db: Db) => Knex.QueryBuilder,
   direction: 'asc' | 'desc',
   maxBytes: number,
 ): AsyncGenerator<CallListRow[]> {
-  return inBatches<CallListRow>(db, scope, direction, maxBytes, LIST);
+  return inBatches<CallListRow>(on, scope, direction, maxBytes, LIST);
 }
 
 async function* inBatches<R>(
-  db: Db | Knex.Transaction,
-  scope: () => Knex.QueryBuilder,
+  on: Statements,
+  scope: (db: Db) => Knex.QueryBuilder,
   direction: 'asc' | 'desc',
   maxBytes: number,
   read: { columns: readonly string[]; bytes: string },
@@ -354,26 +358,31 @@ async function* inBatches<R>(
   const past = direction === 'desc' ? '<' : '>';
   let after: CallKey | undefined;
   for (;;) {
-    const page = scope();
-    if (after) page.whereRaw(`(c.created_at, c.id) ${past} (?::timestamptz, ?::uuid)`, [after.position_at, after.id]);
-    const keys: CallKey[] = await page
-      .select(
-        'c.id',
-        // To the microsecond (a JS Date has milliseconds): the next page starts exactly after this call.
-        db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
-        db.raw(`(${read.bytes})::int AS bytes`),
-      )
-      .orderBy(order)
-      .limit(KEY_PAGE);
-    for (const group of groupBySize(keys, maxBytes)) {
-      const rows: R[] = await scope()
-        .leftJoin('employees as e', 'e.id', 'c.employee_id')
-        .whereIn(
+    const from = after;
+    const keys: CallKey[] = await on(async (db) => {
+      const page = scope(db);
+      if (from) page.whereRaw(`(c.created_at, c.id) ${past} (?::timestamptz, ?::uuid)`, [from.position_at, from.id]);
+      return page
+        .select(
           'c.id',
-          group.map((key) => key.id),
+          // To the microsecond (a JS Date has milliseconds): the next page starts exactly after this call.
+          db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`),
+          db.raw(`(${read.bytes})::int AS bytes`),
         )
-        .select(...read.columns)
-        .orderBy(order);
+        .orderBy(order)
+        .limit(KEY_PAGE);
+    });
+    for (const group of groupBySize(keys, maxBytes)) {
+      const rows: R[] = await on(async (db) =>
+        scope(db)
+          .leftJoin('employees as e', 'e.id', 'c.employee_id')
+          .whereIn(
+            'c.id',
+            group.map((key) => key.id),
+          )
+          .select(...read.columns)
+          .orderBy(order),
+      );
       if (rows.length > 0) yield rows;
     }
     if (keys.length < KEY_PAGE) return;
@@ -403,6 +412,8 @@ export class CallRepository {
         const [row] = await savepoint('calls')
           .insert({
             ...call,
+            // Carries created_at: a lookup by this id plans only its month (src/db/time-ids.ts).
+            id: timeId(call.created_at),
             transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
             extracted_data: JSON.stringify(call.extracted_data),
           })
@@ -428,18 +439,20 @@ export class CallRepository {
   }
 
   async find(agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return this.scoped(agent).where('c.id', id).first();
+    return whereId(this.scoped(agent), id, 'c.').first();
   }
 
   /** Row lock until the caller's transaction ends: call it on `with(trx)`. */
   async lock(agent: AgentRef, id: string): Promise<CallRow | undefined> {
-    return this.scoped(agent).where('c.id', id).forUpdate('c').first();
+    return whereId(this.scoped(agent), id, 'c.').forUpdate('c').first();
   }
 
   async update(agent: AgentRef, id: string, changes: Partial<CallRow>): Promise<CallRow> {
     const columns: Record<string, unknown> = { ...changes };
     if (changes.extracted_data !== undefined) columns.extracted_data = JSON.stringify(changes.extracted_data);
-    await this.db('calls').where({ id, agent_id: agent.id, organization_id: agent.organization_id }).update(columns);
+    await whereId(this.db('calls').where({ agent_id: agent.id, organization_id: agent.organization_id }), id).update(
+      columns,
+    );
     return (await this.find(agent, id))!;
   }
 
@@ -615,20 +628,25 @@ export class CallRepository {
    * Every whole call matching the filters, newest first, in batches of at most `maxBytes` of text
    * (callsInBatches).
    */
-  exportRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallRow[]> {
-    return callsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  exportRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number, on?: Statements): AsyncGenerator<CallRow[]> {
+    return callsInBatches(on ?? statementsOn(this.db), this.exportScope(agent, filters), 'desc', maxBytes);
   }
 
   /** The same as list items: without the transcript, which is then never read. */
-  exportListRows(agent: AgentRef, filters: ListCallsFilters, maxBytes: number): AsyncGenerator<CallListRow[]> {
-    return callListRowsInBatches(this.db, this.exportScope(agent, filters), 'desc', maxBytes);
+  exportListRows(
+    agent: AgentRef,
+    filters: ListCallsFilters,
+    maxBytes: number,
+    on?: Statements,
+  ): AsyncGenerator<CallListRow[]> {
+    return callListRowsInBatches(on ?? statementsOn(this.db), this.exportScope(agent, filters), 'desc', maxBytes);
   }
 
-  private exportScope(agent: AgentRef, filters: ListCallsFilters): () => Knex.QueryBuilder {
+  private exportScope(agent: AgentRef, filters: ListCallsFilters): (db: Db) => Knex.QueryBuilder {
     const range = timeRange(filters.from, filters.to);
-    return () =>
+    return (db) =>
       whereCallFilters(
-        this.db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
+        db('calls as c').where({ 'c.agent_id': agent.id, 'c.organization_id': agent.organization_id }),
         filters,
         range,
       );

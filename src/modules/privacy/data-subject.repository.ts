@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
+import { statementsOn } from '../../db/replicas.js';
 import { callsInBatches, toCall, type Call } from '../calls/call.repository.js';
 import { CONTACT_COLUMNS, toContact, type Contact, type ContactRow } from '../contacts/contact.repository.js';
 import {
@@ -238,7 +239,7 @@ export class DataSubjectRepository {
   /** The person's calls with every field, oldest first, in batches of at most `maxBytes` of text. */
   async *exportCalls(subject: Subject, maxBytes: number): AsyncGenerator<Call[]> {
     if (!findsCalls(subject)) return;
-    for await (const rows of callsInBatches(this.db, () => this.callsOf(subject, 'c'), 'asc', maxBytes))
+    for await (const rows of callsInBatches(statementsOn(this.db), () => this.callsOf(subject, 'c'), 'asc', maxBytes))
       yield rows.map(toCall);
   }
 

@@ -105,7 +105,7 @@ export class WebhookDeliveryRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
   /** The same queries inside the caller's transaction. */
-  with(trx: Knex.Transaction): WebhookDeliveryRepository {
+  with(trx: Db | Knex.Transaction): WebhookDeliveryRepository {
     return new WebhookDeliveryRepository(trx);
   }
 

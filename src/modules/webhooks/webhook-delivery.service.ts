@@ -5,6 +5,7 @@ import { NotFoundError } from '../../errors/index.js';
 import type { Page } from '../../api/pagination.js';
 import { parse } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import type { ReadRouting } from '../../db/replicas.js';
 import type { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
 import { listDeliveriesQuery, toDelivery, type WebhookDelivery } from './webhook-delivery.schemas.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
@@ -17,13 +18,19 @@ export class WebhookDeliveryService {
     private readonly access: AgentAccess,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
+    /** The delivery log reads from a healthy replica (the caller's own writes: the primary). */
+    private readonly reads?: ReadRouting,
   ) {}
 
   /** Deliveries of the agent's events (post-call and employee events), newest first. */
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<WebhookDelivery>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:read');
     const { status, ...page } = parse(listDeliveriesQuery, query, 'Invalid query parameters');
-    const result = await this.deliveries.list(agent.organization_id, agent.id, { status }, page);
+    const list = (deliveries: WebhookDeliveryRepository) =>
+      deliveries.list(agent.organization_id, agent.id, { status }, page);
+    const result = this.reads
+      ? await this.reads.read(auth, (db) => list(this.deliveries.with(db)))
+      : await list(this.deliveries);
     return { ...result, data: result.data.map(toDelivery) };
   }
 

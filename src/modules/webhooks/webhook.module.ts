@@ -33,7 +33,7 @@ export function buildWebhookModule(deps: SharedDeps): BuiltModule<{ worker: Webh
   });
   const worker = new WebhookWorker(db, queue, dispatcher, logger);
   const sweeper = new WebhookSweeper(new WebhookSweepRepository(db), queue, clock, logger);
-  const deliveryService = new WebhookDeliveryService(audited, deliveries, agentAccess, dispatcher, clock);
+  const deliveryService = new WebhookDeliveryService(audited, deliveries, agentAccess, dispatcher, clock, deps.reads);
   const secretService = new WebhookSecretService(secrets, clock);
   const tests = new WebhookTestService(agentAccess, deliveries, dispatcher);
   return {
