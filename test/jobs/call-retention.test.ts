@@ -72,6 +72,30 @@ describe('call retention', () => {
         customer_name: 'Erika Mustermann',
       });
     }
+    // The stored call.completed bodies (what webhooks deliver) lose the same fields, the young ones keep theirs.
+    const bodyOf = async (id: string) =>
+      (
+        await ctx
+          .db('events')
+          .where({ organization_id: world.orgId, type: 'call.completed' })
+          .whereRaw(`payload->'call'->>'id' = ?`, [id])
+          .first()
+      ).payload.call;
+    for (const id of [old30, old90]) {
+      expect(await bodyOf(id)).toMatchObject({
+        id,
+        customer_name: null,
+        customer_request: null,
+        phone_number: null,
+        call_summary: null,
+        transcript: null,
+        duration: 42,
+        done: true,
+      });
+    }
+    for (const id of [young30, young90]) {
+      expect(await bodyOf(id)).toMatchObject({ customer_name: 'Erika Mustermann', phone_number: '+4930123456' });
+    }
   });
 
   it("uses the organization's call_retention_days set by the dashboard, and the agent's retention_days over it", async () => {

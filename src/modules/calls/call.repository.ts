@@ -672,10 +672,12 @@ export class CallRepository {
 
   /**
    * Removes the personal data of up to `batchSize` calls older than their agent's retention
-   * (null = the organization's call_retention_days, 90 unless changed). SKIP LOCKED lets several instances run it side by side.
+   * (null = the organization's call_retention_days, 90 unless changed), and the same fields of their
+   * stored call.completed bodies (events_call_id), which would otherwise keep them for ever. SKIP
+   * LOCKED lets several instances run it side by side.
    */
   async purgeExpired(now: Date, batchSize: number): Promise<number> {
-    const { rowCount } = await this.db.raw(
+    const { rows } = await this.db.raw(
       `WITH expired AS (
          SELECT c.id FROM calls c JOIN agents a ON a.id = c.agent_id AND a.organization_id = c.organization_id
            JOIN organizations o ON o.id = c.organization_id
@@ -685,13 +687,33 @@ export class CallRepository {
           ORDER BY c.created_at
           LIMIT :batchSize
           FOR UPDATE OF c SKIP LOCKED
+       ), purged AS (
+         UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
+                call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now,
+                extracted_data = ${WITHOUT_FREE_TEXT_OUTCOMES}
+           FROM expired WHERE c.id = expired.id
+         RETURNING c.id, c.organization_id, c.agent_id
+       ), bodies AS (
+         UPDATE events e SET payload = jsonb_set(e.payload, '{call}', (e.payload->'call') || :purged::jsonb
+                || jsonb_build_object('extracted_data', (e.payload->'call'->'extracted_data') - ARRAY(
+                     SELECT f->>'name' FROM agents fa, jsonb_array_elements(fa.analysis_fields) f
+                      WHERE fa.id = p.agent_id AND f->>'type' = 'string')))
+           FROM purged p
+          WHERE e.organization_id = p.organization_id AND e.type = 'call.completed'
+            AND (e.payload->'call'->>'id') = p.id::text
        )
-       UPDATE calls c SET transcript = NULL, phone_number = NULL, customer_name = NULL, customer_request = NULL,
-              call_summary = NULL, note = NULL, audio_file_url = NULL, is_purged = true, purged_at = :now, updated_at = :now,
-              extracted_data = ${WITHOUT_FREE_TEXT_OUTCOMES}
-         FROM expired WHERE c.id = expired.id`,
-      { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS },
+       SELECT count(*) AS n FROM purged`,
+      { now, batchSize, defaultDays: DEFAULT_RETENTION_DAYS, purged: PURGED_BODY_FIELDS },
     );
-    return rowCount ?? 0;
+    return Number(rows[0]?.n ?? 0);
   }
 }
+
+/** The personal fields of a stored call.completed body, as retention leaves them (the call's own are NULL too). */
+const PURGED_BODY_FIELDS = JSON.stringify({
+  customer_name: null,
+  customer_request: null,
+  phone_number: null,
+  call_summary: null,
+  transcript: null,
+});
