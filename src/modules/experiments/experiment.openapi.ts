@@ -1,83 +1,37 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  paginated,
-  PaginationQuerySchema,
-} from '../../openapi/common.js';
-import { z } from '../../openapi/zod.js';
+import { PaginationQuerySchema } from '../../openapi/common.js';
+import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { CreateExperimentSchema, ExperimentSchema } from './experiment.schemas.js';
 
-const AgentParams = z.object({ agentId: z.uuid() });
-const ExperimentParams = z.object({ agentId: z.uuid(), experimentId: z.uuid() });
-
 export function registerExperimentPaths(registry: OpenAPIRegistry): void {
-  const tags = ['Experiments'];
-  const base = '/v1/agents/{agentId}/experiments';
-  registry.registerPath({
-    method: 'get',
-    path: base,
-    operationId: 'listExperiments',
-    ...access('agents:read', 'agent'),
-    tags,
-    summary: "List the agent's experiments (agents:read), newest first",
-    security: anyAuth,
-    request: { params: AgentParams, query: PaginationQuerySchema },
-    responses: {
-      200: json(paginated(ExperimentSchema), 'A page of experiments'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
-    },
+  const experiments = resourceOperations(agentOperations(registry, 'Experiments'), {
+    path: '/v1/agents/{agentId}/experiments',
+    permission: 'agents',
+    names: { operation: 'Experiment', noun: 'experiment' },
+    schema: ExperimentSchema,
   });
-  registry.registerPath({
-    method: 'post',
-    path: base,
-    operationId: 'createExperiment',
-    ...access('agents:write', 'agent'),
-    tags,
+  experiments.list({
+    summary: "List the agent's experiments (agents:read), newest first",
+    query: PaginationQuerySchema,
+  });
+  experiments.create({
     summary: 'Create an experiment between configuration versions (agents:write), as a draft',
     description:
       '2 to 4 variants, each a stored version (`version_id`) or the current configuration (`current: true`), weights summing to 100.',
-    security: anyAuth,
-    request: { params: AgentParams, body: jsonBody(CreateExperimentSchema) },
-    responses: { 201: json(ExperimentSchema, 'The new experiment'), ...errorResponses(...AGENT_ROUTE_ERRORS, 413) },
+    body: CreateExperimentSchema,
+    errors: [413],
   });
-  registry.registerPath({
-    method: 'get',
-    path: `${base}/{experimentId}`,
-    operationId: 'getExperiment',
-    ...access('agents:read', 'agent'),
-    tags,
-    summary: 'Get one experiment (agents:read)',
-    security: anyAuth,
-    request: { params: ExperimentParams },
-    responses: { 200: json(ExperimentSchema, 'The experiment'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
-  });
-  registry.registerPath({
-    method: 'post',
-    path: `${base}/{experimentId}/start`,
-    operationId: 'startExperiment',
-    ...access('agents:write', 'agent'),
-    tags,
+  experiments.get({ summary: 'Get one experiment (agents:read)' });
+  experiments.action('start', {
     summary: "Start an experiment (agents:write) after the agent's test cases pass against every variant",
     description:
       '409 CONFLICT while another experiment of the agent runs or when this one is not a draft; 409 TEST_CASES_FAILED naming the variant and the case (`variants.<i>.test_cases.<caseId>.expect.<field>`).',
-    security: anyAuth,
-    request: { params: ExperimentParams },
-    responses: { 200: json(ExperimentSchema, 'The running experiment'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },
+    response: 'The running experiment',
+    errors: [409],
   });
-  registry.registerPath({
-    method: 'post',
-    path: `${base}/{experimentId}/stop`,
-    operationId: 'stopExperiment',
-    ...access('agents:write', 'agent'),
-    tags,
+  experiments.action('stop', {
     summary: 'Stop a running experiment (agents:write); 409 when it does not run',
-    security: anyAuth,
-    request: { params: ExperimentParams },
-    responses: { 200: json(ExperimentSchema, 'The stopped experiment'), ...errorResponses(...AGENT_ROUTE_ERRORS, 409) },
+    response: 'The stopped experiment',
+    errors: [409],
   });
 }
