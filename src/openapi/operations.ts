@@ -26,7 +26,8 @@ export type OperationGroup = {
 
 /** One operation: what a registerPath holds but the group's tags, security and error responses. */
 export type Operation = Pick<RouteConfig, 'method' | 'path' | 'operationId' | 'summary' | 'description' | 'request'> & {
-  permission: DeclaredPermission;
+  /** A permission, or several (`x-permissions`, see `access`). */
+  permission: Parameters<typeof access>[0];
   /** The group's unless given: one operation of a group that reads across agents (`filtered`). */
   agentScope?: AgentScope;
   /** Extensions of this operation (`x-query-prefixes`), after its description. */
