@@ -1,15 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  paginated,
-  PaginationQuerySchema,
-  tokenOnly,
-} from '../../openapi/common.js';
+import { errorResponses, json, jsonBody, paginated, PaginationQuerySchema, tokenOnly } from '../../openapi/common.js';
 import { agentOperations, operationGroup } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
@@ -82,41 +72,41 @@ function registerDeliveryPaths(registry: OpenAPIRegistry): void {
 }
 
 function registerTestPaths(registry: OpenAPIRegistry): void {
-  const tags = ['Webhook test pings'];
+  const registerForAgent = agentOperations(registry, 'Webhook test pings');
+  const registerForMe = operationGroup(registry, {
+    tags: ['Webhook test pings'],
+    security: tokenOnly,
+    agentScope: 'none',
+    errors: [400, 401, 404],
+  });
   const answer = json(
     WebhookTestResultSchema,
     "Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log",
   );
   const conflict = 'CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent';
-  registry.registerPath({
+  registerForAgent({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook/test',
     operationId: 'testAgentWebhook',
-    ...access('agents:write', 'agent'),
-    tags,
+    permission: 'agents:write',
     summary:
       "Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome",
-    security: anyAuth,
     request: { params: z.object({ agentId: z.uuid() }) },
     responses: {
       200: answer,
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
       409: { ...errorResponses(409)[409]!, description: conflict },
     },
   });
-  registry.registerPath({
+  registerForMe({
     method: 'post',
     path: '/v1/me/webhook/test',
     operationId: 'testMyWebhook',
-    ...access('signed_in'),
-    tags,
+    permission: 'signed_in',
     summary:
       'Send a signed webhook.test event to your /v1/me webhook_url now (dashboard token only) and answer with the outcome',
-    security: tokenOnly,
     request: { body: { ...jsonBody(meWebhookTestBody), required: false } },
     responses: {
       200: answer,
-      ...errorResponses(400, 401, 404),
       409: { ...errorResponses(409)[409]!, description: conflict },
     },
   });
