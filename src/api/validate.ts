@@ -14,6 +14,14 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
 }
 
 /**
+ * One field of a body not yet parsed (undefined when the body is not an object): for the checks
+ * that must look at a field before, or beside, the schema that parses the whole body.
+ */
+export function bodyField(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+/**
  * The one id rule: a UUID in any case, canonicalised to lower case, so that advisory locks, cache
  * keys and comparisons in code see one form of every id (PostgreSQL itself ignores the case).
  * Every path parameter goes through it (`uuidParams`); body fields holding ids use it too.

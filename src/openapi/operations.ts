@@ -26,7 +26,12 @@ export type OperationGroup = {
 
 /** One operation: what a registerPath holds but the group's tags, security and error responses. */
 export type Operation = Pick<RouteConfig, 'method' | 'path' | 'operationId' | 'summary' | 'description' | 'request'> & {
-  permission: DeclaredPermission;
+  /** A permission, or several (`x-permissions`, see `access`). */
+  permission: Parameters<typeof access>[0];
+  /** The group's unless given: one operation of a group that reads across agents (`filtered`). */
+  agentScope?: AgentScope;
+  /** Extensions of this operation (`x-query-prefixes`), after its description. */
+  extensions?: Record<`x-${string}`, unknown>;
   /** The success responses; the group's error responses are added. */
   responses: Record<number, ResponseConfig>;
   /** Error statuses of this operation beyond the group's (409, 413). */
@@ -38,8 +43,20 @@ export type Operation = Pick<RouteConfig, 'method' | 'path' | 'operationId' | 's
  * `x-agent-scope`), the group's tags and security, and the group's error responses plus its own.
  */
 export function operationGroup(registry: OpenAPIRegistry, group: OperationGroup): (operation: Operation) => void {
-  const { tags, security = anyAuth, agentScope } = group;
-  return ({ method, path, operationId, permission, summary, description, request, responses, errors = [] }) =>
+  const { tags, security = anyAuth } = group;
+  return ({
+    method,
+    path,
+    operationId,
+    permission,
+    agentScope = group.agentScope,
+    summary,
+    description,
+    extensions,
+    request,
+    responses,
+    errors = [],
+  }) =>
     registry.registerPath({
       method,
       path,
@@ -48,6 +65,7 @@ export function operationGroup(registry: OpenAPIRegistry, group: OperationGroup)
       tags,
       summary,
       ...(description === undefined ? {} : { description }),
+      ...extensions,
       security,
       request,
       responses: { ...responses, ...errorResponses(...group.errors, ...errors) },
@@ -98,8 +116,11 @@ export function resourceOperations(
   const collection = Object.keys(params.shape).length > 0 ? { params } : {};
   const item = { params: pathParams(itemPath) };
   return {
-    /** `query` documents a paginated list; without it the answer holds every item in `data`. */
-    list: ({ query, ...rest }: Summary & { query?: Params }) =>
+    /**
+     * `query` documents a paginated list (`page` its answer when that is not `paginated(schema)`:
+     * cursor paging); without it the answer holds every item in `data`.
+     */
+    list: ({ query, page = paginated(schema), ...rest }: Summary & { query?: Params; page?: z.ZodType }) =>
       register({
         method: 'get',
         path,
@@ -108,9 +129,7 @@ export function resourceOperations(
         ...rest,
         request: query ? { ...collection, query } : collection,
         responses: {
-          200: query
-            ? json(paginated(schema), `A page of ${plural}`)
-            : json(z.object({ data: z.array(schema) }), `The ${plural}`),
+          200: query ? json(page, `A page of ${plural}`) : json(z.object({ data: z.array(schema) }), `The ${plural}`),
         },
       }),
     create: ({ body, ...rest }: Summary & { body: z.ZodType }) =>
@@ -142,6 +161,17 @@ export function resourceOperations(
         ...rest,
         request: { ...item, body: jsonBody(body) },
         responses: { 200: json(schema, `The updated ${noun}`) },
+      }),
+    /** `POST {item}/{name}` (`startExperiment`), answered with the item as `response` describes it. */
+    action: (name: string, { response, ...rest }: Summary & { response: string }) =>
+      register({
+        method: 'post',
+        path: `${itemPath}/${name}`,
+        operationId: `${name}${operation}`,
+        permission: write,
+        ...rest,
+        request: item,
+        responses: { 200: json(schema, response) },
       }),
     delete: (rest: Summary) =>
       register({

@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Permission } from '../../auth/permissions.js';
-import { access, AGENT_ROUTE_ERRORS, anyAuth, errorResponses, json, jsonBody } from '../../openapi/common.js';
+import { json, jsonBody } from '../../openapi/common.js';
+import { agentOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentSchema } from '../agents/agent.schemas.js';
 import {
@@ -22,12 +23,12 @@ const CLONE: Permissions = [...READS, 'agents:write'];
 const dryRunAnswer = json(BundleChangesSchema, 'Dry run (`Dry-Run: true`): what would be created, nothing stored');
 
 export function registerBundlePaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const register = agentOperations(registry, 'Agents as code');
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/bundle',
     operationId: 'getAgentBundle',
-    ...access(READS, 'agent'),
-    tags: ['Agents as code'],
+    permission: READS,
     summary: 'The whole agent as one document (agents:read, tools:read, employees:read, forwarding:read, kb:read)',
     description:
       'Configuration, workflow, tools, employees, forwarding slots, analysis fields, schedule exceptions, test cases, ' +
@@ -35,7 +36,6 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
       'documents. No ids of this installation: other agents, employees and documents are named. Credentials (tool ' +
       'headers and query parameters named like one, URLs with a user, password or token) are `{"$secret": name}`. ' +
       '`Accept: application/yaml` answers YAML. The ETag is what `If-Match` of PUT .../bundle takes.',
-    security: anyAuth,
     request: { params: AgentIdParams },
     responses: {
       200: {
@@ -45,15 +45,13 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
           'application/yaml': { schema: AgentBundleSchema },
         },
       },
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
     },
   });
-  registry.registerPath({
+  register({
     method: 'put',
     path: '/v1/agents/{agentId}/bundle',
     operationId: 'applyAgentBundle',
-    ...access(WRITES, 'agent'),
-    tags: ['Agents as code'],
+    permission: WRITES,
     summary:
       'Make the agent equal to a bundle (agents:write, tools:write, employees:write, forwarding:write, kb:write)',
     description:
@@ -61,47 +59,43 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
       'lists keyed by name). A field that cannot be stored is a 400 naming it, nothing is dropped. Secret placeholders ' +
       'take their value from `secrets` or keep the stored one. `If-Match` takes the ETag of GET .../bundle; ' +
       '`dry_run=true` answers the changes and stores nothing; require_passing_test_cases applies as to a PATCH.',
-    security: anyAuth,
     request: { params: AgentIdParams, body: jsonBody(ApplyBundleBodySchema) },
     responses: {
       200: json(BundleChangesSchema, 'What changed (or would change, in a dry run)'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS, 409, 412, 413),
     },
+    errors: [409, 412, 413],
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/import',
     operationId: 'importAgentBundle',
-    ...access(WRITES, 'unrestricted'),
-    tags: ['Agents as code'],
+    permission: WRITES,
+    agentScope: 'unrestricted',
     summary: 'Create an agent from a bundle (agents:write, tools:write, employees:write, forwarding:write, kb:write)',
     description:
       "The bundle with the new agent's `phone_number` (numbers are not in bundles), optionally `organization_id` and " +
       '`secrets`. Names (backup agent, switch_agent targets, organization documents) must exist in the organization.',
-    security: anyAuth,
     request: { query: DryRunQuerySchema, body: jsonBody(ImportBundleBodySchema) },
     responses: {
       201: json(AgentSchema, 'The new agent'),
       200: dryRunAnswer,
-      ...errorResponses(400, 401, 403, 404, 409, 413, 429),
     },
+    errors: [409, 413],
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/clone',
     operationId: 'cloneAgent',
-    ...access(CLONE, 'agent'),
-    tags: ['Agents as code'],
+    permission: CLONE,
     summary: 'Copy the agent (agents:read, tools:read, employees:read, forwarding:read, kb:read, agents:write)',
     description:
       "The reads in the source, agents:write in the target (`organization_id`, default: the source's). The copy " +
       'takes `name` and `phone_number`; its credentials come along; names it references must exist in the target.',
-    security: anyAuth,
     request: { params: AgentIdParams, query: DryRunQuerySchema, body: jsonBody(CloneAgentBodySchema) },
     responses: {
       201: json(AgentSchema, 'The copy'),
       200: dryRunAnswer,
-      ...errorResponses(...AGENT_ROUTE_ERRORS, 409, 413),
     },
+    errors: [409, 413],
   });
 }

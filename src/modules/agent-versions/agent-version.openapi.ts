@@ -1,13 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  paginated,
-  PaginationQuerySchema,
-} from '../../openapi/common.js';
+import { json, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { agentOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentVersionDiffSchema, AgentVersionSchema, AgentVersionSummarySchema } from './agent-version.schemas.js';
 
@@ -15,58 +8,50 @@ const agentId = z.uuid();
 const version = z.string().openapi({ description: 'Version number (integer >= 1)', example: '3' });
 
 export function registerAgentVersionPaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const register = agentOperations(registry, 'Agent versions');
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/versions',
     operationId: 'listAgentVersions',
-    ...access('agents:read', 'agent'),
-    tags: ['Agent versions'],
+    permission: 'agents:read',
     summary: 'Configuration versions of the agent, newest first (agents:read)',
     description:
       'A version is recorded by every successful change of the configuration: agent PATCH (fields, greeting variants, schedule), workflow PUT, tool create/update/delete, and restore.',
-    security: anyAuth,
     request: { params: z.object({ agentId }), query: PaginationQuerySchema },
     responses: {
       200: json(paginated(AgentVersionSummarySchema), 'A page of versions (without configurations)'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
     },
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/versions/{version}',
     operationId: 'getAgentVersion',
-    ...access('agents:read', 'agent'),
-    tags: ['Agent versions'],
+    permission: 'agents:read',
     summary: 'One version with its full configuration (agents:read)',
-    security: anyAuth,
     request: { params: z.object({ agentId, version }) },
-    responses: { 200: json(AgentVersionSchema, 'The version'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(AgentVersionSchema, 'The version') },
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/versions/{from}/diff/{to}',
     operationId: 'diffAgentVersions',
-    ...access('agents:read', 'agent'),
-    tags: ['Agent versions'],
+    permission: 'agents:read',
     summary: 'What changed from one version to another (agents:read)',
-    security: anyAuth,
     request: { params: z.object({ agentId, from: version, to: version }) },
-    responses: { 200: json(AgentVersionDiffSchema, 'The changes'), ...errorResponses(...AGENT_ROUTE_ERRORS) },
+    responses: { 200: json(AgentVersionDiffSchema, 'The changes') },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/versions/{version}/restore',
     operationId: 'restoreAgentVersion',
-    ...access('agents:write', 'agent'),
-    tags: ['Agent versions'],
+    permission: 'agents:write',
     summary: "Make a version's configuration current again (agents:write; tools:write when tools change)",
     description:
       'One transaction, recorded as a new version (`change: version.restored`). Agent fields, tools and workflow go through the same rules as their own routes; tools deleted since are recreated with their ids, tools added since are removed. 409 lists every reason the version no longer passes (e.g. an employee or backup agent deleted since); nothing changes then.',
-    security: anyAuth,
     request: { params: z.object({ agentId, version }) },
     responses: {
       201: json(AgentVersionSchema, 'The new version, now current'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS, 409),
     },
+    errors: [409],
   });
 }

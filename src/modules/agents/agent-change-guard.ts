@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 
 /**
  * Checked inside a configuration write's transaction, after the write: an agent with
@@ -31,6 +32,27 @@ export type AgentChangeGuard = {
  * instead). The router sends `resource` and names the cases in `Test-Cases-Failed`.
  */
 export type CheckedWrite<T> = { resource: T; failingTestCases: readonly string[] };
+
+/**
+ * A configuration write the guard checks, in one audited transaction: `write` changes the agent's
+ * configuration and returns the resource, then the guard checks the agent (refusing the write, or
+ * for a dry run naming the failing cases beside the resource). A dry run rolls the transaction back.
+ */
+export function checkedWrite<T>(
+  audited: AuditedTransactions,
+  guard: AgentChangeGuard,
+  agent: { id: string; organization_id: string },
+  dryRun: boolean | undefined,
+  write: (trx: Knex.Transaction) => Promise<T>,
+): Promise<CheckedWrite<T>> {
+  return audited.transaction(
+    async (trx) => {
+      const resource = await write(trx);
+      return { resource, failingTestCases: await guard.check(trx, agent, dryRun) };
+    },
+    { dryRun },
+  );
+}
 
 export type FailingTestCase = {
   /** The agent whose case fails: the written one or an agent it is the backup of. */

@@ -1,14 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  paginated,
-  PaginationQuerySchema,
-} from '../../openapi/common.js';
-import { agentOperations, resourceOperations } from '../../openapi/operations.js';
+import { json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentFromTemplateSchema } from '../agent-templates/template.schemas.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
@@ -59,31 +51,34 @@ export const AgentStatusSchema = z
 const options = { allowPrivateWebhookTargets: false };
 
 export function registerAgentPaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const registerCollection = operationGroup(registry, {
+    tags: ['Agents'],
+    agentScope: 'filtered',
+    errors: [400, 401, 403, 429],
+  });
+  registerCollection({
     method: 'get',
     path: '/v1/agents',
     operationId: 'listAgents',
-    ...access('agents:read', 'filtered'),
-    tags: ['Agents'],
+    permission: 'agents:read',
     summary: 'List agents (agents:read), newest first, only agents the key may access',
-    security: anyAuth,
     request: { query: PaginationQuerySchema },
-    responses: { 200: json(paginated(AgentSchema), 'A page of agents'), ...errorResponses(400, 401, 403, 429) },
+    responses: { 200: json(paginated(AgentSchema), 'A page of agents') },
   });
-  registry.registerPath({
+  registerCollection({
     method: 'post',
     path: '/v1/agents',
     operationId: 'createAgent',
-    ...access('agents:write', 'unrestricted'),
-    tags: ['Agents'],
+    permission: 'agents:write',
+    agentScope: 'unrestricted',
     summary: 'Create an agent (agents:write; not for keys restricted to certain agents)',
     description:
       '`organization_id` is required when the caller may create agents in several organizations. With `template_id` ' +
       'the agent comes from an agent template (GET /v1/agent-templates) with its `variables` filled in (a missing one ' +
       'is a 400 naming it) and all it holds (tools, employees, documents...).',
-    security: anyAuth,
     request: { body: jsonBody(z.union([agentCreateSchema(options), AgentFromTemplateSchema])) },
-    responses: { 201: json(AgentSchema, 'The new agent'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+    responses: { 201: json(AgentSchema, 'The new agent') },
+    errors: [404, 409, 413],
   });
   const register = agentOperations(registry, 'Agents');
   const agents = resourceOperations(register, {

@@ -11,7 +11,7 @@ import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
-import { parse } from '../../api/validate.js';
+import { bodyField, parse } from '../../api/validate.js';
 import type { AgentAccess } from './agent-access.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from './agent-change-guard.js';
 import {
@@ -37,10 +37,6 @@ export type AgentServiceOptions = {
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function field(body: unknown, name: string): unknown {
-  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
-}
 
 export class AgentService {
   private readonly patchSchema;
@@ -79,10 +75,10 @@ export class AgentService {
     if (auth.allowedAgentIds !== null)
       throw new ForbiddenError('An API key restricted to specific agents cannot create agents');
     const { data, details } = parseStrict(this.createSchema, body, CREATE_READ_ONLY_AGENT_FIELDS);
-    const organizationId = this.targetOrganization(auth, field(body, 'organization_id'), details);
+    const organizationId = this.targetOrganization(auth, bodyField(body, 'organization_id'), details);
     if (organizationId) {
       details.push(
-        ...(await this.backupProblems(auth, field(body, 'backup_agent_id'), {
+        ...(await this.backupProblems(auth, bodyField(body, 'backup_agent_id'), {
           id: null,
           organization_id: organizationId,
         })),
@@ -162,7 +158,7 @@ export class AgentService {
    */
   async validatePatch(auth: AuthContext, agent: AgentRow, body: unknown): Promise<Record<string, unknown>> {
     const { data, details } = parseStrict(this.patchSchema, body, READ_ONLY_AGENT_FIELDS);
-    details.push(...(await this.backupProblems(auth, field(body, 'backup_agent_id'), agent)));
+    details.push(...(await this.backupProblems(auth, bodyField(body, 'backup_agent_id'), agent)));
     if (details.length > 0 || !data) throw new ValidationError('Request body is invalid', details);
     return data;
   }

@@ -1,14 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  PaginationQuerySchema,
-  PaginationSchema,
-} from '../../openapi/common.js';
+import { json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
+import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { QUERY_PREFIXES } from '../../http/strict-query.js';
 import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
@@ -16,7 +8,6 @@ import { EXPORT_FORMATS, EXPORTS_PER_KEY } from './call-export.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
 const AgentParams = z.object({ agentId: z.uuid() });
-const CallParams = z.object({ agentId: z.uuid(), callId: z.uuid() });
 const ListQuery = PaginationQuerySchema.extend({
   done: z.enum(['true', 'false']).optional(),
   from: z
@@ -125,61 +116,52 @@ const ExportQuery = z.object({
   include_deleted: ListQuery.shape.include_deleted,
 });
 
-const tags = ['Calls'];
 const base = '/v1/agents/{agentId}/calls';
-const errors = errorResponses(...AGENT_ROUTE_ERRORS);
 
 export function registerCallPaths(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+  const register = agentOperations(registry, 'Calls');
+  register({
     method: 'get',
     path: base,
     operationId: 'listCalls',
-    ...access('calls:read', 'agent'),
-    tags,
+    permission: 'calls:read',
     summary: 'List calls (calls:read), newest first; items without the transcript',
     description: EXTRACTED_FILTERS_DESCRIPTION,
-    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
-    security: anyAuth,
+    extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
     request: { params: AgentParams, query: ListQuery },
-    responses: { 200: json(CallPageSchema, 'A page of calls'), ...errors },
+    responses: { 200: json(CallPageSchema, 'A page of calls') },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: base,
     operationId: 'reportCall',
-    ...access('calls:write', 'agent'),
-    tags,
+    permission: 'calls:write',
     summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
-    security: anyAuth,
     request: { params: AgentParams, body: jsonBody(IntakeCallSchema) },
     responses: {
       201: json(CallSchema, 'The new call'),
       200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
-      ...errors,
     },
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: `${base}/stats`,
     operationId: 'getCallStats',
-    ...access('calls:read', 'agent'),
-    tags,
+    permission: 'calls:read',
     summary: "Call statistics per time bucket (calls:read), with the list's filters",
     description:
       'Counts, done counts and durations per hour, day, week or month in a time zone, empty buckets included; ' +
       "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
       EXTRACTED_FILTERS_DESCRIPTION,
-    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
-    security: anyAuth,
+    extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
     request: { params: AgentParams, query: AgentStatsQuery },
-    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
+    responses: { 200: json(CallStatsSchema, 'The statistics') },
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: `${base}/export`,
     operationId: 'exportCalls',
-    ...access('calls:read', 'agent'),
-    tags,
+    permission: 'calls:read',
     summary: "Every call matching the list's filters as NDJSON or CSV, streamed (calls:read)",
     description:
       'NDJSON: one call per line, as in the list. CSV (RFC 4180, CRLF line ends): a header row, one column per ' +
@@ -188,8 +170,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       'formula), and the phone_number cell always does (kept as text). Sent as ' +
       `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
       EXTRACTED_FILTERS_DESCRIPTION,
-    [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES,
-    security: anyAuth,
+    extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
     request: { params: AgentParams, query: ExportQuery },
     responses: {
       200: {
@@ -204,40 +185,27 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
           'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) },
         },
       },
-      ...errors,
     },
   });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/organization/{orgId}/calls/stats',
     operationId: 'getOrganizationCallStats',
-    ...access('calls:read', 'filtered'),
-    tags,
+    permission: 'calls:read',
+    agentScope: 'filtered',
     summary: 'Call statistics of every agent of the organization the caller may read (calls:read)',
-    security: anyAuth,
     request: { params: z.object({ orgId: z.uuid() }), query: OrganizationStatsQuery },
-    responses: { 200: json(CallStatsSchema, 'The statistics'), ...errors },
+    responses: { 200: json(CallStatsSchema, 'The statistics') },
   });
-  registry.registerPath({
-    method: 'get',
-    path: `${base}/{callId}`,
-    operationId: 'getCall',
-    ...access('calls:read', 'agent'),
-    tags,
-    summary: 'Get one call with its transcript (calls:read)',
-    security: anyAuth,
-    request: { params: CallParams },
-    responses: { 200: json(CallSchema, 'The call'), ...errors },
+  const calls = resourceOperations(register, {
+    path: base,
+    permission: 'calls',
+    names: { operation: 'Call', noun: 'call' },
+    schema: CallSchema,
   });
-  registry.registerPath({
-    method: 'patch',
-    path: `${base}/{callId}`,
-    operationId: 'updateCall',
-    ...access('calls:write', 'agent'),
-    tags,
+  calls.get({ summary: 'Get one call with its transcript (calls:read)' });
+  calls.update({
     summary: 'Set done, note or employee_id (calls:write); other fields are ignored',
-    security: anyAuth,
-    request: { params: CallParams, body: jsonBody(UpdateCallSchema) },
-    responses: { 200: json(CallSchema, 'The updated call'), ...errors },
+    body: UpdateCallSchema,
   });
 }

@@ -10,7 +10,12 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
+import {
+  checkedWrite,
+  NO_CHANGE_GUARD,
+  type AgentChangeGuard,
+  type CheckedWrite,
+} from '../agents/agent-change-guard.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
 import {
   CONTACT_PHONE_UNIQUE,
@@ -105,15 +110,8 @@ export class ContactService {
     const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body), true);
     assertIdentifiable(fields);
     await this.assertPhoneFree(this.contacts, agent.id, fields.phone_number);
-    return this.audited.transaction(
-      async (trx) => {
-        const created = await this.guardPhone(fields.phone_number, () =>
-          this.contacts.with(trx).insert(agent, fields, this.clock.now()),
-        );
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: created, failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
+      this.guardPhone(fields.phone_number, () => this.contacts.with(trx).insert(agent, fields, this.clock.now())),
     );
   }
 
@@ -128,23 +126,19 @@ export class ContactService {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     this.found(await this.contacts.find(agent.id, contactId));
     const input = parseBody(UpdateContactSchema, body);
-    return this.audited.transaction(
-      async (trx) => {
-        const contacts = this.contacts.with(trx);
-        const locked = await this.lockForWrite(contacts, trx, agent, contactId, conditions);
-        const current = storedFields(locked);
-        const fields = applyChanges(current, input, false);
-        assertIdentifiable(fields);
-        if (fields.phone_number !== current.phone_number)
-          await this.assertPhoneFree(contacts, agent.id, fields.phone_number, contactId);
-        const updated = await this.guardPhone(fields.phone_number, () =>
-          contacts.update(agent.id, contactId, fields, this.clock.now()),
-        );
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: this.found(updated), failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
-    );
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      const contacts = this.contacts.with(trx);
+      const locked = await this.lockForWrite(contacts, trx, agent, contactId, conditions);
+      const current = storedFields(locked);
+      const fields = applyChanges(current, input, false);
+      assertIdentifiable(fields);
+      if (fields.phone_number !== current.phone_number)
+        await this.assertPhoneFree(contacts, agent.id, fields.phone_number, contactId);
+      const updated = await this.guardPhone(fields.phone_number, () =>
+        contacts.update(agent.id, contactId, fields, this.clock.now()),
+      );
+      return this.found(updated);
+    });
   }
 
   async delete(

@@ -12,7 +12,12 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
+import {
+  checkedWrite,
+  NO_CHANGE_GUARD,
+  type AgentChangeGuard,
+  type CheckedWrite,
+} from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -80,13 +85,8 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return this.audited.transaction(
-      async (trx) => {
-        const created = await this.employees.with(trx).insert(agent.id, input, this.clock.now());
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: created, failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
+      this.employees.with(trx).insert(agent.id, input, this.clock.now()),
     );
   }
 
@@ -105,32 +105,27 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
-    return this.audited.transaction(
-      async (trx) => {
-        const employees = this.employees.with(trx);
-        // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
-        await lockAgent(trx, agent);
-        const current = this.found(await employees.findForUpdate(agent.id, employeeId));
-        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-          organizationId: agent.organization_id,
-          current,
-        });
-        const changes = await this.changesFor(trx, agent, current, input);
-        const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
-        if (updated.phone_number && updated.phone_number !== current.phone_number) {
-          const synced = await this.tools
-            .with(trx)
-            .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
-          // The number is part of the linked tools' configuration: a new configuration version.
-          if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
-        }
-        if (updated.status !== current.status)
-          await this.recordStatusChange(trx, agent, updated, current.status, input);
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: updated, failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
-    );
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      const employees = this.employees.with(trx);
+      // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
+      await lockAgent(trx, agent);
+      const current = this.found(await employees.findForUpdate(agent.id, employeeId));
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+        organizationId: agent.organization_id,
+        current,
+      });
+      const changes = await this.changesFor(trx, agent, current, input);
+      const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
+      if (updated.phone_number && updated.phone_number !== current.phone_number) {
+        const synced = await this.tools
+          .with(trx)
+          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+        // The number is part of the linked tools' configuration: a new configuration version.
+        if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
+      }
+      if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
+      return updated;
+    });
   }
 
   /** 409 while a transfer tool forwards to the employee. */

@@ -3,6 +3,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import mammoth from 'mammoth';
 import { getDocumentProxy } from 'unpdf';
+import { KB_FILE_MEDIA_TYPES } from './knowledge-base.schemas.js';
 
 /**
  * Text from uploaded files and fetched pages, keeping the structure chunking needs: headings as
@@ -31,13 +32,8 @@ export class ExtractionError extends Error {
   }
 }
 
-export const EXTRACTABLE_TYPES = [
-  'application/pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  'text/html',
-  'text/markdown',
-  'text/plain',
-] as const;
+/** What text is extracted from: exactly the media types a knowledge-base file is detected as. */
+export const EXTRACTABLE_TYPES = KB_FILE_MEDIA_TYPES;
 export type ExtractableType = (typeof EXTRACTABLE_TYPES)[number];
 
 export type ExtractLimits = {

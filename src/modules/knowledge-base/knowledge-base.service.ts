@@ -96,8 +96,7 @@ export class KnowledgeBaseService {
     body: unknown,
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<KnowledgeBaseDocument> {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    await this.writable(agent, documentId);
+    const agent = await this.resolveWritable(auth, agentId, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
     const row = await this.audited.transaction(async (trx) => {
       const current = await this.lockForWrite(trx, agent, documentId, conditions);
@@ -120,8 +119,7 @@ export class KnowledgeBaseService {
     documentId: string,
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    await this.writable(agent, documentId);
+    const agent = await this.resolveWritable(auth, agentId, documentId);
     await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, agent, documentId, conditions);
       await this.documents.with(trx).delete(agent.organization_id, documentId);
@@ -158,8 +156,7 @@ export class KnowledgeBaseService {
     documentId: string,
     conditions: WriteConditions = UNCONDITIONAL,
   ): Promise<void> {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    await this.writable(agent, documentId);
+    const agent = await this.resolveWritable(auth, agentId, documentId);
     const now = this.clock.now();
     await this.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the document row, then its chunks, as a document delete
@@ -181,8 +178,7 @@ export class KnowledgeBaseService {
     documentId: string,
     body: unknown,
   ): Promise<{ data: KnowledgeBaseChunk[]; inserted_count: number }> {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    await this.writable(agent, documentId);
+    const agent = await this.resolveWritable(auth, agentId, documentId);
     const { chunks } = parseBody(CreateChunksSchema, body);
     const data = await this.audited.transaction(async (trx) => {
       const document = await this.documents.with(trx).lock(agent.organization_id, documentId);
@@ -216,12 +212,16 @@ export class KnowledgeBaseService {
     return document;
   }
 
-  /** Organization documents are shared company knowledge: readable here, never writable. */
-  private async writable(agent: AgentRef, documentId: string): Promise<DocumentRow> {
+  /**
+   * The agent (after `kb:write` and its scope) once the document is one of its own: organization
+   * documents are shared company knowledge, readable here, never writable.
+   */
+  private async resolveWritable(auth: AuthContext, agentId: string, documentId: string) {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
     const document = await this.visible(agent, documentId);
     if (document.scope === 'organization') {
       throw new ForbiddenError('Organization-scope documents are read-only for agents');
     }
-    return document;
+    return agent;
   }
 }

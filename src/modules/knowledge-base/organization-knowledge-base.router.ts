@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
+import { sendResource } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
 import type { KnowledgeBaseSourcesService } from './kb-files.service.js';
 import { receiveUpload } from './multipart-upload.js';
+import { documentCollectionRoutes, documentItemRoutes } from './knowledge-base.router.js';
 import { MethodNotAllowedError } from '../../errors/index.js';
 
 const orgParams = uuidParams('orgId');
@@ -49,31 +50,8 @@ export function organizationKnowledgeBaseRouter(
     sendResource(req, res, await kb.get(auth, orgId, documentId), { status: 202 });
   });
 
-  router.get('/', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    res.json(await kb.list(authOf(req), orgId, req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    sendResource(req, res, await kb.create(authOf(req), orgId, req.body), { status: 201 });
-  });
-
-  router.get('/:documentId', async (req, res) => {
-    const { orgId, documentId } = parse(documentParams, req.params);
-    sendResource(req, res, await kb.get(authOf(req), orgId, documentId));
-  });
-
-  router.patch('/:documentId', async (req, res) => {
-    const { orgId, documentId } = parse(documentParams, req.params);
-    sendResource(req, res, await kb.update(authOf(req), orgId, documentId, req.body, writeConditions(req)));
-  });
-
-  router.delete('/:documentId', async (req, res) => {
-    const { orgId, documentId } = parse(documentParams, req.params);
-    await kb.delete(authOf(req), orgId, documentId, writeConditions(req));
-    res.status(204).end();
-  });
+  documentCollectionRoutes(router, 'orgId', kb);
+  documentItemRoutes(router, 'orgId', kb);
 
   router.put('/:documentId/grants', async (req, res) => {
     const { orgId, documentId } = parse(documentParams, req.params);

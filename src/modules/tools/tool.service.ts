@@ -7,12 +7,17 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js'
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
 import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
-import { uuidField } from '../../api/validate.js';
+import { bodyField, uuidField } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
+import {
+  checkedWrite,
+  NO_CHANGE_GUARD,
+  type AgentChangeGuard,
+  type CheckedWrite,
+} from '../agents/agent-change-guard.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
 import {
@@ -39,10 +44,6 @@ function parseConfig(toolType: ToolType, raw: unknown): { value?: ToolConfig; de
   return { details: zodIssuesToDetails(result.error.issues, ['config']) };
 }
 
-function field(body: unknown, name: string): unknown {
-  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
-}
-
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -56,7 +57,7 @@ function conflictError(conflict: ErrorDetail): ConflictError {
 }
 
 function toolTypeOf(body: unknown): ToolType | undefined {
-  const type = field(body, 'tool_type');
+  const type = bodyField(body, 'tool_type');
   return TOOL_TYPES.includes(type as ToolType) ? (type as ToolType) : undefined;
 }
 
@@ -97,19 +98,15 @@ export class ToolService {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
-    return this.audited.transaction(
-      async (trx) => {
-        // Lock order (src/db/locks.ts): the agent row, then the new tool row.
-        await lockAgent(trx, agent);
-        const tools = this.tools.with(trx);
-        const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
-        const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
-        await this.versions.record(trx, agent, auth, 'tool.created');
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: tool, failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
-    );
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the new tool row.
+      await lockAgent(trx, agent);
+      const tools = this.tools.with(trx);
+      const created = await this.guardName(fields.name, () => tools.insert(agent, fields, this.clock.now()));
+      const tool = (created.employee_id && (await tools.adoptEmployeePhone(agent.id, created.id))) || created;
+      await this.versions.record(trx, agent, auth, 'tool.created');
+      return tool;
+    });
   }
 
   /**
@@ -119,14 +116,14 @@ export class ToolService {
   async validateNew(auth: AuthContext, agent: AgentRef, body: unknown): Promise<ToolFields> {
     const base = CreateToolSchema.safeParse(body ?? {});
     const toolType = toolTypeOf(body);
-    const config = toolType ? parseConfig(toolType, field(body, 'config')) : { details: [] };
-    const employeeId = uuidField().safeParse(field(body, 'employee_id'));
+    const config = toolType ? parseConfig(toolType, bodyField(body, 'config')) : { details: [] };
+    const employeeId = uuidField().safeParse(bodyField(body, 'employee_id'));
     const refs = toolType
       ? await this.references.check(auth, agent, {
           toolType,
           employee: { id: employeeId.success ? employeeId.data : null, changed: true },
           config: config.value ? { value: config.value, changed: true } : null,
-          phoneSent: sendsPhone(field(body, 'config')),
+          phoneSent: sendsPhone(bodyField(body, 'config')),
         })
       : { details: [], config: {}, conflict: null };
     const details = merge(
@@ -154,7 +151,7 @@ export class ToolService {
     const tool = await this.getTool(this.tools, agent.id, toolId);
     const base = UpdateToolSchema.safeParse(body ?? {});
     const input = base.success ? base.data : {};
-    const sentConfig = field(body, 'config');
+    const sentConfig = bodyField(body, 'config');
     const configSent = sentConfig !== undefined;
     const config = configSent
       ? parseConfig(tool.tool_type, isPlainObject(sentConfig) ? mergePatch(tool.config, sentConfig) : sentConfig)
@@ -185,25 +182,21 @@ export class ToolService {
       ...changes,
       ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
     };
-    return this.audited.transaction(
-      async (trx) => {
-        // Lock order (src/db/locks.ts): the agent row, then the tool row.
-        await lockAgent(trx, agent);
-        await this.lockForWrite(trx, agent, tool.id, conditions);
-        if (fields.name !== undefined && fields.name !== tool.name)
-          await this.assertRenamable(trx, agent, tool, fields.name);
-        const updated = await this.guardName(fields.name ?? tool.name, () =>
-          this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
-        );
-        if (!updated) throw new NotFoundError('Tool');
-        const adopted =
-          (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
-        await this.versions.record(trx, agent, auth, 'tool.updated');
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: adopted, failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
-    );
+    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      // Lock order (src/db/locks.ts): the agent row, then the tool row.
+      await lockAgent(trx, agent);
+      await this.lockForWrite(trx, agent, tool.id, conditions);
+      if (fields.name !== undefined && fields.name !== tool.name)
+        await this.assertRenamable(trx, agent, tool, fields.name);
+      const updated = await this.guardName(fields.name ?? tool.name, () =>
+        this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
+      );
+      if (!updated) throw new NotFoundError('Tool');
+      const adopted =
+        (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
+      await this.versions.record(trx, agent, auth, 'tool.updated');
+      return adopted;
+    });
   }
 
   /** 409 while the agent's workflow names the tool. */

@@ -1,15 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import {
-  access,
-  AGENT_ROUTE_ERRORS,
-  anyAuth,
-  errorResponses,
-  json,
-  jsonBody,
-  paginated,
-  PaginationQuerySchema,
-  tokenOnly,
-} from '../../openapi/common.js';
+import { errorResponses, json, jsonBody, paginated, PaginationQuerySchema, tokenOnly } from '../../openapi/common.js';
+import { agentOperations, operationGroup } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { DELIVERY_STATUSES, WebhookDeliverySchema } from './webhook-delivery.schemas.js';
 import {
@@ -53,106 +44,101 @@ const SignatureHeaders = z.object({
 });
 
 function registerDeliveryPaths(registry: OpenAPIRegistry): void {
-  const tags = ['Webhook deliveries'];
-  registry.registerPath({
+  const register = agentOperations(registry, 'Webhook deliveries');
+  register({
     method: 'get',
     path: '/v1/agents/{agentId}/webhook-deliveries',
     operationId: 'listWebhookDeliveries',
-    ...access('agents:read', 'agent'),
-    tags,
+    permission: 'agents:read',
     summary: "Delivery log of the agent's webhooks (agents:read), newest first, each with its attempts",
-    security: anyAuth,
     request: {
       params: z.object({ agentId: z.uuid() }),
       query: PaginationQuerySchema.extend({ status: z.enum(DELIVERY_STATUSES).optional() }),
     },
     responses: {
       200: json(paginated(WebhookDeliverySchema), 'A page of deliveries'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
     },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook-deliveries/{deliveryId}/redeliver',
     operationId: 'redeliverWebhookDelivery',
-    ...access('agents:write', 'agent'),
-    tags,
+    permission: 'agents:write',
     summary:
       'Send the delivery again (agents:write): same target, same webhook-id, a new attempt recorded in the background',
-    security: anyAuth,
     request: { params: z.object({ agentId: z.uuid(), deliveryId: z.uuid() }) },
     responses: {
       202: json(WebhookDeliverySchema, 'Queued; the delivery is pending until the attempt is recorded'),
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
     },
   });
 }
 
 function registerTestPaths(registry: OpenAPIRegistry): void {
-  const tags = ['Webhook test pings'];
+  const registerForAgent = agentOperations(registry, 'Webhook test pings');
+  const registerForMe = operationGroup(registry, {
+    tags: ['Webhook test pings'],
+    security: tokenOnly,
+    agentScope: 'none',
+    errors: [400, 401, 404],
+  });
   const answer = json(
     WebhookTestResultSchema,
     "Sent (or refused by the guard): the receiver's outcome, within the webhook timeout. Not stored in the delivery log",
   );
   const conflict = 'CONFLICT: no webhook URL is set (`details[0].field` names the field to set); nothing was sent';
-  registry.registerPath({
+  registerForAgent({
     method: 'post',
     path: '/v1/agents/{agentId}/webhook/test',
     operationId: 'testAgentWebhook',
-    ...access('agents:write', 'agent'),
-    tags,
+    permission: 'agents:write',
     summary:
       "Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome",
-    security: anyAuth,
     request: { params: z.object({ agentId: z.uuid() }) },
     responses: {
       200: answer,
-      ...errorResponses(...AGENT_ROUTE_ERRORS),
       409: { ...errorResponses(409)[409]!, description: conflict },
     },
   });
-  registry.registerPath({
+  registerForMe({
     method: 'post',
     path: '/v1/me/webhook/test',
     operationId: 'testMyWebhook',
-    ...access('signed_in'),
-    tags,
+    permission: 'signed_in',
     summary:
       'Send a signed webhook.test event to your /v1/me webhook_url now (dashboard token only) and answer with the outcome',
-    security: tokenOnly,
     request: { body: { ...jsonBody(meWebhookTestBody), required: false } },
     responses: {
       200: answer,
-      ...errorResponses(400, 401, 404),
       409: { ...errorResponses(409)[409]!, description: conflict },
     },
   });
 }
 
 function registerSecretPaths(registry: OpenAPIRegistry): void {
-  const tags = ['Webhook secret'];
+  const register = operationGroup(registry, {
+    tags: ['Webhook secret'],
+    security: tokenOnly,
+    agentScope: 'none',
+    errors: [400, 401, 403, 404],
+  });
   const params = z.object({ orgId: z.uuid() });
-  registry.registerPath({
+  register({
     method: 'get',
     path: '/v1/organization/{orgId}/webhook-secret',
     operationId: 'getWebhookSecret',
-    ...access('developer_admin'),
-    tags,
+    permission: 'developer_admin',
     summary: "The organization's webhook signing secret (dashboard token, developer_admin); created on first read",
-    security: tokenOnly,
     request: { params },
-    responses: { 200: json(WebhookSecretSchema, 'The secret'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 200: json(WebhookSecretSchema, 'The secret') },
   });
-  registry.registerPath({
+  register({
     method: 'post',
     path: '/v1/organization/{orgId}/webhook-secret/rotate',
     operationId: 'rotateWebhookSecret',
-    ...access('developer_admin'),
-    tags,
+    permission: 'developer_admin',
     summary: 'Rotate the signing secret (dashboard token, developer_admin); the old secret also signs for 24 hours',
-    security: tokenOnly,
     request: { params },
-    responses: { 200: json(WebhookSecretSchema, 'The new secret'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 200: json(WebhookSecretSchema, 'The new secret') },
   });
 }
 
@@ -164,45 +150,43 @@ const RECEIVER_RESPONSES = {
   },
 };
 
-function registerWebhookPayloads(registry: OpenAPIRegistry): void {
-  const responses = RECEIVER_RESPONSES;
+/** One event a receiver gets: signed (the signature headers), its payload as the JSON body. */
+function registerEvent(
+  registry: OpenAPIRegistry,
+  event: { path: string; operationId: string; summary: string; schema: z.ZodType },
+  responses: Record<number, { description: string }> = RECEIVER_RESPONSES,
+): void {
   registry.registerWebhook({
     method: 'post',
+    path: event.path,
+    operationId: event.operationId,
+    tags: ['Webhooks'],
+    summary: event.summary,
+    request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema: event.schema } } } },
+    responses,
+  });
+}
+
+function registerWebhookPayloads(registry: OpenAPIRegistry): void {
+  registerEvent(registry, {
     path: 'call.completed',
     operationId: 'callCompleted',
-    tags: ['Webhooks'],
     summary: "After every completed call, to the agent's post_call_webhook_url",
-    request: {
-      headers: SignatureHeaders,
-      body: { content: { 'application/json': { schema: CallCompletedPayloadSchema } } },
-    },
-    responses,
+    schema: CallCompletedPayloadSchema,
   });
-  registry.registerWebhook({
-    method: 'post',
+  registerEvent(registry, {
     path: 'employee.forwarding_created',
     operationId: 'employeeForwardingCreated',
-    tags: ['Webhooks'],
     summary:
       'When an employee status or forwarding changes, to the webhook_url of every organization member who set one (/v1/me)',
-    request: {
-      headers: SignatureHeaders,
-      body: { content: { 'application/json': { schema: EmployeeForwardingCreatedPayloadSchema } } },
-    },
-    responses,
+    schema: EmployeeForwardingCreatedPayloadSchema,
   });
-  registry.registerWebhook({
-    method: 'post',
+  registerEvent(registry, {
     path: 'data_subject.erased',
     operationId: 'dataSubjectErased',
-    tags: ['Webhooks'],
     summary:
       "After a person's data was erased (POST /v1/organization/{orgId}/data-subjects/erase), to each agent post_call_webhook_url of the organization whose `post_call_webhook_events` lists it and each member webhook_url (/v1/me) whose `webhook_events` lists it (one delivery per URL): erasure id and counts, no personal data",
-    request: {
-      headers: SignatureHeaders,
-      body: { content: { 'application/json': { schema: DataSubjectErasedPayloadSchema } } },
-    },
-    responses,
+    schema: DataSubjectErasedPayloadSchema,
   });
 }
 
@@ -245,16 +229,12 @@ function registerConfigurationWebhooks(
     (schema) => [schema.shape.event.value, schema, changes[schema.shape.event.value]!] as const,
   );
   for (const [path, schema, summary] of [...events, ...changeEvents]) {
-    registry.registerWebhook({
-      method: 'post',
-      path,
+    registerEvent(
+      registry,
       // agent.updated -> agentUpdated, kb.document.ready -> kbDocumentReady, phone_number.created -> phoneNumberCreated
-      operationId: path.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase()),
-      tags: ['Webhooks'],
-      summary,
-      request: { headers: SignatureHeaders, body: { content: { 'application/json': { schema } } } },
+      { path, operationId: path.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase()), summary, schema },
       responses,
-    });
+    );
   }
 }
 
@@ -264,17 +244,15 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
   registerTestPaths(registry);
   registerWebhookPayloads(registry);
   registerConfigurationWebhooks(registry, RECEIVER_RESPONSES);
-  registry.registerWebhook({
-    method: 'post',
-    path: 'webhook.test',
-    operationId: 'webhookTest',
-    tags: ['Webhooks'],
-    summary:
-      'A test ping, only when asked for (POST /v1/agents/{agentId}/webhook/test, POST /v1/me/webhook/test): signed like every event, with a webhook-id of its own; never stored or retried',
-    request: {
-      headers: SignatureHeaders,
-      body: { content: { 'application/json': { schema: WebhookTestPayloadSchema } } },
+  registerEvent(
+    registry,
+    {
+      path: 'webhook.test',
+      operationId: 'webhookTest',
+      summary:
+        'A test ping, only when asked for (POST /v1/agents/{agentId}/webhook/test, POST /v1/me/webhook/test): signed like every event, with a webhook-id of its own; never stored or retried',
+      schema: WebhookTestPayloadSchema,
     },
-    responses: { 200: { description: 'Any 2xx counts as delivered' } },
-  });
+    { 200: { description: 'Any 2xx counts as delivered' } },
+  );
 }

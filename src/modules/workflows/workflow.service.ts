@@ -7,7 +7,12 @@ import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
+import {
+  checkedWrite,
+  NO_CHANGE_GUARD,
+  type AgentChangeGuard,
+  type CheckedWrite,
+} from '../agents/agent-change-guard.js';
 import { unwrapWorkflowBody, validateWorkflow } from './workflow-rules.js';
 import type { WorkflowRepository, WorkflowRow } from './workflow.repository.js';
 import type { Workflow } from './workflow.schemas.js';
@@ -46,32 +51,28 @@ export class WorkflowService {
   ): Promise<CheckedWrite<WorkflowRecord>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
-    const written = await this.audited.transaction(
-      async (trx) => {
-        const repository = this.workflows.with(trx);
-        // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
-        const current = await repository.findForUpdate(agent.id, agent.organization_id);
-        if (!current) throw new NotFoundError('Agent');
-        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-          organizationId: agent.organization_id,
-          current: toRecord(current),
-        });
-        const details = [...input.details];
-        let workflow: Workflow | null = null;
-        if (!input.remove && input.value !== undefined) {
-          const result = validateWorkflow(input.value, await repository.lockToolNames(agent.id, agent.organization_id));
-          details.push(...result.details);
-          workflow = result.workflow ?? null;
-        }
-        if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
-        const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
-        if (!row) throw new NotFoundError('Agent');
-        await this.versions.record(trx, agent, auth, 'workflow.replaced');
-        const failingTestCases = await this.guard.check(trx, agent, conditions.dryRun);
-        return { resource: toRecord(row), failingTestCases };
-      },
-      { dryRun: conditions.dryRun },
-    );
+    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      const repository = this.workflows.with(trx);
+      // Lock order (src/db/locks.ts): the agent row, then its tools (FOR SHARE in lockToolNames).
+      const current = await repository.findForUpdate(agent.id, agent.organization_id);
+      if (!current) throw new NotFoundError('Agent');
+      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
+        organizationId: agent.organization_id,
+        current: toRecord(current),
+      });
+      const details = [...input.details];
+      let workflow: Workflow | null = null;
+      if (!input.remove && input.value !== undefined) {
+        const result = validateWorkflow(input.value, await repository.lockToolNames(agent.id, agent.organization_id));
+        details.push(...result.details);
+        workflow = result.workflow ?? null;
+      }
+      if (details.length > 0) throw new ValidationError('Workflow is invalid', details);
+      const row = await repository.save(agent.id, agent.organization_id, workflow, this.clock.now());
+      if (!row) throw new NotFoundError('Agent');
+      await this.versions.record(trx, agent, auth, 'workflow.replaced');
+      return toRecord(row);
+    });
     if (!conditions.dryRun) await this.access.changed();
     return written;
   }
