@@ -74,12 +74,40 @@ export const WebhookKbDocumentSchema = z
   })
   .openapi('WebhookKbDocument');
 
+export const WebhookKbSyncSchema = z
+  .object({
+    status: z.enum(['synced', 'partial', 'failed']).openapi({
+      description: "The document's sync_status after this sync: partial = some pages failed, failed = the start page did",
+    }),
+    pages_added: z.number().int(),
+    pages_changed: z.number().int().openapi({ description: 'Pages whose text changed (re-chunked)' }),
+    pages_removed: z.number().int().openapi({ description: 'Pages no longer reached or now failing (chunks dropped)' }),
+    pages_unchanged: z.number().int().openapi({ description: 'Pages left as they were (their chunks untouched)' }),
+    error: z.string().nullable().openapi({
+      description:
+        'Why the sync failed (the start page could not be fetched, or no page has text); null otherwise. After a failed refresh the chunks of the last good sync stay searchable (`document.status` stays ready)',
+    }),
+    errors: z.array(z.object({ url: z.string(), error: z.string() })).openapi({ description: 'Per-page errors' }),
+  })
+  .openapi('WebhookKbSync', {
+    description:
+      'What a web-source sync did; only on events of web sources (`source_type: url`), sent when a sync added, changed or removed pages, changed the status, or failed',
+  });
+
 export const KbDocumentReadyPayloadSchema = z
-  .object({ event: z.literal('kb.document.ready'), document: WebhookKbDocumentSchema })
+  .object({
+    event: z.literal('kb.document.ready'),
+    document: WebhookKbDocumentSchema,
+    sync: WebhookKbSyncSchema.optional(),
+  })
   .openapi('KbDocumentReadyWebhook');
 
 export const KbDocumentFailedPayloadSchema = z
-  .object({ event: z.literal('kb.document.failed'), document: WebhookKbDocumentSchema })
+  .object({
+    event: z.literal('kb.document.failed'),
+    document: WebhookKbDocumentSchema,
+    sync: WebhookKbSyncSchema.optional(),
+  })
   .openapi('KbDocumentFailedWebhook');
 
 export const DataSubjectErasedPayloadSchema = z
@@ -125,6 +153,7 @@ const FIELD_ORDER: Record<string, string[]> = {
 const NESTED_ORDER: Record<string, string[]> = {
   call: Object.keys(WebhookCallSchema.shape),
   document: Object.keys(WebhookKbDocumentSchema.shape),
+  sync: Object.keys(WebhookKbSyncSchema.shape),
 };
 
 function ordered(value: Record<string, unknown>, order: string[]): Record<string, unknown> {
