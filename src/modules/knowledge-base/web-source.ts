@@ -14,7 +14,7 @@ import {
 } from '../../outgoing/guarded-request.js';
 import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../jobs/queue-definitions.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
-import { mainText, splitSections } from './extract.js';
+import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
 import type { CrawlOptions } from './knowledge-base.repository.js';
 import { textSearchConfig, type TsConfig } from './text-search.js';
@@ -310,8 +310,9 @@ export class WebSourceSync {
     };
   }
 
+  /** The same-origin links of the page's first MAX_HTML_CHARS characters (the part mainText reads). */
   private links(html: string, base: URL, start: URL): string[] {
-    const { document } = parseHTML(html);
+    const { document } = parseHTML(html.slice(0, MAX_HTML_CHARS));
     const found = new Set<string>();
     for (const anchor of document.querySelectorAll('a[href]')) {
       try {
