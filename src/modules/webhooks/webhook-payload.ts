@@ -77,7 +77,8 @@ export const WebhookKbDocumentSchema = z
 export const WebhookKbSyncSchema = z
   .object({
     status: z.enum(['synced', 'partial', 'failed']).openapi({
-      description: "The document's sync_status after this sync: partial = some pages failed, failed = the start page did",
+      description:
+        "The document's sync_status after this sync: partial = some pages failed, failed = the start page did",
     }),
     pages_added: z.number().int(),
     pages_changed: z.number().int().openapi({ description: 'Pages whose text changed (re-chunked)' }),
