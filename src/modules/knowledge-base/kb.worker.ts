@@ -14,6 +14,7 @@ import {
   type ExtractableType,
 } from './extract.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository, ProcessingOutcome } from './kb-index.repository.js';
+import { documentEvent } from './kb-events.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import {
@@ -103,23 +104,19 @@ export class KnowledgeBaseProcessor {
     const committed = await inTransaction(this.db, async (trx) => {
       if (!(await this.index.with(trx).finish(claimed, outcome, finishedAt))) return false;
       if (!this.events) return true;
-      await this.events.record(trx, {
-        organization_id: claimed.organization_id,
-        agent_id: claimed.agent_id,
-        type: status === 'ready' ? 'kb.document.ready' : 'kb.document.failed',
-        payload: {
-          document: {
-            id: claimed.id,
-            title: claimed.title,
-            scope: claimed.scope,
-            agent_id: claimed.agent_id,
+      await this.events.record(
+        trx,
+        documentEvent(
+          status === 'ready' ? 'kb.document.ready' : 'kb.document.failed',
+          claimed,
+          {
             status,
             chunk_count: 'chunks' in outcome ? outcome.chunks.length : 0,
             error_message: 'chunks' in outcome ? null : outcome.message,
-            updated_at: finishedAt.toISOString(),
           },
-        },
-      });
+          finishedAt,
+        ),
+      );
       return true;
     });
     this.logger.info(

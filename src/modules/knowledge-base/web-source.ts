@@ -15,6 +15,7 @@ import {
 import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../jobs/queue-definitions.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
 import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
+import { documentEvent } from './kb-events.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
 import type { CrawlOptions } from './knowledge-base.repository.js';
 import { textSearchConfig, type TsConfig } from './text-search.js';
@@ -380,32 +381,25 @@ export class WebSourceSync {
       // A sync that changed nothing and left the document as it was is no news; one that failed is.
       const changed = pages.added + pages.changed + pages.removed > 0 || current.status !== status;
       if (this.options.events && (startFailed || hadNothing || changed)) {
-        await this.options.events.record(trx, {
-          organization_id: claimed.organization_id,
-          agent_id: claimed.agent_id,
-          type: startFailed || hadNothing ? 'kb.document.failed' : 'kb.document.ready',
-          payload: {
-            document: {
-              id: claimed.id,
-              title: claimed.title,
-              scope: claimed.scope,
-              agent_id: claimed.agent_id,
-              status,
-              chunk_count: chunkCount,
-              error_message: errorMessage,
-              updated_at: now.toISOString(),
-            },
-            sync: {
-              status: syncStatus,
-              pages_added: pages.added,
-              pages_changed: pages.changed,
-              pages_removed: pages.removed,
-              pages_unchanged: pages.unchanged,
-              error: startFailed ? errors[0]!.error : hadNothing ? errorMessage : null,
-              errors,
-            },
-          },
-        });
+        const sync = {
+          status: syncStatus,
+          pages_added: pages.added,
+          pages_changed: pages.changed,
+          pages_removed: pages.removed,
+          pages_unchanged: pages.unchanged,
+          error: startFailed ? errors[0]!.error : hadNothing ? errorMessage : null,
+          errors,
+        };
+        await this.options.events.record(
+          trx,
+          documentEvent(
+            startFailed || hadNothing ? 'kb.document.failed' : 'kb.document.ready',
+            claimed,
+            { status, chunk_count: chunkCount, error_message: errorMessage },
+            now,
+            { sync },
+          ),
+        );
       }
       return hadNothing ? 'failed' : 'ready';
     });
