@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import type { Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../src/jobs/queue-definitions.js';
-import { MAX_UNPACKED_BYTES } from '../../src/modules/knowledge-base/extract.js';
+import { MAX_HTML_CHARS, MAX_UNPACKED_BYTES } from '../../src/modules/knowledge-base/extract.js';
+import { EXTRACT_THREAD_HEAP_MB } from '../../src/modules/knowledge-base/isolated-extract.js';
 import { Builders, type World } from '../support/builders.js';
 import { makeDocx, makeExecutable, makePdf, makeZipBombDocx } from '../support/kb-fixtures.js';
 import {
@@ -24,7 +25,7 @@ import {
  * start:prod`: its 160 MB heap, 8 MB semi-spaces, the malloc threshold) with the production limits
  * (KB_MAX_FILE_BYTES 20 MB, KB_MAX_PAGE_BYTES 5 MB, KB_MAX_PDF_PAGES 500, 50 MB unpacked per
  * DOCX). All at once, as an attacker would send them: zip-bomb DOCX files of 1 GB unpacked with
- * honest and with lying size headers, a PDF of 10,000 pages, an encrypted and a truncated PDF, an
+ * honest and with lying size headers, a DOCX of 100,000 paragraphs, a PDF of 10,000 pages, an encrypted and a truncated PDF, an
  * executable named .pdf, an HTML upload of 50 MB, the largest HTML upload the limit lets through,
  * and web sources with a 50 MB page, a page that never ends, a redirect to the metadata address,
  * a crawl that loops and the largest page the limit lets through. Each ends with its reason, the
@@ -37,16 +38,19 @@ const FILE_LIMIT = 20 * MB;
 const PAGE_LIMIT = 5 * MB;
 /**
  * The bound over the RSS measured once the server is warm (a PDF, a DOCX, an HTML file and a web
- * page processed, so every extractor is loaded and has run). What a job may hold beyond that, by
- * the limits: the file (KB_MAX_FILE_BYTES) as stored parts and as one buffer, and the one inflate
- * output of a DOCX check (at most MAX_UNPACKED_BYTES, all entries counted together); two documents
- * are processed at once (KB_PARALLEL_DOCUMENTS), so twice that; plus the heap the parsers build
- * from a file at the limit (a DOM of 20 MB of HTML, pdf.js's objects), which the heap flag caps at
- * 160 MB whatever the input. A bomb inflated without the running limit (1 GB), or an upload
- * buffered whole, lands far beyond it; a bound as loose as "anything under the machine's memory"
- * would not tell them apart.
+ * page processed, so every extractor is loaded and has run). What the worker may hold beyond that,
+ * by the limits: the files of the two documents processed at once (KB_PARALLEL_DOCUMENTS), each as
+ * its stored parts and as one buffer (2 x KB_MAX_FILE_BYTES); one extraction thread at a time, with
+ * its heap limit (EXTRACT_THREAD_HEAP_MB), what it needs beside that heap (its young generation,
+ * compiled code and allocator: THREAD_OVERHEAD_MB) and the one inflate output of a DOCX check (at
+ * most MAX_UNPACKED_BYTES); and on the server's own heap the DOM of one web page (MAX_HTML_CHARS of
+ * markup, about twenty-five times that). A bomb inflated without the running limit (1 GB), an
+ * upload buffered whole or a parse on the server's heap lands beyond it (the last one ends the
+ * process: its heap is 160 MB).
  */
-const MARGIN_MB = (2 * (2 * FILE_LIMIT + MAX_UNPACKED_BYTES)) / MB + 160;
+const THREAD_OVERHEAD_MB = 64;
+const MARGIN_MB =
+  (2 * 2 * FILE_LIMIT + MAX_UNPACKED_BYTES + 25 * MAX_HTML_CHARS) / MB + EXTRACT_THREAD_HEAP_MB + THREAD_OVERHEAD_MB;
 
 let buildDir: string;
 let db: Db;
@@ -266,6 +270,10 @@ describe('npm run start:prod: the knowledge-base worker under hostile files and 
       const bomb = { status: 'failed', failure_reason: 'too_large_unpacked' };
       await file(makeZipBombDocx(1024 * MB), 'bomb.docx', bomb);
       await file(makeZipBombDocx(1024 * MB, { lieAboutSize: true }), 'liar.docx', bomb);
+      // Small packed and within the unpack limit (12 MB of XML), but mammoth's model of it is larger
+      // than the whole production heap.
+      const paragraphs = Array.from({ length: 100_000 }, (_, i) => ({ paragraph: `Absatz ${i}: Bremse und Filter.` }));
+      await file(makeDocx(paragraphs), 'paragraphs.docx', bomb);
       await file(makePdf({ blankPages: 10_000 }), 'pages.pdf', { status: 'failed', failure_reason: 'too_many_pages' });
       await file(makePdf({ pages: [['Geheim']], encrypted: true }), 'secret.pdf', {
         status: 'failed',

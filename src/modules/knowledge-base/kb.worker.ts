@@ -6,7 +6,6 @@ import type { EventRecorder } from '../../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
 import {
   ExtractionError,
-  extractText,
   FAILURE_MESSAGES,
   MAX_TEXT_CHARS,
   MAX_UNPACKED_BYTES,
@@ -15,6 +14,7 @@ import {
 } from './extract.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository, ProcessingOutcome } from './kb-index.repository.js';
 import { documentEvent } from './kb-events.js';
+import { extractIsolated } from './isolated-extract.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import {
@@ -149,7 +149,9 @@ export class KnowledgeBaseProcessor {
     try {
       const data = await this.index.fileBytes(claimed.id);
       if (!data || !claimed.source) throw new ExtractionError('corrupt', 'The uploaded file is no longer stored');
-      const text = await extractText(claimed.source.media_type as ExtractableType, data, {
+      // In a thread with a heap of its own: a file that needs too much memory to parse ends that
+      // thread, not the server.
+      const text = await extractIsolated(claimed.source.media_type as ExtractableType, data, {
         maxPdfPages: this.maxPdfPages,
         maxUnpackedBytes: this.maxUnpackedBytes,
         maxTextChars: MAX_TEXT_CHARS,
