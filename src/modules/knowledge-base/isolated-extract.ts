@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../jobs/queue-definitions.js';
 import { ExtractionError, type ExtractableType, type ExtractLimits } from './extract.js';
 import type { ThreadAnswer, ThreadInput } from './extract-thread.js';
 
@@ -11,6 +12,12 @@ import type { ThreadAnswer, ThreadInput } from './extract-thread.js';
  * heap and event loop never carry a parse. 96 MB reads a DOCX of about 15,000 paragraphs.
  */
 export const EXTRACT_THREAD_HEAP_MB = 96;
+
+/**
+ * How long one extraction may take: half the pipeline's time limit, so that a file stopped here
+ * still ends `failed` (and its job done) before its job is presumed dead and run again.
+ */
+export const EXTRACT_TIMEOUT_MS = (KB_PROCESSING_TIMEOUT_SECONDS / 2) * 1000;
 
 export class UnexpectedExtractionError extends Error {
   override readonly name = 'UnexpectedExtractionError';
@@ -45,14 +52,22 @@ export function extractIsolated(
   type: ExtractableType,
   data: Buffer,
   limits: ExtractLimits,
-  heapMb = EXTRACT_THREAD_HEAP_MB,
+  options: { heapMb?: number; timeoutMs?: number } = {},
 ): Promise<string> {
-  const run = previous.then(() => inThread(type, data, limits, heapMb));
+  const heapMb = options.heapMb ?? EXTRACT_THREAD_HEAP_MB;
+  const timeoutMs = options.timeoutMs ?? EXTRACT_TIMEOUT_MS;
+  const run = previous.then(() => inThread(type, data, limits, heapMb, timeoutMs));
   previous = run.catch(() => undefined);
   return run;
 }
 
-function inThread(type: ExtractableType, data: Buffer, limits: ExtractLimits, heapMb: number): Promise<string> {
+function inThread(
+  type: ExtractableType,
+  data: Buffer,
+  limits: ExtractLimits,
+  heapMb: number,
+  timeoutMs: number,
+): Promise<string> {
   const { entry, eval: isEval } = threadEntry();
   const owned = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
   const input: ThreadInput = { type, data: owned ? data : new Uint8Array(data), limits };
@@ -66,7 +81,12 @@ function inThread(type: ExtractableType, data: Buffer, limits: ExtractLimits, he
       stdout: false,
       stderr: false,
     });
-    thread.once('message', (message: ThreadAnswer) => (answer = message));
+    // A parser that does not end (a file made to make it loop) is stopped, and the file fails.
+    const timer = setTimeout(() => {
+      answer ??= { reason: 'corrupt', message: 'Reading the file took longer than allowed' };
+      void thread.terminate();
+    }, timeoutMs);
+    thread.once('message', (message: ThreadAnswer) => (answer ??= message));
     thread.once('error', (error: NodeJS.ErrnoException) => {
       answer ??=
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -74,6 +94,7 @@ function inThread(type: ExtractableType, data: Buffer, limits: ExtractLimits, he
           : { unexpected: `${error.name}: ${error.message}` };
     });
     thread.once('exit', () => {
+      clearTimeout(timer);
       if (answer && 'text' in answer) resolve(answer.text);
       else if (answer && 'reason' in answer) reject(new ExtractionError(answer.reason, answer.message));
       else reject(new UnexpectedExtractionError(answer?.unexpected ?? 'The extraction thread ended without an answer'));
