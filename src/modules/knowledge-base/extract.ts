@@ -55,8 +55,9 @@ export const MAX_TEXT_CHARS = 2_000_000;
  * Characters of markup read from one HTML file or page; the rest is not parsed. A DOM costs the
  * heap about fifteen times its markup, and Readability as much again: a 20 MB upload (the file
  * limit) parsed whole takes more than the production heap (160 MB) by itself. 2 MB of markup costs
- * under 60 MB, so the two documents a worker processes at once fit beside the server. Its text is
- * at most MAX_TEXT_CHARS, which is kept anyway.
+ * under 60 MB, so the two web pages the workers may read at once on the server's heap fit beside
+ * the rest of it (uploaded files are read in a thread of their own, isolated-extract.ts). Its text
+ * is at most MAX_TEXT_CHARS, which is kept anyway.
  */
 export const MAX_HTML_CHARS = 2 * 1024 * 1024;
 
