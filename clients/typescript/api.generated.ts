@@ -1627,7 +1627,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When a knowledge-base document is indexed, to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
+    /** When a knowledge-base document is indexed, or a web source's sync added, changed or removed pages (with `sync`), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
     post: operations['kbDocumentReady'];
     delete?: never;
     options?: never;
@@ -1644,7 +1644,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** When a knowledge-base document cannot be indexed (status error or failed), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
+    /** When a knowledge-base document cannot be indexed (status error or failed), or a web source's sync failed (with `sync`; the last good sync's chunks stay, so `document.status` may be ready), to the agent's post_call_webhook_url when `post_call_webhook_events` lists it, and to each member webhook_url (/v1/me) whose `webhook_events` lists it (organization documents: members only) */
     post: operations['kbDocumentFailed'];
     delete?: never;
     options?: never;
@@ -1876,6 +1876,7 @@ export interface components {
         webhook_deliveries: number;
         idempotency_records: number;
         test_cases: number;
+        outbound_calls: number;
       };
       /** Format: date-time */
       erased_at: string;
@@ -1896,6 +1897,7 @@ export interface components {
       /** @enum {string} */
       event: 'kb.document.ready';
       document: components['schemas']['WebhookKbDocument'];
+      sync?: components['schemas']['WebhookKbSync'];
     };
     WebhookKbDocument: {
       /** Format: uuid */
@@ -1918,10 +1920,33 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description What a web-source sync did; only on events of web sources (`source_type: url`), sent when a sync added, changed or removed pages, changed the status, or failed */
+    WebhookKbSync: {
+      /**
+       * @description The document's sync_status after this sync: partial = some pages failed, failed = the start page did
+       * @enum {string}
+       */
+      status: 'synced' | 'partial' | 'failed';
+      pages_added: number;
+      /** @description Pages whose text changed (re-chunked) */
+      pages_changed: number;
+      /** @description Pages no longer reached or now failing (chunks dropped) */
+      pages_removed: number;
+      /** @description Pages left as they were (their chunks untouched) */
+      pages_unchanged: number;
+      /** @description Why the sync failed (the start page could not be fetched, or no page has text); null otherwise. After a failed refresh the chunks of the last good sync stay searchable (`document.status` stays ready) */
+      error: string | null;
+      /** @description Per-page errors */
+      errors: {
+        url: string;
+        error: string;
+      }[];
+    };
     KbDocumentFailedWebhook: {
       /** @enum {string} */
       event: 'kb.document.failed';
       document: components['schemas']['WebhookKbDocument'];
+      sync?: components['schemas']['WebhookKbSync'];
     };
     PhoneNumberCreatedWebhook: {
       /** @enum {string} */

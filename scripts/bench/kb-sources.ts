@@ -42,11 +42,12 @@ export async function kbSources(
   const site = createServer((req, res) => {
     const n = Number(/^\/p\/(\d+)$/.exec(req.url ?? '')?.[1] ?? 0);
     const links = [n + 1, n + 2, 0].map((k) => `<a href="/p/${k % 30}">Seite ${k % 30}</a>`).join(' ');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: `"p${n}"` });
+    // The refresh asks with the ETag of the first sync: nothing changed, so 304.
     if (req.headers['if-none-match'] === `"p${n}"`) {
-      res.writeHead(304);
+      res.writeHead(304, { etag: `"p${n}"` });
       return void res.end();
     }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: `"p${n}"` });
     res.end(
       `<!doctype html><html><head><title>Seite ${n}</title></head><body><nav>${links}</nav><main><article><h1>Seite ${n}</h1>` +
         Array.from(

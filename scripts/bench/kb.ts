@@ -16,6 +16,8 @@ const SECONDS = Number(process.env.BENCH_KB_SECONDS ?? 3);
 const MAX_CHARS = 100_000;
 const ROUNDS = Number(process.env.BENCH_KB_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_KB_CONNECTIONS ?? 10);
+/** Chunks the search runs over; a smaller number only checks that the scenario runs end to end. */
+const CHUNKS = Number(process.env.BENCH_KB_CHUNKS ?? 10_000);
 const WORDS = [
   'Heizung',
   'Wartung',
@@ -141,7 +143,7 @@ export async function kb(db: Knex, databaseUrl: string) {
         )?.n ?? 0,
       );
     let chunks = await countChunks();
-    for (let seed = 2; chunks < 10_000; seed += 8) {
+    for (let seed = 2; chunks < CHUNKS; seed += 8) {
       await Promise.all(
         Array.from({ length: 8 }, (_, i) => toReady(document(MAX_CHARS, seed + i), `Filler ${seed + i}`)),
       );

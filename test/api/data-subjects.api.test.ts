@@ -223,7 +223,14 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expect(dry.body).toEqual({
       erasure_id: null,
       dry_run: true,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
+      erased: {
+        contacts: 1,
+        calls: 2,
+        webhook_deliveries: 2,
+        idempotency_records: 1,
+        test_cases: 0,
+        outbound_calls: 0,
+      },
       kb_documents_to_review: [],
       kept: [],
     });
@@ -234,7 +241,14 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
     expectSchema(res, DataSubjectErasureSchema);
     expect(res.body).toMatchObject({
       dry_run: false,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
+      erased: {
+        contacts: 1,
+        calls: 2,
+        webhook_deliveries: 2,
+        idempotency_records: 1,
+        test_cases: 0,
+        outbound_calls: 0,
+      },
     });
     const erasureId = res.body.erasure_id as string;
 
@@ -276,6 +290,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       webhook_deliveries: 2,
       idempotency_records: 1,
       test_cases: 0,
+      outbound_calls: 0,
     });
     expect(JSON.stringify(audit[0])).not.toContain('1701234567');
     const listed = await ctx.http
@@ -292,7 +307,14 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       event: 'data_subject.erased',
       erasure_id: erasureId,
       organization_id: w.orgId,
-      erased: { contacts: 1, calls: 2, webhook_deliveries: 2, idempotency_records: 1, test_cases: 0 },
+      erased: {
+        contacts: 1,
+        calls: 2,
+        webhook_deliveries: 2,
+        idempotency_records: 1,
+        test_cases: 0,
+        outbound_calls: 0,
+      },
     });
     expect(sent.body).not.toContain('1701234567');
     expect(sent.body).not.toContain('anna');
@@ -304,6 +326,7 @@ describe('POST /v1/organization/{orgId}/data-subjects/erase', () => {
       webhook_deliveries: 0,
       idempotency_records: 0,
       test_cases: 0,
+      outbound_calls: 0,
     });
     expect(again.body.erasure_id).not.toBe(erasureId);
     const exported = await exportOf(w, { phone_number: '+491701234567' }).expect(200);

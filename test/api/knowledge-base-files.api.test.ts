@@ -153,6 +153,14 @@ describe('hostile files end failed with their reason, and the worker stays up', 
       'liar.docx',
       'too_large_unpacked',
     ],
+    [
+      // Within the unpack limit, but more than the extraction thread's heap once parsed: it ends the
+      // thread, not the server.
+      'a DOCX of 100,000 paragraphs',
+      () => makeDocx(Array.from({ length: 100_000 }, (_, i) => ({ paragraph: `Absatz ${i}: Bremse und Filter.` }))),
+      'paragraphs.docx',
+      'too_large_unpacked',
+    ],
     ['an encrypted PDF', () => makePdf({ pages: [['Geheim']], encrypted: true }), 'secret.pdf', 'encrypted'],
     ['a PDF with 10,000 pages', () => makePdf({ blankPages: 10_000 }), 'pages.pdf', 'too_many_pages'],
     ['a truncated PDF', () => makePdf({ pages: [['Abgeschnitten']] }).subarray(0, 200), 'cut.pdf', 'corrupt'],

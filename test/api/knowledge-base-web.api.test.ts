@@ -7,6 +7,10 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { runKnowledgeBaseJobs } from '../support/knowledge-base.js';
 import { expectSchema } from '../support/expect-schema.js';
 import { DocumentSchema, OrganizationDocumentSchema } from '../../src/modules/knowledge-base/knowledge-base.schemas.js';
+import {
+  KbDocumentFailedPayloadSchema,
+  KbDocumentReadyPayloadSchema,
+} from '../../src/modules/webhooks/webhook-payload.js';
 import { guardedRequest } from '../../src/outgoing/guarded-request.js';
 import { WebSourceSync } from '../../src/modules/knowledge-base/web-source.js';
 import { KnowledgeBaseJobs } from '../../src/modules/knowledge-base/kb.worker.js';
@@ -21,6 +25,8 @@ let server: Server;
 let base: string;
 const hits = new Map<string, number>();
 const site = { faqText: 'Die Werkstatt öffnet um 8 Uhr.', linkB: true };
+/** The site of the events test: /news links to /news/a and /news/b. */
+const news = { version: 1, bGone: false, down: false };
 
 const page = (title: string, body: string) =>
   `<!doctype html><html><head><title>${title}</title></head><body>
@@ -103,16 +109,26 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
       };
       return pump();
     }
+    case '/news':
+      if (news.down) return html(500, 'kaputt');
+      return html(
+        200,
+        page('Neuigkeiten', '<p>Alles Neue aus der Werkstatt.</p><a href="/news/a">A</a> <a href="/news/b">B</a>'),
+      );
+    case '/news/a':
+      return html(200, page('Angebot', `<p>Das Angebot in Fassung ${news.version}: Reifen zum halben Preis.</p>`));
+    case '/news/b':
+      if (news.bGone) break;
+      return html(200, page('Team', '<p>Unser Team besteht aus fünf Leuten.</p>'));
     case '/to-metadata':
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
       return void res.end();
     case '/public-redirect':
       res.writeHead(302, { location: `${base}/faq` });
       return void res.end();
-    default:
-      res.writeHead(404);
-      res.end('not found');
   }
+  res.writeHead(404);
+  res.end('not found');
 }
 
 beforeAll(async () => {
@@ -294,5 +310,115 @@ describe('web sources', () => {
       .set('Authorization', `Bearer ${w.token}`)
       .expect(202);
     expect(synced.body).toMatchObject({ status: 'ready', sync_status: 'pending' });
+  });
+});
+
+describe('web source events', () => {
+  type Event = { id: string; type: string; agent_id: string | null; payload: Record<string, unknown> };
+  const eventsOf = (id: string): Promise<Event[]> =>
+    ctx
+      .db('events')
+      .where({ organization_id: w.orgId })
+      .whereIn('type', ['kb.document.ready', 'kb.document.failed'])
+      .whereRaw("payload->'document'->>'id' = ?", [id])
+      .select('id', 'type', 'agent_id', 'payload');
+  /** Syncs now and gives the events this sync recorded. */
+  async function sync(id: string, seen: Event[]): Promise<Event[]> {
+    await ctx.http.post(`/v1/agents/${w.agentId}/knowledge-base/${id}/sync`).set('X-API-Key', w.key).expect(202);
+    await runKnowledgeBaseJobs(ctx);
+    const ids = new Set(seen.map((e) => e.id));
+    return (await eventsOf(id)).filter((e) => !ids.has(e.id));
+  }
+  const body = (event: Event) => ({ event: event.type, ...event.payload });
+
+  it('records kb.document.ready when a sync adds, changes or removes pages, kb.document.failed when it fails, nothing when nothing changed', async () => {
+    const created = await addSource({ url: `${base}/news`, crawl: { max_pages: 5, include_paths: ['/news'] } });
+    await runKnowledgeBaseJobs(ctx);
+    const first = await eventsOf(created.id);
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ type: 'kb.document.ready', agent_id: w.agentId });
+    expectSchema({ body: body(first[0]!) }, KbDocumentReadyPayloadSchema);
+    const chunkCount = (await current(created.id)).chunk_count;
+    expect(first[0]!.payload).toEqual({
+      document: {
+        id: created.id,
+        title: created.title,
+        scope: 'agent',
+        agent_id: w.agentId,
+        status: 'ready',
+        chunk_count: chunkCount,
+        error_message: null,
+        updated_at: expect.any(String),
+      },
+      sync: {
+        status: 'synced',
+        pages_added: 3,
+        pages_changed: 0,
+        pages_removed: 0,
+        pages_unchanged: 0,
+        error: null,
+        errors: [],
+      },
+    });
+
+    // Nothing changed: no event.
+    let seen = first;
+    expect(await sync(created.id, seen)).toEqual([]);
+
+    // One page changed, one now missing (dropped), the start page as it was.
+    news.version = 2;
+    news.bGone = true;
+    const changed = await sync(created.id, seen);
+    expect(changed).toHaveLength(1);
+    expectSchema({ body: body(changed[0]!) }, KbDocumentReadyPayloadSchema);
+    expect(changed[0]).toMatchObject({
+      type: 'kb.document.ready',
+      payload: {
+        document: { id: created.id, status: 'ready' },
+        sync: {
+          status: 'partial',
+          pages_added: 0,
+          pages_changed: 1,
+          pages_removed: 1,
+          pages_unchanged: 1,
+          error: null,
+          errors: [{ url: `${base}/news/b`, error: 'The page answered 404' }],
+        },
+      },
+    });
+    seen = [...seen, ...changed];
+
+    // The start page fails: the last sync's chunks stay searchable, and the event says why.
+    news.down = true;
+    const failed = await sync(created.id, seen);
+    expect(failed).toHaveLength(1);
+    expectSchema({ body: body(failed[0]!) }, KbDocumentFailedPayloadSchema);
+    expect(failed[0]).toMatchObject({
+      type: 'kb.document.failed',
+      payload: {
+        document: { id: created.id, status: 'ready', error_message: null },
+        sync: {
+          status: 'failed',
+          pages_added: 0,
+          pages_changed: 0,
+          pages_removed: 0,
+          pages_unchanged: 0,
+          error: 'The page answered 500',
+        },
+      },
+    });
+    expect(await current(created.id)).toMatchObject({ status: 'ready', sync_status: 'failed' });
+  });
+
+  it('records kb.document.failed for a source that never had text, with the document failed', async () => {
+    const created = await addSource({ url: `${base}/missing-news` });
+    await runKnowledgeBaseJobs(ctx);
+    const [event, ...more] = await eventsOf(created.id);
+    expect(more).toEqual([]);
+    expectSchema({ body: body(event!) }, KbDocumentFailedPayloadSchema);
+    expect(event!.payload).toMatchObject({
+      document: { status: 'failed', chunk_count: 0, error_message: 'The page answered 404' },
+      sync: { status: 'failed', error: 'The page answered 404', errors: [{ url: `${base}/missing-news` }] },
+    });
   });
 });

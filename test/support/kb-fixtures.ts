@@ -71,9 +71,12 @@ export function makeZip(entries: ZipEntry[], options: { lieAboutSize?: boolean }
   const locals: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
+  // Entries that share one Buffer are compressed once (a bomb's parts are the same zeros).
+  const deflated = new Map<Buffer, Buffer>();
   for (const entry of entries) {
     const raw = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
-    const data = entry.store ? raw : deflateRawSync(raw, { level: 9 });
+    let data = entry.store ? raw : deflated.get(raw);
+    if (!data) deflated.set(raw, (data = deflateRawSync(raw, { level: 9 })));
     const name = Buffer.from(entry.name, 'utf8');
     const size = options.lieAboutSize ? 1024 : raw.length;
     const crc = crc32(raw);
@@ -151,17 +154,26 @@ export function makeDocx(blocks: DocxBlock[]): Buffer {
   ]);
 }
 
+/** The most one bomb part unpacks to: larger bombs are several parts of the same zeros. */
+const BOMB_PART_BYTES = 64 * 1024 * 1024;
+
 /**
- * A DOCX whose extra part unpacks to `unpackedBytes` of zeros (about 1/1000 of that packed), with
- * honest size headers or lying ones (1 KB each).
+ * A DOCX whose extra parts unpack to `unpackedBytes` of zeros (about 1/1000 of that packed), with
+ * honest size headers or lying ones (1 KB each). Beyond 64 MB the zeros are split into parts of equal
+ * size that share one compressed copy, so a 1 GB bomb costs this process 64 MB and one deflate.
  */
 export function makeZipBombDocx(unpackedBytes: number, options: { lieAboutSize?: boolean } = {}): Buffer {
+  const parts = Math.ceil(unpackedBytes / BOMB_PART_BYTES);
+  const zeros = Buffer.alloc(Math.ceil(unpackedBytes / parts));
   return makeZip(
     [
       { name: '[Content_Types].xml', data: CONTENT_TYPES },
       { name: '_rels/.rels', data: RELS },
       { name: 'word/document.xml', data: documentXml([{ paragraph: 'Hallo' }]) },
-      { name: 'word/media/bomb.bin', data: Buffer.alloc(unpackedBytes) },
+      ...Array.from({ length: parts }, (_, i) => ({
+        name: parts === 1 ? 'word/media/bomb.bin' : `word/media/bomb-${i + 1}.bin`,
+        data: zeros,
+      })),
     ],
     options,
   );

@@ -47,6 +47,15 @@ export type ExtractLimits = {
 
 export const MAX_UNPACKED_BYTES = 50 * 1024 * 1024;
 export const MAX_TEXT_CHARS = 2_000_000;
+/**
+ * Characters of markup read from one HTML file or page; the rest is not parsed. A DOM costs the
+ * heap about fifteen times its markup, and Readability as much again: a 20 MB upload (the file
+ * limit) parsed whole takes more than the production heap (160 MB) by itself. 2 MB of markup costs
+ * under 60 MB, so the two web pages the workers may read at once on the server's heap fit beside
+ * the rest of it (uploaded files are read in a thread of their own, isolated-extract.ts). Its text
+ * is at most MAX_TEXT_CHARS, which is kept anyway.
+ */
+export const MAX_HTML_CHARS = 2 * 1024 * 1024;
 
 export async function extractText(type: ExtractableType, data: Buffer, limits: ExtractLimits): Promise<string> {
   let text: string;
@@ -58,19 +67,27 @@ export async function extractText(type: ExtractableType, data: Buffer, limits: E
       text = await docxText(data, limits.maxUnpackedBytes);
       break;
     case 'text/html':
-      text = mainText(decodeUtf8(data)).text;
+      text = mainText(decodeUtf8(data, MAX_HTML_CHARS)).text;
       break;
     default:
-      text = decodeUtf8(data).replace(/\r\n?/g, '\n');
+      text = decodeUtf8(data, limits.maxTextChars).replace(/\r\n?/g, '\n');
   }
   text = text.slice(0, limits.maxTextChars);
   if (!/[\p{L}\p{N}]/u.test(text)) throw new ExtractionError('no_text');
   return text;
 }
 
-function decodeUtf8(data: Buffer): string {
+/**
+ * The first `maxChars` characters of UTF-8 text, decoding no more bytes than they can take (three
+ * per UTF-16 unit): the rest of a large file never becomes a string. `stream` lets a cut fall in
+ * the middle of a character without counting as invalid.
+ */
+function decodeUtf8(data: Buffer, maxChars: number): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
+    return new TextDecoder('utf-8', { fatal: true })
+      .decode(data.subarray(0, maxChars * 3), { stream: data.length > maxChars * 3 })
+      .replace(/^\uFEFF/, '')
+      .slice(0, maxChars);
   } catch {
     throw new ExtractionError('corrupt', 'The text is not valid UTF-8');
   }
@@ -289,20 +306,37 @@ export function structuredText(root: Node): string {
     .trim();
 }
 
-/** The page's main text (Readability: navigation and boilerplate removed) and its title. */
-export function mainText(html: string): { title: string | null; text: string } {
+/**
+ * Markup up to which Readability looks for the main text. It walks the whole DOM several times and
+ * runs on the event loop: beyond this, a page (more likely a long document saved as HTML than an
+ * article with boilerplate) is read as its body without navigation, header and footer, in a
+ * fraction of the time and heap.
+ */
+const READABILITY_MAX_CHARS = 512 * 1024;
+
+/**
+ * The page's main text (Readability: navigation and boilerplate removed) and its title, from its
+ * first MAX_HTML_CHARS characters.
+ */
+export function mainText(page: string): { title: string | null; text: string } {
+  const html = page.slice(0, MAX_HTML_CHARS);
   const { document } = parseHTML(html);
   const title = document.querySelector('title')?.textContent?.trim() || null;
   let root: Node | null = null;
-  try {
-    const article = new Readability(document as object as Document, { charThreshold: 100 }).parse();
-    if (article?.content) root = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
-  } catch {
-    root = null;
+  const readable = html.length <= READABILITY_MAX_CHARS;
+  if (readable) {
+    try {
+      const article = new Readability(document as object as Document, { charThreshold: 100 }).parse();
+      if (article?.content)
+        root = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
+    } catch {
+      root = null;
+    }
   }
   if (!root) {
-    // Too little text for Readability: the body without its navigation, header and footer.
-    const fallback = parseHTML(html).document;
+    // Too little text for Readability, or too much markup: the body without its navigation,
+    // header and footer (Readability changed the first DOM, so it is parsed again).
+    const fallback = readable ? parseHTML(html).document : document;
     for (const el of fallback.querySelectorAll('nav, header, footer, aside, script, style, form')) el.remove();
     root = fallback.body ?? fallback.documentElement;
   }

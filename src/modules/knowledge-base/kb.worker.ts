@@ -6,7 +6,6 @@ import type { EventRecorder } from '../../events/event-recorder.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
 import {
   ExtractionError,
-  extractText,
   FAILURE_MESSAGES,
   MAX_TEXT_CHARS,
   MAX_UNPACKED_BYTES,
@@ -14,6 +13,8 @@ import {
   type ExtractableType,
 } from './extract.js';
 import type { ClaimedDocument, KnowledgeBaseIndexRepository, ProcessingOutcome } from './kb-index.repository.js';
+import { documentEvent } from './kb-events.js';
+import { extractIsolated } from './isolated-extract.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { ScheduledWorker } from '../../jobs/scheduled-worker.js';
 import {
@@ -103,23 +104,19 @@ export class KnowledgeBaseProcessor {
     const committed = await inTransaction(this.db, async (trx) => {
       if (!(await this.index.with(trx).finish(claimed, outcome, finishedAt))) return false;
       if (!this.events) return true;
-      await this.events.record(trx, {
-        organization_id: claimed.organization_id,
-        agent_id: claimed.agent_id,
-        type: status === 'ready' ? 'kb.document.ready' : 'kb.document.failed',
-        payload: {
-          document: {
-            id: claimed.id,
-            title: claimed.title,
-            scope: claimed.scope,
-            agent_id: claimed.agent_id,
+      await this.events.record(
+        trx,
+        documentEvent(
+          status === 'ready' ? 'kb.document.ready' : 'kb.document.failed',
+          claimed,
+          {
             status,
             chunk_count: 'chunks' in outcome ? outcome.chunks.length : 0,
             error_message: 'chunks' in outcome ? null : outcome.message,
-            updated_at: finishedAt.toISOString(),
           },
-        },
-      });
+          finishedAt,
+        ),
+      );
       return true;
     });
     this.logger.info(
@@ -152,7 +149,9 @@ export class KnowledgeBaseProcessor {
     try {
       const data = await this.index.fileBytes(claimed.id);
       if (!data || !claimed.source) throw new ExtractionError('corrupt', 'The uploaded file is no longer stored');
-      const text = await extractText(claimed.source.media_type as ExtractableType, data, {
+      // In a thread with a heap of its own: a file that needs too much memory to parse ends that
+      // thread, not the server.
+      const text = await extractIsolated(claimed.source.media_type as ExtractableType, data, {
         maxPdfPages: this.maxPdfPages,
         maxUnpackedBytes: this.maxUnpackedBytes,
         maxTextChars: MAX_TEXT_CHARS,

@@ -22,7 +22,7 @@ export function buildKnowledgeBaseModule(
   const index = new KnowledgeBaseIndexRepository(db);
   const jobs = new KnowledgeBaseJobs(queue);
   // Background work: its transactions are plain ones (no request, no audit row).
-  const web = new WebSourceSync(db, jobs, clock, logger, webSourceOptionsFromConfig(deps.config));
+  const web = new WebSourceSync(db, jobs, clock, logger, { ...webSourceOptionsFromConfig(deps.config), events });
   const processor = new KnowledgeBaseProcessor(db, index, jobs, clock, logger, {
     events,
     maxPdfPages: deps.config.KB_MAX_PDF_PAGES,

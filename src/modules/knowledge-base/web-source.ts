@@ -5,6 +5,7 @@ import robotsParserModule from 'robots-parser';
 import { parseHTML } from 'linkedom';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
 import {
   guardedRequest,
   OutgoingRequestError,
@@ -13,7 +14,8 @@ import {
 } from '../../outgoing/guarded-request.js';
 import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../jobs/queue-definitions.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
-import { mainText, splitSections } from './extract.js';
+import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
+import { documentEvent } from './kb-events.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
 import type { CrawlOptions } from './knowledge-base.repository.js';
 import { textSearchConfig, type TsConfig } from './text-search.js';
@@ -25,6 +27,8 @@ export type WebSourceOptions = {
   maxChunkChars?: number;
   /** The guard itself; tests wrap it to make one address count as public. */
   request?: typeof guardedRequest;
+  /** Records kb.document.ready / kb.document.failed in the transaction that ends a sync. */
+  events?: EventRecorder;
 };
 
 type Robots = { isAllowed(url: string, userAgent?: string): boolean | undefined };
@@ -73,6 +77,9 @@ type Fetched =
 type Claimed = {
   id: string;
   organization_id: string;
+  agent_id: string | null;
+  title: string;
+  scope: 'agent' | 'organization';
   source_url: string;
   crawl: CrawlOptions;
   refresh: 'never' | 'daily' | 'weekly';
@@ -80,6 +87,26 @@ type Claimed = {
 };
 
 const REFRESH_MS = { daily: 86_400_000, weekly: 7 * 86_400_000 } as const;
+
+/**
+ * What a sync does to the document's pages: new ones, ones whose text changed, ones no longer
+ * reached (or now failing), and ones left as they were. A sync whose start page failed touches none.
+ */
+function pageCounts(
+  known: Map<string, PageState>,
+  fetched: Fetched[],
+  reached: Set<string>,
+  startFailed: boolean,
+): { added: number; changed: number; removed: number; unchanged: number } {
+  if (startFailed) return { added: 0, changed: 0, removed: 0, unchanged: 0 };
+  const changed = fetched.filter((f) => f.kind === 'changed');
+  return {
+    added: changed.filter((f) => !known.has(f.url)).length,
+    changed: changed.filter((f) => known.has(f.url)).length,
+    removed: [...known.keys()].filter((url) => !reached.has(url)).length,
+    unchanged: fetched.filter((f) => f.kind === 'unchanged').length,
+  };
+}
 
 /** A URL without its fragment; the crawl's identity of a page. */
 function pageKey(url: URL): string {
@@ -156,6 +183,9 @@ export class WebSourceSync {
       .returning([
         'd.id',
         'd.organization_id',
+        'd.agent_id',
+        'd.title',
+        'd.scope',
         'd.source_url',
         'd.crawl',
         'd.refresh',
@@ -281,8 +311,9 @@ export class WebSourceSync {
     };
   }
 
+  /** The same-origin links of the page's first MAX_HTML_CHARS characters (the part mainText reads). */
   private links(html: string, base: URL, start: URL): string[] {
-    const { document } = parseHTML(html);
+    const { document } = parseHTML(html.slice(0, MAX_HTML_CHARS));
     const found = new Set<string>();
     for (const anchor of document.querySelectorAll('a[href]')) {
       try {
@@ -312,8 +343,9 @@ export class WebSourceSync {
       const current = await trx('kb_documents')
         .where({ id: claimed.id, organization_id: claimed.organization_id })
         .forUpdate()
-        .first('sync_status', 'processing_job_id');
+        .first('sync_status', 'processing_job_id', 'status');
       if (!current || current.sync_status !== 'syncing' || current.processing_job_id !== jobId) return 'superseded';
+      const pages = pageCounts(known, fetched, reached, startFailed);
       if (!startFailed) {
         // Pages no longer reached (and pages that now fail) lose their chunks.
         for (const url of known.keys()) if (!reached.has(url)) await this.dropPage(trx, claimed, url);
@@ -329,12 +361,14 @@ export class WebSourceSync {
       const chunkCount = Number(count);
       const syncStatus = startFailed ? 'failed' : errors.length > 0 ? 'partial' : 'synced';
       const hadNothing = chunkCount === 0;
+      const status = hadNothing ? 'failed' : 'ready';
+      const errorMessage = hadNothing ? (startFailed ? errors[0]!.error : 'The pages have no text to index') : null;
       await trx('kb_documents')
         .where({ id: claimed.id })
         .update({
-          status: hadNothing ? 'failed' : 'ready',
+          status,
           failure_reason: hadNothing ? (startFailed ? 'unreachable' : 'no_text') : null,
-          error_message: hadNothing ? (startFailed ? errors[0]!.error : 'The pages have no text to index') : null,
+          error_message: errorMessage,
           chunk_count: chunkCount,
           sync_status: syncStatus,
           sync_errors: JSON.stringify(errors),
@@ -344,6 +378,29 @@ export class WebSourceSync {
           processing_job_id: null,
           updated_at: now,
         });
+      // A sync that changed nothing and left the document as it was is no news; one that failed is.
+      const changed = pages.added + pages.changed + pages.removed > 0 || current.status !== status;
+      if (this.options.events && (startFailed || hadNothing || changed)) {
+        const sync = {
+          status: syncStatus,
+          pages_added: pages.added,
+          pages_changed: pages.changed,
+          pages_removed: pages.removed,
+          pages_unchanged: pages.unchanged,
+          error: startFailed ? errors[0]!.error : hadNothing ? errorMessage : null,
+          errors,
+        };
+        await this.options.events.record(
+          trx,
+          documentEvent(
+            startFailed || hadNothing ? 'kb.document.failed' : 'kb.document.ready',
+            claimed,
+            { status, chunk_count: chunkCount, error_message: errorMessage },
+            now,
+            { sync },
+          ),
+        );
+      }
       return hadNothing ? 'failed' : 'ready';
     });
   }

@@ -79,12 +79,41 @@ export const WebhookKbDocumentSchema = z
   })
   .openapi('WebhookKbDocument');
 
+export const WebhookKbSyncSchema = z
+  .object({
+    status: z.enum(['synced', 'partial', 'failed']).openapi({
+      description:
+        "The document's sync_status after this sync: partial = some pages failed, failed = the start page did",
+    }),
+    pages_added: z.number().int(),
+    pages_changed: z.number().int().openapi({ description: 'Pages whose text changed (re-chunked)' }),
+    pages_removed: z.number().int().openapi({ description: 'Pages no longer reached or now failing (chunks dropped)' }),
+    pages_unchanged: z.number().int().openapi({ description: 'Pages left as they were (their chunks untouched)' }),
+    error: z.string().nullable().openapi({
+      description:
+        'Why the sync failed (the start page could not be fetched, or no page has text); null otherwise. After a failed refresh the chunks of the last good sync stay searchable (`document.status` stays ready)',
+    }),
+    errors: z.array(z.object({ url: z.string(), error: z.string() })).openapi({ description: 'Per-page errors' }),
+  })
+  .openapi('WebhookKbSync', {
+    description:
+      'What a web-source sync did; only on events of web sources (`source_type: url`), sent when a sync added, changed or removed pages, changed the status, or failed',
+  });
+
 export const KbDocumentReadyPayloadSchema = z
-  .object({ event: z.literal('kb.document.ready'), document: WebhookKbDocumentSchema })
+  .object({
+    event: z.literal('kb.document.ready'),
+    document: WebhookKbDocumentSchema,
+    sync: WebhookKbSyncSchema.optional(),
+  })
   .openapi('KbDocumentReadyWebhook');
 
 export const KbDocumentFailedPayloadSchema = z
-  .object({ event: z.literal('kb.document.failed'), document: WebhookKbDocumentSchema })
+  .object({
+    event: z.literal('kb.document.failed'),
+    document: WebhookKbDocumentSchema,
+    sync: WebhookKbSyncSchema.optional(),
+  })
   .openapi('KbDocumentFailedWebhook');
 
 export const DataSubjectErasedPayloadSchema = z
@@ -98,6 +127,7 @@ export const DataSubjectErasedPayloadSchema = z
       webhook_deliveries: z.number().int(),
       idempotency_records: z.number().int(),
       test_cases: z.number().int(),
+      outbound_calls: z.number().int(),
     }),
     erased_at: z.iso.datetime(),
   })
@@ -156,6 +186,7 @@ const NESTED_ORDER: Record<string, string[]> = {
   document: Object.keys(WebhookKbDocumentSchema.shape),
   phone_number: Object.keys(PhoneNumberSchema.shape),
   experiment: Object.keys(ExperimentSchema.shape),
+  sync: Object.keys(WebhookKbSyncSchema.shape),
 };
 
 function ordered(value: Record<string, unknown>, order: string[]): Record<string, unknown> {

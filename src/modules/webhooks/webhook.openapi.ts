@@ -206,12 +206,12 @@ function registerConfigurationWebhooks(
     [
       'kb.document.ready',
       KbDocumentReadyPayloadSchema,
-      `When a knowledge-base document is indexed, ${receivers} (organization documents: members only)`,
+      `When a knowledge-base document is indexed, or a web source's sync added, changed or removed pages (with \`sync\`), ${receivers} (organization documents: members only)`,
     ],
     [
       'kb.document.failed',
       KbDocumentFailedPayloadSchema,
-      `When a knowledge-base document cannot be indexed (status error or failed), ${receivers} (organization documents: members only)`,
+      `When a knowledge-base document cannot be indexed (status error or failed), or a web source's sync failed (with \`sync\`; the last good sync's chunks stay, so \`document.status\` may be ready), ${receivers} (organization documents: members only)`,
     ],
   ] as const;
   const everyUrl =
