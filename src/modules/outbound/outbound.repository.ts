@@ -544,12 +544,6 @@ export class OutboundRepository {
       .skipLocked() as Promise<AttemptRow[]>;
   }
 
-  findAttempt(organizationIds: string[], id: string): Promise<AttemptRow | undefined> {
-    return this.db('outbound_attempts').whereIn('organization_id', organizationIds).where('id', id).first() as Promise<
-      AttemptRow | undefined
-    >;
-  }
-
   /** Call it on `with(trx)`. */
   lockAttempt(organizationIds: string[], id: string): Promise<AttemptRow | undefined> {
     return this.db('outbound_attempts')
