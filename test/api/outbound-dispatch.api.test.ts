@@ -105,5 +105,18 @@ describe('three dialers at once', () => {
     const claimed = (await Promise.all([claim(50), claim(50), claim(50)])).flat();
     expect(claimed.filter((j) => j.campaign_id === campaign.id)).toHaveLength(5);
     expect(await claim(50)).toEqual([]);
+
+    // Claims of a full campaign answer at once without locking its jobs; a slot freed by a result
+    // goes to exactly one of three claimers asking at the same time.
+    await ctx.http
+      .post(`/v1/outbound/attempts/${claimed[0]!.attempt_id}/result`)
+      .set('X-API-Key', w.key)
+      .send({ outcome: 'answered' })
+      .expect(200);
+    const refill = (await Promise.all([claim(50), claim(50), claim(50)])).flat();
+    expect(refill).toHaveLength(1);
+    expect(claimed.map((j) => j.job_id)).not.toContain(refill[0]!.job_id);
+    const running = await ctx.db('outbound_jobs').where({ campaign_id: campaign.id, status: 'in_progress' }).count();
+    expect(Number(running[0]!.count)).toBe(5);
   });
 });

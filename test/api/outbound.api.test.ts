@@ -389,6 +389,23 @@ describe('dispatch', () => {
     expect(late.body.error.message).toMatch(/lease/);
   });
 
+  it('answers a result after the lease ran out with 409 and counts the attempt as failed, with no claim between', async () => {
+    ctx.clock.set(MONDAY_10);
+    await quiet();
+    const job = await create(w.agentId, { to_number: ctx.build.phone(), purpose: 'callback' }).expect(201);
+    const [first] = (await claim({ lease_seconds: 30 }).expect(200)).body.data;
+    ctx.clock.advance(31_000);
+    const late = await report(first.attempt_id, { outcome: 'answered' }).expect(409);
+    expect(late.body.error.message).toMatch(/lease/);
+    const after = await ctx.http
+      .get(`${base(w.agentId)}/${job.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(after.body).toMatchObject({ status: 'scheduled', next_attempt_at: '2026-11-30T10:00:31.000Z' });
+    expect(after.body.attempts).toEqual([expect.objectContaining({ outcome: 'failed', lease_expired: true })]);
+    await report(first.attempt_id, { outcome: 'failed' }).expect(409);
+  });
+
   it('never hands out more than OUTBOUND_MAX_CONCURRENT_PER_AGENT jobs of one agent at once', async () => {
     ctx.clock.set(MONDAY_10);
     await quiet();

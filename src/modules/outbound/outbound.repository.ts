@@ -439,18 +439,45 @@ export class OutboundRepository {
 
   // Dispatch
 
-  /**
-   * Due jobs, oldest due first, locked for this transaction; rows another claimer holds are skipped
-   * (FOR UPDATE SKIP LOCKED), so no two claimers ever get the same job. Call it on `with(trx)`.
-   */
-  dueJobs(organizationIds: string[], now: Date, limit: number): Promise<DueJob[]> {
+  /** Due jobs of active campaigns (or of none), oldest due first. */
+  private due(organizationIds: string[], now: Date, limit: number) {
     return this.db('outbound_jobs as j')
-      .join('agents as a', 'a.id', 'j.agent_id')
       .leftJoin('outbound_campaigns as c', 'c.id', 'j.campaign_id')
       .whereIn('j.organization_id', organizationIds)
       .where('j.status', 'scheduled')
       .where('j.next_attempt_at', '<=', now)
       .where((q) => q.whereNull('j.campaign_id').orWhere('c.status', 'active'))
+      .orderBy([
+        { column: 'j.next_attempt_at', order: 'asc' },
+        { column: 'j.id', order: 'asc' },
+      ])
+      .limit(limit);
+  }
+
+  /**
+   * The agents and campaigns of the first due jobs, read without locking them: a claim takes the
+   * agents' dispatch locks and counts what runs before it locks any job, and locks none when every
+   * one of them is at its limit.
+   */
+  duePeek(
+    organizationIds: string[],
+    now: Date,
+    limit: number,
+  ): Promise<{ agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
+    return this.due(organizationIds, now, limit).select(
+      'j.agent_id',
+      'j.campaign_id',
+      'c.max_concurrent as campaign_max_concurrent',
+    );
+  }
+
+  /**
+   * Due jobs, oldest due first, locked for this transaction; rows another claimer holds are skipped
+   * (FOR UPDATE SKIP LOCKED), so no two claimers ever get the same job. Call it on `with(trx)`.
+   */
+  dueJobs(organizationIds: string[], now: Date, limit: number): Promise<DueJob[]> {
+    return this.due(organizationIds, now, limit)
+      .join('agents as a', 'a.id', 'j.agent_id')
       .select(
         'j.*',
         'a.phone_number as agent_phone_number',
@@ -460,11 +487,6 @@ export class OutboundRepository {
         'a.vacation_end as agent_vacation_end',
         'c.max_concurrent as campaign_max_concurrent',
       )
-      .orderBy([
-        { column: 'j.next_attempt_at', order: 'asc' },
-        { column: 'j.id', order: 'asc' },
-      ])
-      .limit(limit)
       .forUpdate('j')
       .skipLocked() as Promise<DueJob[]>;
   }
@@ -520,12 +542,6 @@ export class OutboundRepository {
       .limit(limit)
       .forUpdate()
       .skipLocked() as Promise<AttemptRow[]>;
-  }
-
-  findAttempt(organizationIds: string[], id: string): Promise<AttemptRow | undefined> {
-    return this.db('outbound_attempts').whereIn('organization_id', organizationIds).where('id', id).first() as Promise<
-      AttemptRow | undefined
-    >;
   }
 
   /** Call it on `with(trx)`. */

@@ -257,10 +257,17 @@ export class OutboundService {
     return this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const now = this.clock.now();
-      const due = await repo.dueJobs(organizations, now, max * 4);
-      if (due.length === 0) return { data: [] };
-      await repo.lockAgentsForDispatch(due.map((j) => j.agent_id));
-      const running = await repo.running([...new Set(due.map((j) => j.agent_id))]);
+      // The agents' dispatch locks are taken before any job is locked: a claimer waiting for them
+      // holds no job rows, and one that finds every agent and campaign at its limit locks none.
+      const peek = await repo.duePeek(organizations, now, max * 4);
+      if (peek.length === 0) return { data: [] };
+      const agentIds = [...new Set(peek.map((j) => j.agent_id))];
+      await repo.lockAgentsForDispatch(agentIds);
+      const running = await repo.running(agentIds);
+      if (!peek.some((j) => this.hasRoom(j, running))) return { data: [] };
+      const locked = new Set(agentIds);
+      // A job of an agent whose lock this claim does not hold (it became due since the peek) waits for the next claim.
+      const due = (await repo.dueJobs(organizations, now, max * 4)).filter((j) => locked.has(j.agent_id));
       const listed = new Set<string>();
       for (const org of new Set(due.map((j) => j.organization_id))) {
         const numbers = due.filter((j) => j.organization_id === org).map((j) => j.to_number);
@@ -286,12 +293,9 @@ export class OutboundService {
           if (changes.status === 'failed') await this.finished(trx, job, changes);
           continue;
         }
-        const agentRunning = running.agents.get(job.agent_id) ?? 0;
-        const campaignRunning = job.campaign_id ? (running.campaigns.get(job.campaign_id) ?? 0) : 0;
-        if (agentRunning >= this.settings.maxConcurrentPerAgent) continue;
-        if (job.campaign_max_concurrent !== null && campaignRunning >= job.campaign_max_concurrent) continue;
-        running.agents.set(job.agent_id, agentRunning + 1);
-        if (job.campaign_id) running.campaigns.set(job.campaign_id, campaignRunning + 1);
+        if (!this.hasRoom(job, running)) continue;
+        running.agents.set(job.agent_id, (running.agents.get(job.agent_id) ?? 0) + 1);
+        if (job.campaign_id) running.campaigns.set(job.campaign_id, (running.campaigns.get(job.campaign_id) ?? 0) + 1);
         picked.push(job);
       }
       const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
@@ -345,15 +349,21 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     // The path's id is parsed after the permission check: a caller without it learns nothing from a 400.
     const { attemptId } = parse(attemptParams, { attemptId: attemptIdParam }, 'Invalid path parameters');
-    // An attempt of another organization is 404 before its body is looked at.
-    if (!(await this.repo.findAttempt(organizations, attemptId))) throw new NotFoundError('Attempt');
-    const input = parseBody(ResultSchema, body);
-    const callId = input.call_id ?? null;
-    await this.expireLeases(organizations);
-    return this.audited.transaction(async (trx) => {
+    // Only this attempt's lease is looked at here (other leases are settled by the claims): a
+    // result is one short transaction.
+    const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const attempt = await repo.lockAttempt(organizations, attemptId);
+      // An attempt of another organization is 404 before its body is looked at.
       if (!attempt) throw new NotFoundError('Attempt');
+      const input = parseBody(ResultSchema, body);
+      const callId = input.call_id ?? null;
+      const now = this.clock.now();
+      if (attempt.outcome === null && new Date(attempt.lease_expires_at).getTime() <= now.getTime()) {
+        // Its lease ran out before this result: it counts as failed, settled here and committed before the 409.
+        await this.expire(trx, repo, attempt, now);
+        return null;
+      }
       if (attempt.outcome !== null) {
         const job = await repo.lockJob(attempt.organization_id, attempt.job_id);
         if (
@@ -362,23 +372,25 @@ export class OutboundService {
           (callId === null || callId === attempt.call_id)
         )
           return { attempt: toAttempt(attempt), job: await this.represent(attempt.organization_id, job!, repo) };
-        throw new ConflictError(
-          attempt.lease_expired
-            ? 'The lease of this attempt ran out before its result: it counted as failed'
-            : `This attempt already has the result ${attempt.outcome}`,
-          [{ field: 'outcome', message: 'The attempt is finished' }],
-        );
+        if (attempt.lease_expired) return null;
+        throw new ConflictError(`This attempt already has the result ${attempt.outcome}`, [
+          { field: 'outcome', message: 'The attempt is finished' },
+        ]);
       }
-      const now = this.clock.now();
       const finished = await repo.finishAttempt(attempt.id, {
         outcome: input.outcome,
         call_id: callId,
         lease_expired: false,
         finished_at: now,
       });
-      const job = await this.settle(trx, repo, finished, input.outcome, now);
-      return { attempt: toAttempt(finished), job: await this.represent(attempt.organization_id, job, repo) };
+      const { job, call } = await this.settle(trx, repo, finished, input.outcome, now);
+      return { attempt: toAttempt(finished), job: call ?? (await this.represent(attempt.organization_id, job, repo)) };
     });
+    if (answer === null)
+      throw new ConflictError('The lease of this attempt ran out before its result: it counted as failed', [
+        { field: 'outcome', message: 'The attempt is finished' },
+      ]);
+    return answer;
   }
 
   // Do-not-call list (organization)
@@ -462,19 +474,22 @@ export class OutboundService {
         const repo = this.repo.with(trx);
         const now = this.clock.now();
         const expired = await repo.expiredAttempts(organizations, now, 100);
-        for (const attempt of expired) {
-          const finished = await repo.finishAttempt(attempt.id, {
-            outcome: 'failed',
-            call_id: null,
-            lease_expired: true,
-            finished_at: now,
-          });
-          await this.settle(trx, repo, finished, 'failed', now);
-        }
+        for (const attempt of expired) await this.expire(trx, repo, attempt, now);
         return expired.length;
       });
       if (settled < 100) return;
     }
+  }
+
+  /** An open attempt whose lease ran out: it counts as failed. */
+  private async expire(trx: Knex.Transaction, repo: OutboundRepository, attempt: AttemptRow, now: Date) {
+    const finished = await repo.finishAttempt(attempt.id, {
+      outcome: 'failed',
+      call_id: null,
+      lease_expired: true,
+      finished_at: now,
+    });
+    await this.settle(trx, repo, finished, 'failed', now);
   }
 
   /** The job after an attempt's outcome: completed, scheduled again, or failed after max_attempts. */
@@ -484,10 +499,10 @@ export class OutboundService {
     attempt: AttemptRow,
     outcome: Outcome,
     now: Date,
-  ): Promise<JobRow> {
+  ): Promise<{ job: JobRow; call?: OutboundCall }> {
     const job = (await repo.lockJob(attempt.organization_id, attempt.job_id))!;
     // Cancelled (or blocked) while the call ran: the attempt is recorded, the job stays as it is.
-    if (job.status !== 'in_progress') return job;
+    if (job.status !== 'in_progress') return { job };
     let changes: Partial<JobRow>;
     if (outcome === 'answered') changes = this.finalChanges('completed', null, now);
     else if (job.attempt_count >= job.max_attempts) changes = this.finalChanges('failed', 'max_attempts', now);
@@ -497,26 +512,41 @@ export class OutboundService {
       changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
     }
     const updated = await repo.updateJob(job.organization_id, job.id, changes);
-    if (updated.status === 'completed' || updated.status === 'failed') await this.finished(trx, updated, changes);
-    return updated;
+    return { job: updated, call: await this.finished(trx, updated, changes) };
   }
 
-  /** A job became completed or failed: its event (a campaign's finished_at is read from its jobs). */
-  private async finished(trx: Knex.Transaction, job: JobRow, changes: Partial<JobRow>): Promise<void> {
+  /**
+   * A job became completed or failed: its event (a campaign's finished_at is read from its jobs).
+   * Answers the job as the event shows it, so that a result need not read its attempts again.
+   */
+  private async finished(
+    trx: Knex.Transaction,
+    job: JobRow,
+    changes: Partial<JobRow>,
+  ): Promise<OutboundCall | undefined> {
     const status = changes.status ?? job.status;
     if (status === 'completed' || status === 'failed') {
       const attempts = await this.repo.with(trx).attemptsOf(job.organization_id, [job.id]);
-      const current = { ...job, ...changes } as JobRow;
+      const call = toOutboundCall({ ...job, ...changes } as JobRow, attempts.get(job.id) ?? []);
       await this.events.record(trx, {
         organization_id: job.organization_id,
         agent_id: job.agent_id,
         type: status === 'completed' ? 'outbound_call.completed' : 'outbound_call.failed',
-        payload: {
-          event: `outbound_call.${status}`,
-          outbound_call: toOutboundCall(current, attempts.get(job.id) ?? []),
-        },
+        payload: { event: `outbound_call.${status}`, outbound_call: call },
       });
+      return call;
     }
+    return undefined;
+  }
+
+  /** Whether one more job of this agent and campaign may run (`max_concurrent`, the per-agent limit). */
+  private hasRoom(
+    job: { agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null },
+    running: { agents: Map<string, number>; campaigns: Map<string, number> },
+  ): boolean {
+    if ((running.agents.get(job.agent_id) ?? 0) >= this.settings.maxConcurrentPerAgent) return false;
+    if (job.campaign_id === null || job.campaign_max_concurrent === null) return true;
+    return (running.campaigns.get(job.campaign_id) ?? 0) < job.campaign_max_concurrent;
   }
 
   private dueAgent(job: DueJob): WindowAgent {
