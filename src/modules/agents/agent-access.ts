@@ -13,17 +13,27 @@ const AGENT_PATH = /^\/agents\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 type Prefetched = { id: string; row: Readonly<AgentRow> | undefined };
 
 /**
+ * Where AgentAccess keeps a request's prefetch: a slot on that request's own auth context under a
+ * symbol only this module holds, so nothing else can read it and the AuthContext type declares no
+ * agent. Not a WeakMap keyed by the context: every request's context is a young object, and an
+ * entry per request makes each young-generation collection work through the map's ephemeron table;
+ * on Node 24 that made the uncached agent read measurably costlier per request (`npm run bench --
+ * compare` with the cache off shows the CPU per request; the server's `--cpu-prof` the collector's
+ * share).
+ */
+const PREFETCH = Symbol('agent prefetched with the key');
+type PrefetchSlot = { [PREFETCH]?: Prefetched };
+
+/**
  * The check every `/v1/agents/{agentId}...` service makes first: permission (403), agent in a
  * reachable organization (404), permission there and agent scope (403 AGENT_NOT_ACCESSIBLE).
  * The row it returns is shared and frozen: read it, never change it.
  *
  * With the read cache off, authentication reads the path's agent in the same query as the key
  * (src/auth/credentials.repository.ts) and hands it here (`prefetched`), so the request makes one
- * round trip, not two. It is kept for that request's context alone, never on the context itself.
+ * round trip, not two. It is kept for that request's context alone, in a slot only AgentAccess reads.
  */
 export class AgentAccess {
-  private readonly prefetches = new WeakMap<AuthContext, Prefetched>();
-
   constructor(private readonly agents: AgentSource) {}
 
   /** The agent a request path (below `/v1`) is about, if any: the one worth reading with the key. */
@@ -36,12 +46,12 @@ export class AgentAccess {
    * request only. `resolve` uses it instead of reading the agent again.
    */
   prefetched(auth: AuthContext, id: string, row: AgentRow | undefined): void {
-    this.prefetches.set(auth, { id, row: row && Object.freeze(row) });
+    (auth as PrefetchSlot)[PREFETCH] = { id, row: row && Object.freeze(row) };
   }
 
   async resolve(auth: AuthContext, agentId: string, permission: Permission): Promise<Readonly<AgentRow>> {
     assertPermission(auth, permission);
-    const prefetched = this.prefetches.get(auth);
+    const prefetched = (auth as PrefetchSlot)[PREFETCH];
     const agent = prefetched?.id === agentId ? prefetched.row : await this.agents.findAgent(agentId);
     if (!agent || !auth.organizations.has(agent.organization_id)) throw new NotFoundError('Agent');
     assertAgentAccess(auth, agent, permission);
