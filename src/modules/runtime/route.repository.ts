@@ -3,6 +3,11 @@ import type { Db } from '../../db/knex.js';
 import { preparedSql, runPrepared } from '../../db/prepared.js';
 import type { ToolSnapshot } from '../agent-versions/agent-configuration.js';
 import type { Provider } from '../phone-numbers/phone-number.schemas.js';
+import {
+  SURROUNDINGS_COLUMNS,
+  surroundingsBindings,
+  type CallSurroundings,
+} from '../simulation/simulation.repository.js';
 
 export type RoutedNumber = {
   id: string;
@@ -15,8 +20,11 @@ export type RoutedNumber = {
 
 export type VersionRef = { id: string; version: number };
 
-/** The current configuration's version and its tools (as versions snapshot them, by name). */
-export type CurrentConfiguration = { latest: VersionRef | null; tools: ToolSnapshot[] };
+/**
+ * The current configuration's version and its tools (as versions snapshot them, by name), and what
+ * the call can reach (the simulator's surroundings), read together.
+ */
+export type CurrentConfiguration = { latest: VersionRef | null; tools: ToolSnapshot[]; surroundings: CallSurroundings };
 
 export type StoredVersion = VersionRef & { configuration: Record<string, unknown> & { tools?: ToolSnapshot[] } };
 
@@ -27,14 +35,14 @@ const NUMBER_SQL = preparedSql(
 
 const CURRENT_SQL = preparedSql(
   'route_current_configuration',
-  `SELECT
+  `SELECT ${SURROUNDINGS_COLUMNS},
      (SELECT json_build_object('id', v.id, 'version', v.version) FROM agent_versions v
        WHERE v.agent_id = :agent ORDER BY v.version DESC LIMIT 1) AS latest,
      (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'display_name', t.display_name,
                'description', t.description, 'tool_type', t.tool_type, 'config', t.config,
                'is_enabled', t.is_enabled, 'priority', t.priority, 'employee_id', t.employee_id)
                ORDER BY t.name), '[]'::json)
-        FROM tools t WHERE t.agent_id = :agent) AS tools`,
+        FROM tools t WHERE t.agent_id = :agent) AS tool_snapshots`,
 );
 
 /** The reads of the routing answer: a few prepared statements, the hot path of every call. */
@@ -46,9 +54,18 @@ export class RouteRepository {
     return rows[0] as RoutedNumber | undefined;
   }
 
-  async currentConfiguration(agentId: string): Promise<CurrentConfiguration> {
-    const { rows } = await runPrepared(this.db, CURRENT_SQL, { agent: agentId });
-    return rows[0] as CurrentConfiguration;
+  /** The agent's current configuration, its backup's state and the contacts of `phones`: one round trip. */
+  async currentConfiguration(
+    agent: { id: string; organization_id: string },
+    backupId: string | null,
+    phones: readonly string[],
+  ): Promise<CurrentConfiguration> {
+    const { rows } = await runPrepared(this.db, CURRENT_SQL, surroundingsBindings(agent, backupId, phones));
+    const { latest, tool_snapshots, ...surroundings } = rows[0] as CallSurroundings & {
+      latest: VersionRef | null;
+      tool_snapshots: ToolSnapshot[];
+    };
+    return { latest, tools: tool_snapshots, surroundings };
   }
 
   async version(agentId: string, versionId: string): Promise<StoredVersion | undefined> {
