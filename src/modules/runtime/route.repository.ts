@@ -16,7 +16,12 @@ export type RoutedNumber = {
   label: string | null;
   provider: Provider | null;
   agent_id: string | null;
+  /** Whether the number's agent runs an experiment: only then is a variant assigned (and stored). */
+  experiment_running: boolean;
 };
+
+/** The agent whose configuration a call runs, as far as its reads need it. */
+export type RoutedAgent = { id: string; organization_id: string; backup_agent_id?: string | null };
 
 export type VersionRef = { id: string; version: number };
 
@@ -30,7 +35,10 @@ export type StoredVersion = VersionRef & { configuration: Record<string, unknown
 
 const NUMBER_SQL = preparedSql(
   'route_number',
-  `SELECT id, organization_id, number, label, provider, agent_id FROM phone_numbers WHERE number = :number`,
+  `SELECT p.id, p.organization_id, p.number, p.label, p.provider, p.agent_id,
+          EXISTS (SELECT 1 FROM experiments e WHERE e.agent_id = p.agent_id AND e.status = 'running')
+            AS experiment_running
+     FROM phone_numbers p WHERE p.number = :number`,
 );
 
 const CURRENT_SQL = preparedSql(
@@ -55,12 +63,9 @@ export class RouteRepository {
   }
 
   /** The agent's current configuration, its backup's state and the contacts of `phones`: one round trip. */
-  async currentConfiguration(
-    agent: { id: string; organization_id: string },
-    backupId: string | null,
-    phones: readonly string[],
-  ): Promise<CurrentConfiguration> {
-    const { rows } = await runPrepared(this.db, CURRENT_SQL, surroundingsBindings(agent, backupId, phones));
+  async currentConfiguration(agent: RoutedAgent, phones: readonly string[]): Promise<CurrentConfiguration> {
+    const bindings = surroundingsBindings(agent, agent.backup_agent_id ?? null, phones);
+    const { rows } = await runPrepared(this.db, CURRENT_SQL, bindings);
     const { latest, tool_snapshots, ...surroundings } = rows[0] as CallSurroundings & {
       latest: VersionRef | null;
       tool_snapshots: ToolSnapshot[];

@@ -7,7 +7,6 @@ import { CONFIGURATION_AGENT_FIELDS, type ToolSnapshot } from '../agent-versions
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
-  backupOf,
   surroundingsFrom,
   type CallSimulator,
   type SimulatedAgent,
@@ -62,10 +61,10 @@ export class RouteService {
     const agent = await this.access.resolve(auth, number.agent_id, 'runtime:route');
     const at = input.at ? new Date(input.at) : this.clock.now();
     const callerNumber = input.caller_number ? normalizeCallerNumber(input.caller_number) : null;
-    // The variant and the current configuration's reads go out together: without an experiment (or
-    // with a variant that runs the current configuration) the answer waits for one round trip, not two.
+    // The number's row says whether an experiment runs, so a call without one spends no statement on
+    // it; with one, the variant and the current configuration's reads go out together.
     const [choice, current] = await Promise.all([
-      this.variants.assign(agent, { callId: input.call_id, callerNumber, at }),
+      number.experiment_running ? this.variants.assign(agent, { callId: input.call_id, callerNumber, at }) : null,
       this.currentReads(agent, callerNumber),
     ]);
     const dialled = await this.run(agent, choice?.version_id ?? null, callerNumber, at, current);
@@ -97,7 +96,7 @@ export class RouteService {
   private async currentReads(agent: Readonly<AgentRow>, callerNumber: string | null): Promise<CurrentReads> {
     const simulated: SimulatedAgent = { ...agent };
     const callers = callerNumber ? [callerNumber] : [];
-    const current = await this.repository.currentConfiguration(agent, backupOf(simulated), callers);
+    const current = await this.repository.currentConfiguration(agent, callers);
     return { simulated, current, surroundings: surroundingsFrom(simulated, current.surroundings, callers) };
   }
 

@@ -48,11 +48,6 @@ export function greetingWithheld(
   return (!may.contact && contacts.has(callerNumber)) || (!may.callsToday && countsCallsToday(config));
 }
 
-/** The backup an agent's calls may go to (the row's, or a version's on top of it). */
-export function backupOf(agent: SimulatedAgent): string | null {
-  return (agent.backup_agent_id as string | null) ?? null;
-}
-
 /**
  * The surroundings of `agent` from the surroundings columns read for `numbers` (distinct) in
  * SimulationRepository; `tools` replaces the stored tools (a version's snapshot).
@@ -105,7 +100,7 @@ export class CallSimulator {
   ): Promise<Surroundings> {
     const repository = trx ? this.repository.with(trx) : this.repository;
     const numbers = [...new Set(callerNumbers)];
-    const around = await repository.surroundings(agent, backupOf(agent), numbers);
+    const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null, numbers);
     return surroundingsFrom(agent, around, numbers, tools);
   }
 
