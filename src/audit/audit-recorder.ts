@@ -13,8 +13,12 @@ function uuidOrNull(value: string | undefined): string | null {
   return value !== undefined && UUID.test(value) ? value.toLowerCase() : null;
 }
 
-/** POST routes that read (search, preview, call simulation and test runs): nothing to audit. */
-const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest)$/;
+/**
+ * POST routes that read (search, preview, call simulation and test runs, the runtime's routing
+ * answer): nothing to audit. The routing answer runs on every incoming call and changes no
+ * configuration; an experiment's assignment it stores is kept in experiment_assignments.
+ */
+const READING_POSTS = /\/(search|preview|simulate|test-cases\/run|test-cases\/suggest|runtime\/route)$/;
 
 /** Told of every write request's caller (read-your-writes routing, src/db/replicas.ts). */
 export type WriteNotes = {

@@ -6,15 +6,23 @@ import { normalizeCallerNumber } from '../../phone/phone-number.js';
 import { CONFIGURATION_AGENT_FIELDS, type ToolSnapshot } from '../agent-versions/agent-configuration.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
-import type { CallSimulator, SimulatedAgent } from '../simulation/call-simulator.js';
+import {
+  surroundingsFrom,
+  type CallSimulator,
+  type SimulatedAgent,
+  type Surroundings,
+} from '../simulation/call-simulator.js';
 import type { Simulation } from '../simulation/simulation.schemas.js';
-import type { RouteRepository, VersionRef } from './route.repository.js';
+import type { CurrentConfiguration, RouteRepository, VersionRef } from './route.repository.js';
 import { RouteRequestSchema, type RouteAnswer, type RunConfiguration } from './route.schemas.js';
 
 /** The experiment variant a routed call runs, when the dialled agent has a running experiment. */
 export type VariantChoice = { experiment_id: string; name: string; variant: string; version_id: string | null };
 
 export type RoutedCall = { callId: string; callerNumber: string | null; at: Date };
+
+/** An agent's current configuration as a routed call reads it, before the decision. */
+type CurrentReads = { simulated: SimulatedAgent; current: CurrentConfiguration; surroundings: Surroundings };
 
 /** Picks (and remembers, by call_id) the variant of a routed call; the experiments module provides it. */
 export interface VariantAssigner {
@@ -53,8 +61,13 @@ export class RouteService {
     const agent = await this.access.resolve(auth, number.agent_id, 'runtime:route');
     const at = input.at ? new Date(input.at) : this.clock.now();
     const callerNumber = input.caller_number ? normalizeCallerNumber(input.caller_number) : null;
-    const choice = await this.variants.assign(agent, { callId: input.call_id, callerNumber, at });
-    const dialled = await this.run(agent, choice?.version_id ?? null, callerNumber, at);
+    // The number's row says whether an experiment runs, so a call without one spends no statement on
+    // it; with one, the variant and the current configuration's reads go out together.
+    const [choice, current] = await Promise.all([
+      number.experiment_running ? this.variants.assign(agent, { callId: input.call_id, callerNumber, at }) : null,
+      this.currentReads(agent, callerNumber),
+    ]);
+    const dialled = await this.run(agent, choice?.version_id ?? null, callerNumber, at, current);
     const decision = dialled.simulation;
     const answeredBy = decision.answered_by.agent_id;
     let answering: { simulation: Simulation; configuration: RunConfiguration } | null = null;
@@ -79,35 +92,44 @@ export class RouteService {
     };
   }
 
-  /** The decision of one agent's configuration (current, or stored version `versionId`) for this call. */
+  /** The reads of `agent`'s current configuration for a call from `callerNumber`: one round trip. */
+  private async currentReads(agent: Readonly<AgentRow>, callerNumber: string | null): Promise<CurrentReads> {
+    const simulated: SimulatedAgent = { ...agent };
+    const callers = callerNumber ? [callerNumber] : [];
+    const current = await this.repository.currentConfiguration(agent, callers);
+    return { simulated, current, surroundings: surroundingsFrom(simulated, current.surroundings, callers) };
+  }
+
+  /**
+   * The decision of one agent's configuration (current, or stored version `versionId`) for this
+   * call; `prefetched` is the current configuration's reads when they were made already.
+   */
   private async run(
     agent: Readonly<AgentRow>,
     versionId: string | null,
     callerNumber: string | null,
     at: Date,
+    prefetched?: CurrentReads,
   ): Promise<{ simulation: Simulation; configuration: RunConfiguration }> {
-    const callers = callerNumber ? [callerNumber] : [];
-    const simulated: SimulatedAgent = { ...agent };
+    let simulated: SimulatedAgent;
     let tools: ToolSnapshot[];
     let version: VersionRef | null;
     let workflow: unknown;
     let surroundings;
     const stored = versionId ? await this.repository.version(agent.id, versionId) : undefined;
     if (stored) {
+      simulated = { ...agent };
       for (const name of CONFIGURATION_AGENT_FIELDS)
         if (name in stored.configuration) simulated[name] = stored.configuration[name];
       tools = stored.configuration.tools ?? [];
       workflow = stored.configuration.workflow ?? null;
       version = { id: stored.id, version: stored.version };
-      surroundings = await this.simulator.configuration(simulated, callers, tools);
+      surroundings = await this.simulator.configuration(simulated, callerNumber ? [callerNumber] : [], tools);
     } else {
-      const [current, around] = await Promise.all([
-        this.repository.currentConfiguration(agent.id),
-        this.simulator.configuration(simulated, callers),
-      ]);
+      let current;
+      ({ simulated, current, surroundings } = prefetched ?? (await this.currentReads(agent, callerNumber)));
       ({ tools, latest: version } = current);
       workflow = agent.workflow ?? null;
-      surroundings = around;
     }
     const [simulation] = await this.simulator.simulate(simulated, surroundings, [{ at, callerNumber }]);
     const fields: Record<string, unknown> = {};

@@ -8,7 +8,7 @@ import type { GreetingVariant } from '../agents/greeting.js';
 import type { ToolSnapshot } from '../agent-versions/agent-configuration.js';
 import { mismatchesOf, toSimulation } from './simulation-rules.js';
 import type { Simulation, TestCaseResult } from './simulation.schemas.js';
-import type { SimulationRepository, TestCaseRow } from './simulation.repository.js';
+import type { CallSurroundings, SimulationRepository, TestCaseRow } from './simulation.repository.js';
 
 /** An agent's fields as a simulation sees them: the stored row with a version's or a PATCH's fields on top. */
 export type SimulatedAgent = AgentRow & Record<string, unknown>;
@@ -49,6 +49,35 @@ export function greetingWithheld(
 }
 
 /**
+ * The surroundings of `agent` from the surroundings columns read for `numbers` (distinct) in
+ * SimulationRepository; `tools` replaces the stored tools (a version's snapshot).
+ */
+export function surroundingsFrom(
+  agent: SimulatedAgent,
+  around: CallSurroundings,
+  numbers: readonly string[],
+  tools?: readonly ToolSnapshot[],
+): Surroundings {
+  const config: CallConfiguration = {
+    agent: agent as CallConfiguration['agent'],
+    backup: around.backup,
+    employees: around.employees,
+    slots: around.slots,
+    tools: tools ?? around.tools,
+  };
+  // As GreetingContactRepository.findByPhone picks: the most recently updated contact with the number.
+  const contacts = new Map<string, CallerContact>();
+  for (const n of numbers) {
+    const c = around.contacts.find((k) => k.phone_number === n || k.mobile_number === n || k.landline_number === n);
+    if (c) {
+      const { id, first_name, last_name, salutation, tags } = c;
+      contacts.set(n, { id, first_name, last_name, salutation, tags });
+    }
+  }
+  return { config, contacts };
+}
+
+/**
  * Simulates calls against one configuration: loads what the call can reach (one query), finds the
  * callers' contacts, and asks the one call decision (agents/call-decision.ts). Every read can run
  * inside a write's transaction, so the guard sees the state after the write.
@@ -72,23 +101,7 @@ export class CallSimulator {
     const repository = trx ? this.repository.with(trx) : this.repository;
     const numbers = [...new Set(callerNumbers)];
     const around = await repository.surroundings(agent, (agent.backup_agent_id as string | null) ?? null, numbers);
-    const config: CallConfiguration = {
-      agent: agent as CallConfiguration['agent'],
-      backup: around.backup,
-      employees: around.employees,
-      slots: around.slots,
-      tools: tools ?? around.tools,
-    };
-    // As GreetingContactRepository.findByPhone picks: the most recently updated contact with the number.
-    const contacts = new Map<string, CallerContact>();
-    for (const n of numbers) {
-      const c = around.contacts.find((k) => k.phone_number === n || k.mobile_number === n || k.landline_number === n);
-      if (c) {
-        const { id, first_name, last_name, salutation, tags } = c;
-        contacts.set(n, { id, first_name, last_name, salutation, tags });
-      }
-    }
-    return { config, contacts };
+    return surroundingsFrom(agent, around, numbers, tools);
   }
 
   /**

@@ -34,10 +34,12 @@ export type TestCaseRow = {
   updated_at: Date;
 };
 
-/** One round trip, parsed and planned once per connection: the hot path of every simulation. */
-const SURROUNDINGS_SQL = preparedSql(
-  'call_surroundings',
-  `SELECT
+/**
+ * The columns of the surroundings (`backup`, `employees`, `slots`, `tools`, `contacts`), bound by
+ * `:agent`, `:organization`, `:backup` and `:phones`: a statement that needs more beside them (the
+ * routing answer) selects these too, so a call's reads stay one round trip.
+ */
+export const SURROUNDINGS_COLUMNS = `
      (SELECT json_build_object('id', b.id, 'is_active', b.is_active) FROM agents b
        WHERE b.id = :backup::uuid AND b.organization_id = :organization) AS backup,
      (SELECT coalesce(json_agg(json_build_object('id', e.id, 'name', e.name, 'phone_number', e.phone_number,
@@ -55,8 +57,19 @@ const SURROUNDINGS_SQL = preparedSql(
                ORDER BY c.updated_at DESC, c.id), '[]'::json)
         FROM contacts c WHERE c.agent_id = :agent AND c.organization_id = :organization
          AND (c.phone_number = ANY(:phones::text[]) OR c.mobile_number = ANY(:phones::text[])
-              OR c.landline_number = ANY(:phones::text[]))) AS contacts`,
-);
+              OR c.landline_number = ANY(:phones::text[]))) AS contacts`;
+
+/** One round trip, parsed and planned once per connection: the hot path of every simulation. */
+const SURROUNDINGS_SQL = preparedSql('call_surroundings', `SELECT ${SURROUNDINGS_COLUMNS}`);
+
+/** The bindings of SURROUNDINGS_COLUMNS. */
+export function surroundingsBindings(
+  agent: { id: string; organization_id: string },
+  backupId: string | null,
+  phones: readonly string[],
+): Record<string, unknown> {
+  return { agent: agent.id, organization: agent.organization_id, backup: backupId, phones: [...phones] };
+}
 
 const CASE_COLUMNS = ['id', 'organization_id', 'agent_id', 'name', 'input', 'expect', 'created_at', 'updated_at'];
 
@@ -77,12 +90,7 @@ export class SimulationRepository {
     backupId: string | null,
     phones: readonly string[],
   ): Promise<CallSurroundings> {
-    const { rows } = await runPrepared(this.db, SURROUNDINGS_SQL, {
-      agent: agent.id,
-      organization: agent.organization_id,
-      backup: backupId,
-      phones: [...phones],
-    });
+    const { rows } = await runPrepared(this.db, SURROUNDINGS_SQL, surroundingsBindings(agent, backupId, phones));
     return rows[0] as CallSurroundings;
   }
 
