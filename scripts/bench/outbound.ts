@@ -32,7 +32,8 @@ async function world(db: Knex) {
   // Calls are never placed on a Sunday or a public holiday: the agent lives in a zone where today is neither.
   const agent = await ops.createAgent(org.id, {
     name: 'Outbound',
-    phone_number: '+4930123450000',
+    // Numbers are unique across the service: a fresh one per run, so the scenario runs again on the same database.
+    phone_number: `+49301${String(randomBytes(4).readUInt32BE() % 10_000_000).padStart(7, '0')}`,
     schedule: {
       timezone: workingZone(),
       rules: [{ days: [0, 1, 2, 3, 4, 5, 6], start_time: '00:00', end_time: '23:59' }],
