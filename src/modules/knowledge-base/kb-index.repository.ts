@@ -2,7 +2,15 @@ import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { preparedSql, runPrepared } from '../../db/prepared.js';
-import { andQuery, candidateShare, orQuery, TS_CONFIGS, textSearchConfig, type TsConfig } from './text-search.js';
+import {
+  AGENT_LANGUAGE_SQL,
+  andQuery,
+  candidateShare,
+  documentSearchConfig,
+  orQuery,
+  TS_CONFIGS,
+  type TsConfig,
+} from './text-search.js';
 
 export type ClaimedDocument = {
   id: string;
@@ -202,12 +210,9 @@ export class KnowledgeBaseIndexRepository {
         'd.source_type',
         'd.source',
         'd.language',
-        this.db.raw('(SELECT a.language FROM agents a WHERE a.id = d.agent_id) AS agent_language'),
+        this.db.raw(AGENT_LANGUAGE_SQL),
       ]);
-    if (!row) return undefined;
-    const { language, agent_language, ...document } = row;
-    // Organization documents carry their own language; agent documents follow their agent.
-    return { ...document, ts_config: textSearchConfig(language ?? agent_language) };
+    return row && documentSearchConfig(row);
   }
 
   /**

@@ -9,6 +9,18 @@ export function textSearchConfig(language: string | null | undefined): TsConfig 
   return (language && BY_LANGUAGE[language]) || 'simple';
 }
 
+/** A document row's own `language` and its agent's (`agent_language`, AGENT_LANGUAGE_SQL). */
+type Languages = { language: string | null; agent_language: string | null };
+
+/** Selected beside a document `d`: the language of its agent, for documentSearchConfig. */
+export const AGENT_LANGUAGE_SQL = '(SELECT a.language FROM agents a WHERE a.id = d.agent_id) AS agent_language';
+
+/** The row without its languages, with the configuration: organization documents carry their own language, agent documents follow their agent. */
+export function documentSearchConfig<T extends Languages>(row: T): Omit<T, keyof Languages> & { ts_config: TsConfig } {
+  const { language, agent_language, ...rest } = row;
+  return { ...rest, ts_config: textSearchConfig(language ?? agent_language) };
+}
+
 export const MAX_SEARCH_TERMS = 32;
 
 /**

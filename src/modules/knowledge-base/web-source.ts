@@ -18,7 +18,7 @@ import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
 import { documentEvent } from './kb-events.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
 import type { CrawlOptions } from './knowledge-base.repository.js';
-import { textSearchConfig, type TsConfig } from './text-search.js';
+import { AGENT_LANGUAGE_SQL, documentSearchConfig, type TsConfig } from './text-search.js';
 
 export type WebSourceOptions = {
   guard: GuardOptions;
@@ -190,11 +190,9 @@ export class WebSourceSync {
         'd.crawl',
         'd.refresh',
         'd.language',
-        this.db.raw('(SELECT a.language FROM agents a WHERE a.id = d.agent_id) AS agent_language'),
+        this.db.raw(AGENT_LANGUAGE_SQL),
       ]);
-    if (!row) return undefined;
-    const { language, agent_language, ...rest } = row;
-    return { ...rest, ts_config: textSearchConfig(language ?? agent_language) };
+    return row && documentSearchConfig(row);
   }
 
   private async crawl(claimed: Claimed, known: Map<string, PageState>): Promise<Fetched[]> {
