@@ -1,8 +1,5 @@
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { createTokenVerifier } from '../../src/auth/token.js';
-import { MemoryRateLimitStore } from '../../src/http/rate-limit-store.js';
 import { RouteAnswerSchema, type RouteAnswer } from '../../src/modules/runtime/route.schemas.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
@@ -19,16 +16,7 @@ let other: { http: ReturnType<typeof supertest>; stop(): Promise<void> };
 beforeAll(async () => {
   ctx = await createTestContext();
   w = await ctx.build.world();
-  const { app, container } = createApp({
-    config: ctx.config,
-    db: ctx.db,
-    databaseUrl: ctx.config.DATABASE_URL!,
-    logger: ctx.logger,
-    clock: ctx.clock,
-    rateLimitStore: new MemoryRateLimitStore(),
-    verifyToken: createTokenVerifier(ctx.config),
-    queue: ctx.queue,
-  });
+  const { app, container } = ctx.anotherApp();
   await container.cache.start();
   other = {
     http: supertest(app),
@@ -216,6 +204,19 @@ describe('the routing answer from the read cache', () => {
     expect(assigned!.experiment).toMatchObject({ id: experiment.body.id, variant: expect.stringMatching(/^[AB]$/) });
     await write().post(`${path}/stop`).expect(200);
     expect((await routeBoth({ called_number: p.number }))[0]!.experiment).toBeNull();
+  });
+
+  it('answers the same with the read cache off, where every answer reads the database', async () => {
+    const p = await practice();
+    const { app } = ctx.anotherApp({ READ_CACHE_ENABLED: false });
+    const closed = { ...schedule, exceptions: [{ date: '2026-11-24', closed: true, note: 'zu' }] };
+    await write().patch(`/v1/agents/${p.id}`, { schedule: closed }).expect(200);
+    for (const at of [OPEN, '2026-11-24T10:00:00+01:00']) {
+      const body = { called_number: p.number, caller_number: ANNA, call_id: 'cache-4', at };
+      const [cached] = await routeBoth(body);
+      const uncached = await supertest(app).post('/v1/runtime/route').set('X-API-Key', w.key).send(body).expect(200);
+      expect(uncached.body).toEqual(cached);
+    }
   });
 
   it('follows a change made with plain SQL once it is announced', async () => {
