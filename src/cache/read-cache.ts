@@ -77,6 +77,35 @@ function oneAtATime(client: pg.Client): Query {
 type AgentLoader<A extends AgentRef> = { findEntry(id: string): Promise<Readonly<A> | undefined> };
 
 /**
+ * Entries another module derives from tables of its own (the routing answer's numbers and agent
+ * configurations, src/modules/runtime/route-reads.ts), kept by the read cache under the same rules as
+ * its rows: served only while this instance hears the channel, dropped with the whole cache, and
+ * dropped alone when one of `tables` announces a change (their triggers send the table's name), so a
+ * change of a tool or an employee does not cost every key a database read. `load` runs on a miss.
+ */
+export class CacheRegion<T> {
+  readonly entries = new Map<string, Entry<T>>();
+  /** Bumped on every drop: a load that was under way then does not store its result. */
+  generation = 0;
+
+  constructor(
+    private readonly owner: {
+      readRegion<V>(region: CacheRegion<V>, id: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
+    },
+    readonly tables: ReadonlySet<string>,
+  ) {}
+
+  read(id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    return this.owner.readRegion(this, id, load);
+  }
+
+  clear(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
+}
+
+/**
  * Rows read on nearly every request (a key with its creator's memberships, a user's memberships, an
  * agent) kept in memory, so that authentication and the agent check cost no database round trip.
  *
@@ -116,6 +145,7 @@ export class ReadCache<A extends AgentRef> {
   /** The channel's name, for others that send on it (WriteChannel). */
   readonly name = CACHE_CHANNEL;
   private readonly subscribers: { prefix: string; handler: (rest: string) => void }[] = [];
+  private readonly regions: CacheRegion<unknown>[] = [];
 
   constructor(
     private readonly credentials: CredentialsRepository<A>,
@@ -208,12 +238,20 @@ export class ReadCache<A extends AgentRef> {
     });
   }
 
+  /** A region of entries derived from `tables` (see CacheRegion); dropped with the cache and on their changes. */
+  region<T>(tables: readonly string[]): CacheRegion<T> {
+    const region = new CacheRegion<T>(this, new Set(tables));
+    this.regions.push(region as CacheRegion<unknown>);
+    return region;
+  }
+
   clear(): void {
     this.generation += 1;
     this.keys.clear();
     this.users.clear();
     this.agents.clear();
     this.agentChars = 0;
+    for (const region of this.regions) region.clear();
   }
 
   /**
@@ -248,10 +286,20 @@ export class ReadCache<A extends AgentRef> {
     if (round.acknowledged < round.peers) this.logger.warn(round, 'cache peers did not all acknowledge a change');
   }
 
-  private async read<T>(
+  private read<T>(map: Map<string, Entry<T>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    return this.readThrough(map, id, load, () => this.generation);
+  }
+
+  /** CacheRegion.read. */
+  readRegion<T>(region: CacheRegion<T>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    return this.readThrough(region.entries, id, load, () => region.generation);
+  }
+
+  private async readThrough<T>(
     map: Map<string, Entry<T>>,
     id: string,
     load: () => Promise<T | undefined>,
+    generationOf: () => number,
   ): Promise<T | undefined> {
     const now = this.clock.now().getTime();
     if (this.listening && this.peers.fresh()) {
@@ -259,10 +307,10 @@ export class ReadCache<A extends AgentRef> {
       if (entry && now - entry.at <= TTL_MS && entry.at <= now) return entry.value;
       map.delete(id);
     }
-    const generation = this.generation;
+    const generation = generationOf();
     const value = await load();
     // Only while listening, and only if nothing was dropped while the row was being read.
-    if (value !== undefined && this.listening && generation === this.generation) {
+    if (value !== undefined && this.listening && generation === generationOf()) {
       if (map.size >= MAX_ENTRIES) map.clear();
       map.set(id, { value, at: now });
     }
@@ -397,7 +445,10 @@ export class ReadCache<A extends AgentRef> {
       const subscriber = payload ? this.subscribers.find((s) => payload.startsWith(s.prefix)) : undefined;
       if (subscriber) return subscriber.handler(payload!.slice(subscriber.prefix.length));
       const waiter = payload ? this.syncWaiters.get(payload) : undefined;
-      if (waiter) waiter();
+      if (waiter) return waiter();
+      // A table only regions derive from drops those regions alone.
+      const regions = payload ? this.regions.filter((r) => r.tables.has(payload)) : [];
+      if (regions.length > 0) for (const region of regions) region.clear();
       // Another instance's nonce announces nothing; any other payload is a change.
       else if (!payload || !NONCE.test(payload)) this.clear();
     });

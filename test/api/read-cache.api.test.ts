@@ -106,6 +106,28 @@ describe('ReadCache', () => {
     expect(cache.isListening).toBe(false);
   });
 
+  it("drops a region on its tables' announcements alone, and with the whole cache on any other", async () => {
+    let agentLoads = 0;
+    let regionLoads = 0;
+    const cache = await cacheWith(async () => row(++agentLoads));
+    const region = cache.region<number>(['tools']);
+    const read = () => region.read('x', async () => ++regionLoads);
+    // A round of the peers comes back after every announcement committed before it (commit order).
+    const announce = async (table: string) => {
+      await ctx.db.raw(`SELECT pg_notify('vam_cache', ?)`, [table]);
+      await cache.peers.awaitPeers();
+    };
+    await cache.findAgent('a');
+    expect([await read(), await read()]).toEqual([1, 1]);
+    await announce('tools');
+    expect(await cache.findAgent('a')).toMatchObject({ version: 1 });
+    expect(await read()).toBe(2);
+    await announce('agents');
+    expect(await cache.findAgent('a')).toMatchObject({ version: 2 });
+    expect(await read()).toBe(3);
+    await cache.stop();
+  });
+
   it('hands out frozen rows, since every request shares them', async () => {
     const cache = await cacheWith(async () => row(1));
     const agent = await cache.findAgent('a');

@@ -102,6 +102,22 @@ export async function createTestContext(
     contract,
     /** Background pieces (events, webhook worker, KB processor, retention) from the modules' build output. */
     internals: internalsOf(container),
+    /**
+     * Another instance of the app on the same database, pool and job queue, with a rate-limit store
+     * and read cache of its own (start its cache to have it listen; stop it in afterAll).
+     */
+    anotherApp(settings: Partial<Config> = {}) {
+      return createApp({
+        config: { ...config, ...settings },
+        db,
+        databaseUrl: url,
+        logger,
+        clock,
+        rateLimitStore: new MemoryRateLimitStore(),
+        verifyToken: createTokenVerifier(config),
+        queue,
+      });
+    },
     /** After changing keys, memberships or agents with plain SQL: wait until the app has seen it. */
     syncCaches,
     build: new Builders(db, config, syncCaches),

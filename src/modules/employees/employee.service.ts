@@ -85,9 +85,12 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
+    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
       this.employees.with(trx).insert(agent.id, input, this.clock.now()),
     );
+    // A routed call reads the agent's employees: every instance's cache has dropped them when the write answers.
+    if (!conditions.dryRun) await this.access.changed();
+    return written;
   }
 
   /**
@@ -105,7 +108,7 @@ export class EmployeeService {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     this.found(await this.employees.find(agent.id, employeeId));
     const input = parseBody(UpdateEmployeeSchema, body);
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
       const employees = this.employees.with(trx);
       // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
       await lockAgent(trx, agent);
@@ -126,6 +129,8 @@ export class EmployeeService {
       if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
       return updated;
     });
+    if (!conditions.dryRun) await this.access.changed();
+    return written;
   }
 
   /** 409 while a transfer tool forwards to the employee. */
@@ -150,6 +155,7 @@ export class EmployeeService {
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
       await this.guard.check(trx, agent);
     });
+    await this.access.changed();
   }
 
   private async changesFor(

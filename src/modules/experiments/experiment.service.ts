@@ -169,6 +169,8 @@ export class ExperimentService implements VariantAssigner {
           throw new ConflictError('Another experiment of this agent is running; stop it first');
         throw error;
       });
+    // The next route answer on any instance assigns variants (it keeps whether one runs per number).
+    await this.access.changed();
     return toExperiment(row);
   }
 
@@ -191,6 +193,7 @@ export class ExperimentService implements VariantAssigner {
       await this.events.record(trx, experimentEvent('experiment.stopped', stopped, now));
       return stopped;
     });
+    await this.access.changed();
     return toExperiment(row);
   }
 

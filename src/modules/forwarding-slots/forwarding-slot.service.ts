@@ -143,8 +143,9 @@ export class ForwardingSlotService {
     work: (slots: ForwardingSlotRepository, trx: Knex.Transaction) => Promise<T>,
     dryRun = false,
   ): Promise<CheckedWrite<T>> {
+    let written: CheckedWrite<T>;
     try {
-      return await this.audited.transaction(
+      written = await this.audited.transaction(
         async (trx) => {
           const slots = this.slots.with(trx);
           await slots.lock(agent.id);
@@ -157,6 +158,9 @@ export class ForwardingSlotService {
       if (isUniqueViolation(error, SLOTNUMMER_UNIQUE)) throw this.taken(slotnummer ?? '');
       throw error;
     }
+    // A routed call reads the slots: every instance's cache has dropped them when the write answers.
+    if (!dryRun) await this.access.changed();
+    return written;
   }
 
   private taken(slotnummer: string): ConflictError {

@@ -116,10 +116,10 @@ export class PhoneNumberService {
     const orgId = current.organization_id;
     noteAuditResource({ organizationId: orgId, resourceId: current.id });
     let agentsChanged = false;
+    const changed = Object.keys(changes).length > 0;
     const row = await this.audited.transaction(async (trx) => {
       const numbers = this.numbers.with(trx);
       let locked = await this.lockNumber(numbers, orgId, numberId);
-      const changed = Object.keys(changes).length > 0;
       if (changed) locked = await numbers.update(orgId, numberId, { ...changes, updated_at: now });
       let result = locked;
       if (input.agent_id !== undefined && input.agent_id !== locked.agent_id) {
@@ -132,7 +132,8 @@ export class PhoneNumberService {
       if (changed || agentsChanged) await this.record(trx, 'phone_number.updated', result, now);
       return result;
     });
-    if (agentsChanged) await this.access.changed();
+    // A routed call shows the label and provider too: every instance drops the number it keeps.
+    if (changed || agentsChanged) await this.access.changed();
     return toPhoneNumber(row);
   }
 

@@ -1,6 +1,7 @@
 import type { BuiltModule, SharedDeps } from '../module.js';
 import type { TestCases } from '../simulation/simulation.module.js';
 import { registerRuntimePaths } from './route.openapi.js';
+import { RouteReads } from './route-reads.js';
 import { RouteRepository } from './route.repository.js';
 import { runtimeRouter } from './route.router.js';
 import { RouteService, type VariantAssigner } from './route.service.js';
@@ -10,7 +11,7 @@ export function buildRuntimeModule(
   deps: SharedDeps & { testCases: TestCases; experiments: { service: VariantAssigner } },
 ): BuiltModule {
   const routes = new RouteService(
-    new RouteRepository(deps.db),
+    new RouteReads(new RouteRepository(deps.db), deps.cache),
     deps.agentAccess,
     deps.testCases.simulator,
     deps.clock,

@@ -4,9 +4,11 @@ import { preparedSql, runPrepared } from '../../db/prepared.js';
 import type { ToolSnapshot } from '../agent-versions/agent-configuration.js';
 import type { Provider } from '../phone-numbers/phone-number.schemas.js';
 import {
-  SURROUNDINGS_COLUMNS,
+  CONFIGURATION_COLUMNS,
+  NUMBERED_CONTACT_JSON,
   surroundingsBindings,
   type CallSurroundings,
+  type NumberedContact,
 } from '../simulation/simulation.repository.js';
 
 export type RoutedNumber = {
@@ -26,24 +28,34 @@ export type RoutedAgent = { id: string; organization_id: string; backup_agent_id
 export type VersionRef = { id: string; version: number };
 
 /**
- * The current configuration's version and its tools (as versions snapshot them, by name), and what
- * the call can reach (the simulator's surroundings), read together.
+ * An agent's current configuration version and its tools (as versions snapshot them, by name), and
+ * what its calls can reach besides the callers (the simulator's surroundings without contacts): the
+ * same for every call until one of them changes, so the routing answer keeps it (RouteReads).
  */
-export type CurrentConfiguration = { latest: VersionRef | null; tools: ToolSnapshot[]; surroundings: CallSurroundings };
+export type CurrentConfiguration = {
+  latest: VersionRef | null;
+  tools: ToolSnapshot[];
+  surroundings: Omit<CallSurroundings, 'contacts'>;
+};
+
+/** A contact of one of the asked agents with the caller's number. */
+export type AgentContact = NumberedContact & { agent_id: string };
 
 export type StoredVersion = VersionRef & { configuration: Record<string, unknown> & { tools?: ToolSnapshot[] } };
 
+/** A unique index: one row, many routes at once, so it goes over the pipelined connections. */
 const NUMBER_SQL = preparedSql(
   'route_number',
   `SELECT p.id, p.organization_id, p.number, p.label, p.provider, p.agent_id,
           EXISTS (SELECT 1 FROM experiments e WHERE e.agent_id = p.agent_id AND e.status = 'running')
             AS experiment_running
      FROM phone_numbers p WHERE p.number = :number`,
+  { pipelined: true },
 );
 
 const CURRENT_SQL = preparedSql(
   'route_current_configuration',
-  `SELECT ${SURROUNDINGS_COLUMNS},
+  `SELECT ${CONFIGURATION_COLUMNS},
      (SELECT json_build_object('id', v.id, 'version', v.version) FROM agent_versions v
        WHERE v.agent_id = :agent ORDER BY v.version DESC LIMIT 1) AS latest,
      (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'display_name', t.display_name,
@@ -53,7 +65,21 @@ const CURRENT_SQL = preparedSql(
         FROM tools t WHERE t.agent_id = :agent) AS tool_snapshots`,
 );
 
-/** The reads of the routing answer: a few prepared statements, the hot path of every call. */
+/**
+ * The caller's contacts of the agents that may answer (the dialled one and its backup), most
+ * recently updated first as greetings pick them: the one read a routed call makes per caller. Index
+ * lookups by agent and number, so it goes over the pipelined connections.
+ */
+const CONTACTS_SQL = preparedSql(
+  'route_contacts',
+  `SELECT c.agent_id, ${NUMBERED_CONTACT_JSON} AS contact FROM contacts c
+    WHERE c.agent_id = ANY(:agents::uuid[]) AND c.organization_id = :organization
+      AND (c.phone_number = :phone OR c.mobile_number = :phone OR c.landline_number = :phone)
+    ORDER BY c.updated_at DESC, c.id`,
+  { pipelined: true },
+);
+
+/** The reads of the routing answer: prepared statements, the hot path of every call. */
 export class RouteRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -62,15 +88,28 @@ export class RouteRepository {
     return rows[0] as RoutedNumber | undefined;
   }
 
-  /** The agent's current configuration, its backup's state and the contacts of `phones`: one round trip. */
-  async currentConfiguration(agent: RoutedAgent, phones: readonly string[]): Promise<CurrentConfiguration> {
-    const bindings = surroundingsBindings(agent, agent.backup_agent_id ?? null, phones);
+  /** The agent's current configuration and its backup's state: one round trip. */
+  async currentConfiguration(agent: RoutedAgent): Promise<CurrentConfiguration> {
+    const bindings = surroundingsBindings(agent, agent.backup_agent_id ?? null, []);
     const { rows } = await runPrepared(this.db, CURRENT_SQL, bindings);
-    const { latest, tool_snapshots, ...surroundings } = rows[0] as CallSurroundings & {
+    const { latest, tool_snapshots, ...surroundings } = rows[0] as Omit<CallSurroundings, 'contacts'> & {
       latest: VersionRef | null;
       tool_snapshots: ToolSnapshot[];
     };
     return { latest, tools: tool_snapshots, surroundings };
+  }
+
+  /** The contacts with number `phone` of `agents` (of one organization). */
+  async contacts(organizationId: string, agents: readonly string[], phone: string): Promise<AgentContact[]> {
+    const { rows } = await runPrepared(this.db, CONTACTS_SQL, {
+      agents: [...agents],
+      organization: organizationId,
+      phone,
+    });
+    return (rows as { agent_id: string; contact: NumberedContact }[]).map((r) => ({
+      ...r.contact,
+      agent_id: r.agent_id,
+    }));
   }
 
   async version(agentId: string, versionId: string): Promise<StoredVersion | undefined> {

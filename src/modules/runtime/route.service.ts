@@ -6,14 +6,10 @@ import { normalizeCallerNumber } from '../../phone/phone-number.js';
 import { CONFIGURATION_AGENT_FIELDS, type ToolSnapshot } from '../agent-versions/agent-configuration.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
-import {
-  surroundingsFrom,
-  type CallSimulator,
-  type SimulatedAgent,
-  type Surroundings,
-} from '../simulation/call-simulator.js';
+import { surroundingsFrom, type CallSimulator, type SimulatedAgent } from '../simulation/call-simulator.js';
 import type { Simulation } from '../simulation/simulation.schemas.js';
-import type { CurrentConfiguration, RouteRepository, VersionRef } from './route.repository.js';
+import type { RouteReads } from './route-reads.js';
+import type { AgentContact, VersionRef } from './route.repository.js';
 import { RouteRequestSchema, type RouteAnswer, type RunConfiguration } from './route.schemas.js';
 
 /** The experiment variant a routed call runs, when the dialled agent has a running experiment. */
@@ -21,19 +17,45 @@ export type VariantChoice = { experiment_id: string; name: string; variant: stri
 
 export type RoutedCall = { callId: string; callerNumber: string | null; at: Date };
 
-/** An agent's current configuration as a routed call reads it, before the decision. */
-type CurrentReads = { simulated: SimulatedAgent; current: CurrentConfiguration; surroundings: Surroundings };
-
 /** Picks (and remembers, by call_id) the variant of a routed call; the experiments module provides it. */
 export interface VariantAssigner {
   assign(agent: { id: string; organization_id: string }, call: RoutedCall): Promise<VariantChoice | null>;
 }
+
+/** A routed call as each configuration's run reads it: the caller's contacts with the agents read up front. */
+type RoutedCallReads = {
+  callerNumber: string | null;
+  at: Date;
+  contacts: readonly AgentContact[];
+  /** The agents whose contacts `contacts` holds. */
+  answerers: readonly string[];
+};
+
+const NO_CONTACTS: readonly AgentContact[] = Object.freeze([]);
 
 export const NO_EXPERIMENTS: VariantAssigner = { assign: () => Promise.resolve(null) };
 
 /** The written forms a trunk may send for the dialled number; E.164 when it is a valid one. */
 function calledNumberOf(written: string): string {
   return normalizeCallerNumber(written) ?? written.replace(/[\s\-./()]/g, '');
+}
+
+/**
+ * calledNumberOf, remembered: the dialled numbers are the service's own, a few, each dialled again
+ * and again, and validating one against the numbering plan (libphonenumber-js) is the dearest step
+ * of a cached route answer after the socket writes. Bounded: emptied when full.
+ */
+const calledNumbers = new Map<string, string>();
+const CALLED_NUMBERS_MAX = 10_000;
+
+function rememberedCalledNumber(written: string): string {
+  let number = calledNumbers.get(written);
+  if (number === undefined) {
+    number = calledNumberOf(written);
+    if (calledNumbers.size >= CALLED_NUMBERS_MAX) calledNumbers.clear();
+    calledNumbers.set(written, number);
+  }
+  return number;
 }
 
 /**
@@ -44,7 +66,7 @@ function calledNumberOf(written: string): string {
  */
 export class RouteService {
   constructor(
-    private readonly repository: RouteRepository,
+    private readonly reads: RouteReads,
     private readonly access: AgentAccess,
     private readonly simulator: CallSimulator,
     private readonly clock: Clock,
@@ -54,26 +76,28 @@ export class RouteService {
   async route(auth: AuthContext, body: unknown): Promise<RouteAnswer> {
     assertPermission(auth, 'runtime:route');
     const input = parseBody(RouteRequestSchema, body);
-    const number = await this.repository.findNumber(calledNumberOf(input.called_number));
+    const number = await this.reads.number(rememberedCalledNumber(input.called_number));
     // A number of an organization out of reach is as unknown as one nobody registered.
-    if (!number || number.agent_id === null || !auth.organizations.has(number.organization_id))
-      throw new NotFoundError('Phone number');
+    if (!number || !auth.organizations.has(number.organization_id)) throw new NotFoundError('Phone number');
     const agent = await this.access.resolve(auth, number.agent_id, 'runtime:route');
     const at = input.at ? new Date(input.at) : this.clock.now();
     const callerNumber = input.caller_number ? normalizeCallerNumber(input.caller_number) : null;
-    // The number's row says whether an experiment runs, so a call without one spends no statement on
-    // it; with one, the variant and the current configuration's reads go out together.
-    const [choice, current] = await Promise.all([
+    // Who may answer: the agent or its backup. Their kept configurations cost no statement; the
+    // caller's contacts with both are one. The number's row says whether an experiment runs, so a
+    // call without one spends no statement on it.
+    const answerers = agent.backup_agent_id ? [agent.id, agent.backup_agent_id] : [agent.id];
+    const [choice, contacts] = await Promise.all([
       number.experiment_running ? this.variants.assign(agent, { callId: input.call_id, callerNumber, at }) : null,
-      this.currentReads(agent, callerNumber),
+      callerNumber ? this.reads.contacts(agent.organization_id, answerers, callerNumber) : NO_CONTACTS,
     ]);
-    const dialled = await this.run(agent, choice?.version_id ?? null, callerNumber, at, current);
+    const call = { callerNumber, at, contacts, answerers };
+    const dialled = await this.run(agent, choice?.version_id ?? null, call);
     const decision = dialled.simulation;
     const answeredBy = decision.answered_by.agent_id;
     let answering: { simulation: Simulation; configuration: RunConfiguration } | null = null;
     if (answeredBy === agent.id) answering = dialled;
     else if (answeredBy !== null)
-      answering = await this.run(await this.access.resolve(auth, answeredBy, 'runtime:route'), null, callerNumber, at);
+      answering = await this.run(await this.access.resolve(auth, answeredBy, 'runtime:route'), null, call);
     return {
       call_id: input.call_id,
       called_number: number.number,
@@ -92,44 +116,35 @@ export class RouteService {
     };
   }
 
-  /** The reads of `agent`'s current configuration for a call from `callerNumber`: one round trip. */
-  private async currentReads(agent: Readonly<AgentRow>, callerNumber: string | null): Promise<CurrentReads> {
-    const simulated: SimulatedAgent = { ...agent };
-    const callers = callerNumber ? [callerNumber] : [];
-    const current = await this.repository.currentConfiguration(agent, callers);
-    return { simulated, current, surroundings: surroundingsFrom(simulated, current.surroundings, callers) };
-  }
-
   /**
    * The decision of one agent's configuration (current, or stored version `versionId`) for this
-   * call; `prefetched` is the current configuration's reads when they were made already.
+   * call, and the configuration it runs.
    */
   private async run(
     agent: Readonly<AgentRow>,
     versionId: string | null,
-    callerNumber: string | null,
-    at: Date,
-    prefetched?: CurrentReads,
+    call: RoutedCallReads,
   ): Promise<{ simulation: Simulation; configuration: RunConfiguration }> {
-    let simulated: SimulatedAgent;
-    let tools: ToolSnapshot[];
+    const { callerNumber, at } = call;
+    const callers = callerNumber ? [callerNumber] : [];
+    const simulated: SimulatedAgent = { ...agent };
+    let tools: readonly ToolSnapshot[];
     let version: VersionRef | null;
     let workflow: unknown;
     let surroundings;
-    const stored = versionId ? await this.repository.version(agent.id, versionId) : undefined;
+    const stored = versionId ? await this.reads.version(agent.id, versionId) : undefined;
     if (stored) {
-      simulated = { ...agent };
       for (const name of CONFIGURATION_AGENT_FIELDS)
         if (name in stored.configuration) simulated[name] = stored.configuration[name];
       tools = stored.configuration.tools ?? [];
       workflow = stored.configuration.workflow ?? null;
       version = { id: stored.id, version: stored.version };
-      surroundings = await this.simulator.configuration(simulated, callerNumber ? [callerNumber] : [], tools);
+      surroundings = await this.simulator.configuration(simulated, callers, tools);
     } else {
-      let current;
-      ({ simulated, current, surroundings } = prefetched ?? (await this.currentReads(agent, callerNumber)));
+      const [current, contacts] = await Promise.all([this.reads.configuration(agent), this.contactsOf(agent, call)]);
       ({ tools, latest: version } = current);
       workflow = agent.workflow ?? null;
+      surroundings = surroundingsFrom(simulated, { ...current.surroundings, contacts }, callers);
     }
     const [simulation] = await this.simulator.simulate(simulated, surroundings, [{ at, callerNumber }]);
     const fields: Record<string, unknown> = {};
@@ -142,10 +157,19 @@ export class RouteService {
         version: version?.version ?? null,
         agent: fields,
         workflow,
-        tools,
+        tools: tools as ToolSnapshot[],
         greeting: simulation!.greeting.text,
         greeting_variant_index: simulation!.greeting.variant_index,
       },
     };
+  }
+
+  /** The caller's contacts with `agent`: from those read up front, else (a stored version's other backup) read now. */
+  private async contactsOf(agent: Readonly<AgentRow>, call: RoutedCallReads): Promise<AgentContact[]> {
+    if (call.callerNumber === null) return [];
+    const contacts = call.answerers.includes(agent.id)
+      ? call.contacts
+      : await this.reads.contacts(agent.organization_id, [agent.id], call.callerNumber);
+    return contacts.filter((c) => c.agent_id === agent.id);
   }
 }

@@ -35,11 +35,10 @@ export type TestCaseRow = {
 };
 
 /**
- * The columns of the surroundings (`backup`, `employees`, `slots`, `tools`, `contacts`), bound by
- * `:agent`, `:organization`, `:backup` and `:phones`: a statement that needs more beside them (the
- * routing answer) selects these too, so a call's reads stay one round trip.
+ * The columns of what a call can reach besides the callers (`backup`, `employees`, `slots`, `tools`),
+ * bound by `:agent`, `:organization` and `:backup`: the routing answer keeps them per agent.
  */
-export const SURROUNDINGS_COLUMNS = `
+export const CONFIGURATION_COLUMNS = `
      (SELECT json_build_object('id', b.id, 'is_active', b.is_active) FROM agents b
        WHERE b.id = :backup::uuid AND b.organization_id = :organization) AS backup,
      (SELECT coalesce(json_agg(json_build_object('id', e.id, 'name', e.name, 'phone_number', e.phone_number,
@@ -50,11 +49,19 @@ export const SURROUNDINGS_COLUMNS = `
         FROM forwarding_slots s WHERE s.agent_id = :agent) AS slots,
      (SELECT coalesce(json_agg(json_build_object('name', t.name, 'tool_type', t.tool_type,
                'is_enabled', t.is_enabled, 'employee_id', t.employee_id) ORDER BY t.priority, t.name), '[]'::json)
-        FROM tools t WHERE t.agent_id = :agent) AS tools,
-     (SELECT coalesce(json_agg(json_build_object('id', c.id, 'first_name', c.first_name, 'last_name', c.last_name,
-               'salutation', c.salutation, 'tags', c.tags, 'phone_number', c.phone_number,
-               'mobile_number', c.mobile_number, 'landline_number', c.landline_number)
-               ORDER BY c.updated_at DESC, c.id), '[]'::json)
+        FROM tools t WHERE t.agent_id = :agent) AS tools`;
+
+/** A contact as greetings read it, with its numbers, as JSON (`c`: a row of contacts). */
+export const NUMBERED_CONTACT_JSON = `json_build_object('id', c.id, 'first_name', c.first_name,
+               'last_name', c.last_name, 'salutation', c.salutation, 'tags', c.tags, 'phone_number', c.phone_number,
+               'mobile_number', c.mobile_number, 'landline_number', c.landline_number)`;
+
+/**
+ * The columns of the surroundings (CONFIGURATION_COLUMNS and `contacts`), bound by `:agent`,
+ * `:organization`, `:backup` and `:phones`: the reads of a simulation in one round trip.
+ */
+export const SURROUNDINGS_COLUMNS = `${CONFIGURATION_COLUMNS},
+     (SELECT coalesce(json_agg(${NUMBERED_CONTACT_JSON} ORDER BY c.updated_at DESC, c.id), '[]'::json)
         FROM contacts c WHERE c.agent_id = :agent AND c.organization_id = :organization
          AND (c.phone_number = ANY(:phones::text[]) OR c.mobile_number = ANY(:phones::text[])
               OR c.landline_number = ANY(:phones::text[]))) AS contacts`;

@@ -98,7 +98,7 @@ export class ToolService {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the new tool row.
       await lockAgent(trx, agent);
       const tools = this.tools.with(trx);
@@ -107,6 +107,9 @@ export class ToolService {
       await this.versions.record(trx, agent, auth, 'tool.created');
       return tool;
     });
+    // A routed call reads the agent's tools: every instance's cache has dropped them when the write answers.
+    if (!conditions.dryRun) await this.access.changed();
+    return written;
   }
 
   /**
@@ -182,7 +185,7 @@ export class ToolService {
       ...changes,
       ...(config.value !== undefined || employeeChanged ? { config: refs.config } : {}),
     };
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the tool row.
       await lockAgent(trx, agent);
       await this.lockForWrite(trx, agent, tool.id, conditions);
@@ -197,6 +200,8 @@ export class ToolService {
       await this.versions.record(trx, agent, auth, 'tool.updated');
       return adopted;
     });
+    if (!conditions.dryRun) await this.access.changed();
+    return written;
   }
 
   /** 409 while the agent's workflow names the tool. */
@@ -217,6 +222,7 @@ export class ToolService {
       await this.versions.record(trx, agent, auth, 'tool.deleted');
       await this.guard.check(trx, agent);
     });
+    await this.access.changed();
   }
 
   /** The tool's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
