@@ -17,6 +17,7 @@ import {
   failures,
   load,
   pad,
+  percentile,
   productEntry,
   sampleRss,
   startServer,
@@ -30,36 +31,77 @@ const ROUNDS = Number(process.env.BENCH_CALLS_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CALLS_CONNECTIONS ?? 4);
 const INTAKE_RATE = Number(process.env.BENCH_CALLS_INTAKE_RATE ?? 500);
 const INTAKE_SECONDS = Number(process.env.BENCH_CALLS_INTAKE_SECONDS ?? 60);
-/** Enough connections that the rate never waits for an answer at the target p99 (500/s x 50 ms = 25 in flight). */
-const INTAKE_CONNECTIONS = Number(process.env.BENCH_CALLS_INTAKE_CONNECTIONS ?? 64);
+const INTAKE_IN_FLIGHT = Number(process.env.BENCH_CALLS_INTAKE_IN_FLIGHT ?? 200);
 const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
 
 /**
- * Intake at `rate` calls/s for `seconds` to the seed's second agent: autocannon sends on schedule
- * (overallRate) on up to INTAKE_CONNECTIONS connections whatever the answers' latency, each call a
- * fresh call_id. Gives the achieved rate, p50/p99 and the server's CPU per call.
+ * Intake at INTAKE_RATE calls/s for INTAKE_SECONDS to the seed's second agent, open model: call i is
+ * sent at start + i / rate whatever the answers before it (autocannon's overallRate sends each
+ * second's quota at once, a burst every second), each with a fresh call_id. At most
+ * INTAKE_IN_FLIGHT calls wait for their answer: a server slower than the rate would otherwise
+ * queue the whole minute in its heap (the compiled product, capped at 160 MB, ran out of memory that
+ * way on a loaded machine); sends held back show as an achieved rate below the offered one.
+ * Latency runs from the send. Gives the achieved rate, p50/p99 and the server's CPU per call.
  */
-async function intake(url: string, key: string, pid: number) {
+async function intake(url: string, key: string, pid: number, alive: () => boolean) {
   const before = cpuMs(pid) ?? 0;
-  const run = await load(url, {
-    method: 'POST',
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ call_id: `intake-${Date.now()}-[<id>]`, phone_number: '+49301112223', duration: 30 }),
-    idReplacement: true,
-    connections: INTAKE_CONNECTIONS,
-    duration: INTAKE_SECONDS,
-    rate: INTAKE_RATE,
-  });
+  const latencies: number[] = [];
+  /** Answers other than 201, by status ('none': no answer). */
+  const failed: Record<string, number> = {};
+  let dead = false;
+  const run = Date.now();
+  const total = INTAKE_RATE * INTAKE_SECONDS;
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  let waiting = 0;
+  let heldBack = 0;
+  let freed: (() => void) | undefined;
+  let sent = 0;
+  const end = started + INTAKE_SECONDS * 1000;
+  // Sends held back past the end of the minute are not made: the run stays a minute long.
+  for (let i = 0; i < total && !dead && performance.now() < end; i++) {
+    const wait = started + (i * 1000) / INTAKE_RATE - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (waiting >= INTAKE_IN_FLIGHT) {
+      heldBack += 1;
+      await new Promise<void>((r) => (freed = r));
+    }
+    waiting += 1;
+    sent += 1;
+    inFlight.push(
+      (async () => {
+        const at = performance.now();
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ call_id: `intake-${run}-${i}`, phone_number: '+49301112223', duration: 30 }),
+        }).catch(() => undefined);
+        await res?.arrayBuffer();
+        if (res?.status === 201) latencies.push(performance.now() - at);
+        else failed[res?.status ?? 'none'] = (failed[res?.status ?? 'none'] ?? 0) + 1;
+        // A server that exited: the rest of the minute would only count refusals.
+        if (!res && !alive()) dead = true;
+        waiting -= 1;
+        freed?.();
+        freed = undefined;
+      })(),
+    );
+  }
+  await Promise.all(inFlight);
+  const seconds = (performance.now() - started) / 1000;
   const cpu = (cpuMs(pid) ?? 0) - before;
-  if (failures([run]) > 0) throw new Error(`intake: ${failures([run])} failed or non-2xx answers`);
+  if (dead) throw new Error(`intake: the product exited (${JSON.stringify(failed)})`);
   return {
     offered_per_s: INTAKE_RATE,
-    seconds: run.duration,
-    calls: run.requests.total,
-    achieved_per_s: Math.round(run.requests.total / run.duration),
-    p50_ms: run.latency.p50,
-    p99_ms: run.latency.p99,
-    server_cpu_ms_per_call: Number((cpu / Math.max(run.requests.total, 1)).toFixed(2)),
+    seconds: Number(seconds.toFixed(1)),
+    calls: latencies.length,
+    failed,
+    held_back: heldBack,
+    not_sent: total - sent,
+    achieved_per_s: Math.round(latencies.length / seconds),
+    p50_ms: Math.round(percentile(latencies, 50)),
+    p99_ms: Math.round(percentile(latencies, 99)),
+    server_cpu_ms_per_call: Number((cpu / Math.max(latencies.length, 1)).toFixed(2)),
   };
 }
 
@@ -177,12 +219,19 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     const samples = rss.stop();
     options.rss?.push(...samples);
 
-    const taken = await intake(`${product.url}/v1/agents/${other.agentId}/calls`, big.key, product.pid);
+    const taken = await intake(
+      `${product.url}/v1/agents/${other.agentId}/calls`,
+      big.key,
+      product.pid,
+      () => product.child.exitCode === null,
+    );
+    const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
     const missed = (ok: boolean) => (ok ? '' : '  MISSED');
     process.stdout.write(
       `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
-        `(target ${INTAKE_RATE}), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), server CPU ${taken.server_cpu_ms_per_call} ms per call` +
-        `${missed(taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
+        `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
+        `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per call` +
+        `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
     );
     const exportTarget = (600 * total) / 10_000_000;
     const exported = await timedExport(

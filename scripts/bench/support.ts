@@ -157,8 +157,6 @@ export function load(
     timeout?: number;
     /** Requests per second over all connections; as fast as answered when absent. */
     rate?: number;
-    /** Each `[<id>]` in the body replaced by a fresh id per request (unique call_ids). */
-    idReplacement?: boolean;
   },
 ): Promise<autocannon.Result> {
   return autocannon({
@@ -172,7 +170,6 @@ export function load(
     ...(options.timeout && { timeout: options.timeout }),
     pipelining: 1,
     ...(options.rate ? { overallRate: options.rate } : {}),
-    ...(options.idReplacement ? { idReplacement: true } : {}),
   });
 }
 
