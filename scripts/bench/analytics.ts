@@ -28,12 +28,21 @@ const CONNECTIONS = Number(process.env.BENCH_ANALYTICS_CONNECTIONS ?? 4);
 const SIZE = Number(process.env.BENCH_ANALYTICS_CALLS ?? 1_000_000);
 const SEED_ORG = `Bench analytics ${SIZE}`;
 const END = '2026-11-20T00:00:00Z';
-const FIELDS = [
+/** The agent's analysis fields: an enum and a boolean (both counted by hour), a number and a string. */
+export const OUTCOME_FIELDS = [
   { name: 'urgency', type: 'enum', values: ['emergency', 'urgent', 'routine', 'info'] },
   { name: 'heating_issue', type: 'boolean' },
   { name: 'units', type: 'number' },
   { name: 'topic', type: 'string' },
 ];
+
+/**
+ * The typed outcomes of call `g` (a generate_series column): each enum value a quarter of the calls,
+ * heating_issue true for a fifth.
+ */
+export const outcomesSql = (g: string) =>
+  `jsonb_build_object('urgency', (ARRAY['emergency','urgent','routine','info'])[1 + ${g} % 4],
+                       'heating_issue', ${g} % 5 = 0, 'units', ${g} % 40, 'topic', 'Thema ' || (${g} % 100))`;
 
 /** Calls spread evenly over the year before END; outcomes cycle so that each enum value is a quarter. */
 function seedSql(first: number, last: number): string {
@@ -44,8 +53,7 @@ function seedSql(first: number, last: number): string {
   SELECT :org, :agent, 'a-' || g, 'Caller ' || g, '+4930' || lpad((g % 50000)::text, 7, '0'), g % 600, g % 3 = 0,
     'Vorgang ' || g,
     jsonb_build_array(jsonb_build_object('role','user','text','Die Heizung ist kalt.')),
-    jsonb_build_object('urgency', (ARRAY['emergency','urgent','routine','info'])[1 + g % 4],
-                       'heating_issue', g % 5 = 0, 'units', g % 40, 'topic', 'Thema ' || (g % 100)),
+    ${outcomesSql('g')},
     timestamptz '${END}' - g * interval '${step} seconds', timestamptz '${END}' - g * interval '${step} seconds'
   FROM generate_series(${first}, ${last}) g`;
 }
@@ -73,7 +81,7 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: numb
       seedSeconds: null,
     };
   }
-  const big = await tenant(db, SEED_ORG, { analysis_fields: JSON.stringify(FIELDS) });
+  const big = await tenant(db, SEED_ORG, { analysis_fields: JSON.stringify(OUTCOME_FIELDS) });
   const started = Date.now();
   const half = Math.floor(SIZE / 2);
   await Promise.all([
@@ -89,12 +97,12 @@ export async function seeded(db: Knex): Promise<{ big: Tenant; seedSeconds: numb
  * while after a bulk load: without them the planner takes the counter tables for empty and sorts a
  * year of hour counters instead of hashing them (55 against 22 ms for a year grouped by a field).
  */
-async function analyse(db: Knex): Promise<void> {
+export async function analyse(db: Knex): Promise<void> {
   await db.raw('VACUUM ANALYZE calls, call_hour_stats, call_outcome_hour_stats, call_day_counts');
 }
 
 /** Downloads a whole export, counting lines, timing it and sampling the server's RSS meanwhile. */
-async function timedExport(url: string, key: string, pid: number) {
+export async function timedExport(url: string, key: string, pid: number) {
   const before = rssMb(pid) ?? 0;
   const rss = sampleRss(pid, 100);
   const started = Date.now();

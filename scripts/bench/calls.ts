@@ -1,140 +1,136 @@
 /**
- * calls: one agent with 1,000,000 calls (seeded with generate_series, reused by later runs) and a
- * second agent with 1,000; p99 of the list by page and by cursor at depth, every filter and
- * combinations, and search, each in alternating rounds with the one-PK-read baseline server.
+ * calls: one agent with `--calls` calls (1,000,000 by default; seeded with generate_series, reused by
+ * later runs, see calls-seed.ts) and a second agent with 1,000; p99 of the list by page and by
+ * cursor at depth, every filter and combinations, an outcome filter, search and statistics for the
+ * year, each in alternating rounds with the one-PK-read baseline server; then intake at a fixed rate
+ * (open model), a full NDJSON export with the product's RSS growth, and the erasure of one person's
+ * 1,000 calls among them. `BENCH_CALLS_SEED_ONLY=1` seeds (or completes the seed) and stops.
  */
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { encodeCursor } from '../../src/api/pagination.js';
-import { pino } from 'pino';
-import { PartitionMaintenance } from '../../src/db/partitions.js';
-import { OpsRepository } from '../../src/ops/ops.repository.js';
+import { timedExport } from './analytics.js';
+import { END, seededCalls, seedSql } from './calls-seed.js';
+import { measureErasure } from './erasure.js';
 import {
+  cpuMs,
   failures,
   load,
   pad,
+  percentile,
   productEntry,
   sampleRss,
   startServer,
   summarize,
   tenant,
   type Summary,
-  type Tenant,
 } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_CALLS_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_CALLS_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CALLS_CONNECTIONS ?? 4);
-/** `--calls <n>`: how many calls the big agent has (1,000,000 by default), spread over the same year. */
-let BIG = 1_000_000;
-let SEED_ORG = 'Bench calls 1M';
-const END = '2026-11-20T00:00:00Z';
-/** The calls span 31,000,000 s (359 days) whatever their number: call n is n * SPACING s before END. */
-let SPACING = 31;
-/** Rows per seeding statement: a 10M seed is not one transaction of 10M rows. */
-const SEED_CHUNK = 500_000;
+const INTAKE_RATE = Number(process.env.BENCH_CALLS_INTAKE_RATE ?? 500);
+const INTAKE_SECONDS = Number(process.env.BENCH_CALLS_INTAKE_SECONDS ?? 60);
+const INTAKE_IN_FLIGHT = Number(process.env.BENCH_CALLS_INTAKE_IN_FLIGHT ?? 200);
+/** `BENCH_CALLS_ERASURE=0` leaves the erasure out (it reads every call when its plan goes wrong). */
+const ERASURE = process.env.BENCH_CALLS_ERASURE !== '0';
+const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
 
 /**
- * The million calls are inserted as this many statements at once, each on its own connection: with
- * the search's trigram index in place, each core of PostgreSQL updates it for its share (on 2 cores:
- * 37 s; one statement 64 s; one statement without the index and building it afterwards 57 s; four
- * statements 47 s).
+ * Intake at INTAKE_RATE calls/s for INTAKE_SECONDS to the seed's second agent, open model: call i is
+ * sent at start + i / rate whatever the answers before it (autocannon's overallRate sends each
+ * second's quota at once, a burst every second), each with a fresh call_id. At most
+ * INTAKE_IN_FLIGHT calls wait for their answer: a server slower than the rate would otherwise
+ * queue the whole minute in its heap (the compiled product, capped at 160 MB, ran out of memory that
+ * way on a loaded machine); sends held back show as an achieved rate below the offered one.
+ * Latency runs from the send. Gives the achieved rate, p50/p99 and the server's CPU per call.
  */
-const SEED_STATEMENTS = 2;
-
-/**
- * One INSERT ... SELECT generate_series of calls `first`..`last`: names, requests, summaries, a
- * two-line transcript, every 40th call trashed; call n is n * 31 s before END.
- */
-function seedSql(prefix: string, first: number, last: number): string {
-  return `
-  INSERT INTO calls (organization_id, agent_id, call_id, customer_name, customer_request, phone_number, duration, done,
-                     general_success, call_summary, transcript, created_at, updated_at, deleted_at)
-  SELECT :org, :agent, '${prefix}-' || g,
-    (ARRAY['Anna','Ben','Clara','David','Emma','Felix','Greta','Hans','Ida','Jonas'])[1 + g % 10] || ' ' ||
-      CASE WHEN g % 10000 = 0 THEN 'Zebulon'
-           ELSE (ARRAY['Müller','Schmidt','Schneider','Fischer','Weber','Meyer','Wagner','Becker','Schulz','Hoffmann','Koch','Richter'])[1 + (g / 10) % 12] END,
-    (ARRAY['Termin verschieben','Rückruf erbeten','Rechnung unklar','Heizung defekt','Angebot anfragen'])[1 + g % 5],
-    '+4930' || lpad((g % 50000)::text, 7, '0'), g % 600, g % 3 = 0, g % 4 <> 0,
-    'Anrufer möchte ' || (ARRAY['einen neuen Termin','einen Rückruf','eine Erklärung der Rechnung','eine Reparatur','ein Angebot'])[1 + g % 5] || ', Vorgang ' || g,
-    jsonb_build_array(jsonb_build_object('role','agent','text','Guten Tag, wie kann ich helfen?'),
-                      jsonb_build_object('role','user','text',(ARRAY['Es geht um meinen Termin.','Bitte rufen Sie zurück.','Die Rechnung stimmt nicht.','Die Heizung ist kalt.','Ich hätte gern ein Angebot.'])[1 + g % 5])),
-    timestamptz '${END}' - g * interval '${SPACING} seconds', timestamptz '${END}' - g * interval '${SPACING} seconds',
-    CASE WHEN g % 40 = 0 THEN timestamptz '${END}' ELSE NULL END
-  FROM generate_series(${first}, ${last}) g`;
-}
-
-type Seeding = { seconds: number; rowsSeconds: number; vacuumSeconds: number };
-
-export async function seeded(db: Knex): Promise<{ big: Tenant; small: Tenant; seeding: Seeding | null }> {
-  const existing = await db('organizations as o')
-    .join('agents as a', 'a.organization_id', 'o.id')
-    .join('memberships as m', 'm.organization_id', 'o.id')
-    .where('o.name', SEED_ORG)
-    .first('o.id as org', 'a.id as agent', 'm.user_id as user');
-  const count = existing
-    ? Number((await db('call_day_counts').where({ agent_id: existing.agent }).sum({ n: 'calls' }).first())?.n ?? 0)
-    : 0;
-  let big: Tenant;
-  let seeding: Seeding | null = null;
-  if (existing && count === BIG) {
-    const key = await new OpsRepository(db).createApiKey({
-      organizationId: existing.org,
-      userId: existing.user,
-      rateLimitPerMinute: 2_000_000_000,
-      rateLimitPerHour: 2_000_000_000,
-    });
-    big = { orgId: existing.org, userId: existing.user, agentId: existing.agent, key: key.key };
-  } else {
-    big = await tenant(db, SEED_ORG);
-    const started = Date.now();
-    // The year's monthly partitions first: rows of a month without one would land in the default partition.
-    await new PartitionMaintenance(db, pino({ level: 'warn' })).ensure(
-      new Date(),
-      new Date(Date.parse(END) - BIG * SPACING * 1000),
+async function intake(url: string, key: string, pid: number, alive: () => boolean) {
+  const before = cpuMs(pid) ?? 0;
+  const latencies: number[] = [];
+  /** Answers other than 201, by status ('none': no answer). */
+  const failed: Record<string, number> = {};
+  let dead = false;
+  const run = Date.now();
+  const total = INTAKE_RATE * INTAKE_SECONDS;
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  let waiting = 0;
+  let heldBack = 0;
+  let freed: (() => void) | undefined;
+  let sent = 0;
+  const end = started + INTAKE_SECONDS * 1000;
+  // Sends held back past the end of the minute are not made: the run stays a minute long.
+  for (let i = 0; i < total && !dead && performance.now() < end; i++) {
+    const wait = started + (i * 1000) / INTAKE_RATE - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (waiting >= INTAKE_IN_FLIGHT) {
+      heldBack += 1;
+      await new Promise<void>((r) => (freed = r));
+    }
+    waiting += 1;
+    sent += 1;
+    inFlight.push(
+      (async () => {
+        const at = performance.now();
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ call_id: `intake-${run}-${i}`, phone_number: '+49301112223', duration: 30 }),
+        }).catch(() => undefined);
+        await res?.arrayBuffer();
+        if (res?.status === 201) latencies.push(performance.now() - at);
+        else failed[res?.status ?? 'none'] = (failed[res?.status ?? 'none'] ?? 0) + 1;
+        // A server that exited: the rest of the minute would only count refusals.
+        if (!res && !alive()) dead = true;
+        waiting -= 1;
+        freed?.();
+        freed = undefined;
+      })(),
     );
-    const chunks = Array.from({ length: Math.ceil(BIG / SEED_CHUNK) }, (_, i) => i);
-    const next = async (): Promise<void> => {
-      const i = chunks.shift();
-      if (i === undefined) return;
-      await db.raw(seedSql('seed', i * SEED_CHUNK + 1, Math.min(BIG, (i + 1) * SEED_CHUNK)), {
-        org: big.orgId,
-        agent: big.agentId,
-      });
-      await next();
-    };
-    await Promise.all(Array.from({ length: SEED_STATEMENTS }, () => next()));
-    const inserted = Date.now();
-    // Statistics for the planner, and the trigram index's pending entries merged into it.
-    await db.raw('VACUUM ANALYZE calls');
-    const done = Date.now();
-    seeding = {
-      seconds: (done - started) / 1000,
-      rowsSeconds: (inserted - started) / 1000,
-      vacuumSeconds: (done - inserted) / 1000,
-    };
   }
-  // Fresh in every run and never analysed: a newly busy agent, as the planner first sees one.
-  const small = await tenant(db, 'Bench calls 1k');
-  await db.raw(seedSql('small', 1, 1000), { org: small.orgId, agent: small.agentId });
-  return { big, small, seeding };
+  await Promise.all(inFlight);
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = (cpuMs(pid) ?? 0) - before;
+  if (dead) throw new Error(`intake: the product exited (${JSON.stringify(failed)})`);
+  return {
+    offered_per_s: INTAKE_RATE,
+    seconds: Number(seconds.toFixed(1)),
+    calls: latencies.length,
+    failed,
+    held_back: heldBack,
+    not_sent: total - sent,
+    achieved_per_s: Math.round(latencies.length / seconds),
+    p50_ms: Math.round(percentile(latencies, 50)),
+    p99_ms: Math.round(percentile(latencies, 99)),
+    server_cpu_ms_per_call: Number((cpu / Math.max(latencies.length, 1)).toFixed(2)),
+  };
 }
 
 export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[]; total?: number } = {}) {
-  if (options.total !== undefined && options.total !== 1_000_000) {
-    BIG = options.total;
-    SEED_ORG = `Bench calls ${options.total}`;
-    SPACING = 31_000_000 / options.total;
-  }
-  const { big, small, seeding } = await seeded(db);
+  const seed = await seededCalls(db, options.total);
+  const { big, other, total, seeding } = seed;
   if (seeding !== null)
     process.stdout.write(
-      `calls: seeded ${BIG} calls with their indexes and statistics in ${seeding.seconds.toFixed(1)} s ` +
-        `(rows and indexes ${seeding.rowsSeconds.toFixed(1)} s, VACUUM ANALYZE ${seeding.vacuumSeconds.toFixed(1)} s)\n`,
+      `calls: seeded ${total} calls (${seeding.statements} statements) with their indexes, counters and statistics in ${seeding.seconds.toFixed(1)} s ` +
+        `(rows, indexes and counters ${seeding.rowsSeconds.toFixed(1)} s, VACUUM ANALYZE ${seeding.vacuumSeconds.toFixed(1)} s)\n`,
     );
-  else process.stdout.write(`calls: reusing the seeded ${BIG} calls\n`);
+  else process.stdout.write(`calls: reusing the seeded ${total} calls\n`);
+  if (SEED_ONLY) {
+    const size = await db.raw(
+      `SELECT pg_size_pretty(pg_database_size(current_database())) AS database, pg_size_pretty(sum(pg_total_relation_size(c.oid))) AS calls
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'calls'::regclass`,
+    );
+    process.stdout.write(
+      `calls: seed only; database ${size.rows[0].database}, calls with indexes ${size.rows[0].calls}\n`,
+    );
+    return null;
+  }
+  // Fresh in every run and never analysed: a newly busy agent, as the planner first sees one.
+  const small = await tenant(db, 'Bench calls 1k');
+  await db.raw(seedSql('small', 1, 1000, 31_000), { org: small.orgId, agent: small.agentId });
   // Half-way down the big agent's calls (row 500,000 of 1M); a small --calls run still has such a row.
-  const deepRow = Math.min(500_000, Math.floor(BIG / 2));
+  const deepRow = Math.min(500_000, Math.floor(total / 2));
   const deep = await db('calls')
     .where({ agent_id: big.agentId })
     .whereNull('deleted_at')
@@ -156,40 +152,49 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
   const product = await startServer(entry.args, { ...entry.env, ...env });
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   const rss = sampleRss(product.pid);
+  const year = `from=2025-11-20&to=${END.slice(0, 10)}`;
+  // [name, path under /v1/agents/<big agent>/ (the small agent's for the last), p99 target in ms]
   const queries: [string, string, number][] = [
-    ['page 1', 'limit=20', 50],
-    ['page 500', 'limit=20&page=500', 50],
-    ['cursor= (start)', 'limit=20&cursor=', 10],
-    [`cursor at row ${deepRow.toLocaleString('en')}`, `limit=20&cursor=${deepCursor}`, 10],
-    ['done=true', 'done=true', 50],
-    ['done=false, page 100', 'done=false&page=100', 50],
-    ['include_deleted=true', 'include_deleted=true', 50],
-    ['from/to (one month)', 'from=2026-06-01&to=2026-06-30', 50],
-    ['from (date-time, open)', 'from=2026-09-15T12:34:56Z', 50],
-    ['to (date-time)', 'to=2026-03-01T08:00:00Z', 50],
-    ['phone_number', 'phone_number=%2B49300012345', 50],
-    ['done + from/to', 'done=true&from=2026-02-10T06:00:00Z&to=2026-08-20T18:00:00Z', 50],
-    ['phone + done + trash', 'phone_number=%2B49300012345&done=false&include_deleted=true', 50],
-    ['search (name, rare)', 'search=zebulon&include_deleted=true', 200],
-    ['search (number part)', 'search=0012345', 200],
-    ['search + done', 'search=zebulon&done=false&include_deleted=true', 200],
-    ['small agent page 1', '', 50],
+    ['page 1', 'calls?limit=20', 50],
+    ['page 500', 'calls?limit=20&page=500', 50],
+    ['page 5,000 (row 100,000)', 'calls?limit=20&page=5000', 50],
+    ['cursor= (start)', 'calls?limit=20&cursor=', 10],
+    [`cursor at row ${deepRow.toLocaleString('en')}`, `calls?limit=20&cursor=${deepCursor}`, 10],
+    ['done=true', 'calls?done=true', 50],
+    ['done=false, page 100', 'calls?done=false&page=100', 50],
+    ['include_deleted=true', 'calls?include_deleted=true', 50],
+    ['from/to (one month)', 'calls?from=2026-06-01&to=2026-06-30', 50],
+    ['from (date-time, open)', 'calls?from=2026-09-15T12:34:56Z', 50],
+    ['to (date-time)', 'calls?to=2026-03-01T08:00:00Z', 50],
+    ['phone_number', 'calls?phone_number=%2B49300012345', 50],
+    ['done + from/to', 'calls?done=true&from=2026-02-10T06:00:00Z&to=2026-08-20T18:00:00Z', 50],
+    ['phone + done + trash', 'calls?phone_number=%2B49300012345&done=false&include_deleted=true', 50],
+    ['outcome (enum)', 'calls?extracted.urgency=emergency', 50],
+    ['outcome (boolean) + done', 'calls?extracted.heating_issue=true&done=true', 50],
+    ['outcome, cursor', 'calls?extracted.urgency=info&cursor=', 50],
+    ['search (name, rare)', 'calls?search=zebulon&include_deleted=true', 200],
+    ['search (number part)', 'calls?search=0012345', 200],
+    ['search + done', 'calls?search=zebulon&done=false&include_deleted=true', 200],
+    ['stats year by day', `calls/stats?${year}&interval=day&tz=Europe/Berlin`, 100],
+    ['stats year, by outcome', `calls/stats?${year}&interval=day&tz=Europe/Berlin&group_by=extracted.urgency`, 100],
+    ['small agent page 1', 'calls', 50],
   ];
   try {
     const baseUrl = `${baseline.url}/v1/agents/${big.agentId}`;
-    const targets = queries.map(([name, query, target], i) => ({
+    const targets = queries.map(([name, path, target], i) => ({
       name,
       target,
-      url: `${product.url}/v1/agents/${i === queries.length - 1 ? small.agentId : big.agentId}/calls?${query}`,
+      url: `${product.url}/v1/agents/${i === queries.length - 1 ? small.agentId : big.agentId}/${path}`,
       headers: { 'X-API-Key': i === queries.length - 1 ? small.key : big.key },
       runs: [] as autocannon.Result[],
+      total: undefined as number | undefined,
     }));
     const baseRuns: autocannon.Result[] = [];
     for (const t of targets) {
       const res = await fetch(t.url, { headers: t.headers });
       if (res.status !== 200) throw new Error(`${t.name}: ${res.status} ${await res.text()}`);
-      const body = (await res.json()) as { pagination: { total: number } };
-      (t as { total?: number }).total = body.pagination.total;
+      const body = (await res.json()) as { pagination?: { total: number }; totals?: { count: number } };
+      t.total = body.pagination?.total ?? body.totals?.count;
       await load(t.url, { headers: t.headers, connections: CONNECTIONS, duration: 1 });
     }
     for (let round = 0; round < ROUNDS; round++) {
@@ -200,28 +205,49 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     const failed = failures([...baseRuns, ...targets.flatMap((t) => t.runs)]);
     if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
     const base = summarize(baseRuns);
-    const rows = targets.map((t) => ({
-      name: t.name,
-      total: (t as { total?: number }).total,
-      target_p99_ms: t.target,
-      ...summarize(t.runs),
-    }));
-    const samples = rss.stop();
-    options.rss?.push(...samples);
+    const rows = targets.map((t) => ({ name: t.name, total: t.total, target_p99_ms: t.target, ...summarize(t.runs) }));
     process.stdout.write(
       [
-        `calls: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; product runs ${entry.runtime}`,
+        `calls: ${total} calls, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; product runs ${entry.runtime}`,
         `${'query'.padEnd(26)} ${pad('total', 8)} ${pad('req/s', 7)} ${pad('p50', 5)} ${pad('p99', 5)} ${pad('target', 6)}  p99/baseline`,
         ...rows.map(
           (r: Summary & { name: string; total?: number; target_p99_ms: number }) =>
             `${r.name.padEnd(26)} ${pad(r.total ?? '', 8)} ${pad(r.rps, 7)} ${pad(r.p50, 5)} ${pad(r.p99, 5)} ${pad(`<=${r.target_p99_ms}`, 6)}  ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)}x${r.p99 <= r.target_p99_ms ? '' : '  MISSED'}`,
         ),
         `${'baseline (one PK read)'.padEnd(26)} ${pad('', 8)} ${pad(base.rps, 7)} ${pad(base.p50, 5)} ${pad(base.p99, 5)}`,
-        `product RSS max ${Math.max(...samples)} MB`,
         '',
       ].join('\n'),
     );
+    const samples = rss.stop();
+    options.rss?.push(...samples);
+
+    const taken = await intake(
+      `${product.url}/v1/agents/${other.agentId}/calls`,
+      big.key,
+      product.pid,
+      () => product.child.exitCode === null,
+    );
+    const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
+    const missed = (ok: boolean) => (ok ? '' : '  MISSED');
+    process.stdout.write(
+      `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
+        `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
+        `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per call` +
+        `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
+    );
+    const exportTarget = (600 * total) / 10_000_000;
+    const exported = await timedExport(
+      `${product.url}/v1/agents/${big.agentId}/calls/export?format=ndjson`,
+      big.key,
+      product.pid,
+    );
+    process.stdout.write(
+      `export ndjson: ${exported.lines} lines, ${exported.mb} MB in ${exported.seconds.toFixed(1)} s (target <= ${exportTarget} s), ` +
+        `product RSS +${exported.rss_growth_mb} MB (target <= 50)${missed(exported.seconds <= exportTarget && exported.rss_growth_mb <= 50)}\n`,
+    );
+    const erased = ERASURE ? await measureErasure(db, product.url, seed) : null;
     return {
+      calls: total,
       seed_seconds: seeding?.seconds ?? null,
       seed_rows_seconds: seeding?.rowsSeconds ?? null,
       seed_vacuum_seconds: seeding?.vacuumSeconds ?? null,
@@ -232,6 +258,9 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
       baseline: base,
       queries: rows,
       product_rss_mb: { max: Math.max(...samples), samples: samples.length },
+      intake: taken,
+      export_ndjson: { ...exported, target_seconds: exportTarget },
+      erasure: erased,
     };
   } finally {
     rss.stop();
