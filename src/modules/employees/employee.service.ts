@@ -6,18 +6,12 @@ import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import {
-  checkedWrite,
-  NO_CHANGE_GUARD,
-  type AgentChangeGuard,
-  type CheckedWrite,
-} from '../agents/agent-change-guard.js';
+import { currentForWrite, found, type AgentRef } from '../agents/agent-items.js';
+import { checkedWrite, NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -28,8 +22,6 @@ import {
   type EmployeeStatus,
   type UpdateEmployeeInput,
 } from './employee.schemas.js';
-
-type AgentRef = { id: string; organization_id: string };
 
 /** What EmployeeService is built from, passed by name by its module file. */
 export type EmployeeServiceDeps = {
@@ -73,15 +65,10 @@ export class EmployeeService {
 
   async get(auth: AuthContext, agentId: string, employeeId: string): Promise<Employee> {
     const agent = await this.access.resolve(auth, agentId, 'employees:read');
-    return this.found(await this.employees.find(agent.id, employeeId));
+    return found(await this.employees.find(agent.id, employeeId), 'Employee');
   }
 
-  async create(
-    auth: AuthContext,
-    agentId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Employee>> {
+  async create(auth: AuthContext, agentId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
     await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
@@ -95,27 +82,18 @@ export class EmployeeService {
    * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
    * `If-Match` is checked against the locked row; a dry run answers the same and stores nothing.
    */
-  async update(
-    auth: AuthContext,
-    agentId: string,
-    employeeId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Employee>> {
+  async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    this.found(await this.employees.find(agent.id, employeeId));
+    found(await this.employees.find(agent.id, employeeId), 'Employee');
     const input = parseBody(UpdateEmployeeSchema, body);
     return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
       const employees = this.employees.with(trx);
       // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
       await lockAgent(trx, agent);
-      const current = this.found(await employees.findForUpdate(agent.id, employeeId));
-      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-        organizationId: agent.organization_id,
-        current,
-      });
+      const locked = await employees.findForUpdate(agent.id, employeeId);
+      const current = await currentForWrite(trx, agent, conditions, 'Employee', locked);
       const changes = await this.changesFor(trx, agent, current, input);
-      const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
+      const updated = found(await employees.update(agent.id, employeeId, changes, this.clock.now()), 'Employee');
       if (updated.phone_number && updated.phone_number !== current.phone_number) {
         const synced = await this.tools
           .with(trx)
@@ -129,23 +107,15 @@ export class EmployeeService {
   }
 
   /** 409 while a transfer tool forwards to the employee. */
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    employeeId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, agentId: string, employeeId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    this.found(await this.employees.find(agent.id, employeeId));
+    found(await this.employees.find(agent.id, employeeId), 'Employee');
     await this.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);
-      const current = this.found(await this.employees.with(trx).findForUpdate(agent.id, employeeId));
-      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-        organizationId: agent.organization_id,
-        current,
-      });
+      const locked = await this.employees.with(trx).findForUpdate(agent.id, employeeId);
+      await currentForWrite(trx, agent, conditions, 'Employee', locked);
       await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
       if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
       await this.guard.check(trx, agent);
@@ -230,10 +200,5 @@ export class EmployeeService {
         { field: 'employee_id', message: `Linked tools: ${names.join(', ')}` },
       ]);
     }
-  }
-
-  private found(employee: Employee | undefined): Employee {
-    if (!employee) throw new NotFoundError('Employee');
-    return employee;
   }
 }
