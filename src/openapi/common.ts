@@ -50,6 +50,22 @@ export function paginated<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), pagination: PaginationSchema });
 }
 
+/** The pagination of a list that pages by cursor as well as by page (`page` null for a cursor's page). */
+export const CursorPaginationSchema = z
+  .object({
+    page: z.int().nullable(),
+    limit: z.int(),
+    total: z.int(),
+    pages: z.int(),
+    next_cursor: z.string().nullable(),
+  })
+  .openapi('CursorPagination');
+
+/** A page of a list that pages by cursor, registered as `name` (`OutboundCallPage`). */
+export function cursorPaginated<T extends z.ZodType>(item: T, name: string) {
+  return z.object({ data: z.array(item), pagination: CursorPaginationSchema }).openapi(name);
+}
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'VALIDATION_ERROR: invalid parameters or body; `details` lists every problem',
   401: 'UNAUTHORIZED: missing, invalid, inactive, expired or deleted credentials',
