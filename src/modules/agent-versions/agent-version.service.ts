@@ -3,7 +3,7 @@ import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
 import { parse } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -133,7 +133,7 @@ export class AgentVersionService {
     auth: AuthContext,
     agentId: string,
     version: number,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<VersionResponse> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const target = (await this.find(agent, version)).configuration;
