@@ -36,44 +36,30 @@ export type EmployeeServiceDeps = {
 };
 
 export class EmployeeService {
-  private readonly audited: AuditedTransactions;
-  private readonly employees: EmployeeRepository;
-  private readonly tools: ToolRepository;
-  private readonly access: AgentAccess;
-  private readonly events: EventRecorder;
-  private readonly clock: Clock;
-  private readonly versions: AgentVersionRecorder;
   private readonly guard: AgentChangeGuard;
 
-  constructor(deps: EmployeeServiceDeps) {
-    this.audited = deps.audited;
-    this.employees = deps.employees;
-    this.tools = deps.tools;
-    this.access = deps.access;
-    this.events = deps.events;
-    this.clock = deps.clock;
-    this.versions = deps.versions;
+  constructor(private readonly deps: EmployeeServiceDeps) {
     this.guard = deps.guard ?? NO_CHANGE_GUARD;
   }
 
   /** Alphabetical by name; filters `status` and `active`. */
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Employee>> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:read');
     const { page, limit, ...filters } = parse(ListEmployeesQuery, query, 'Invalid query parameters');
-    return this.employees.list(agent.id, filters, { page, limit });
+    return this.deps.employees.list(agent.id, filters, { page, limit });
   }
 
   async get(auth: AuthContext, agentId: string, employeeId: string): Promise<Employee> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:read');
-    return found(await this.employees.find(agent.id, employeeId), 'Employee');
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:read');
+    return found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
   }
 
   async create(auth: AuthContext, agentId: string, body: unknown, conditions: WriteConditions) {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
-    await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
-      this.employees.with(trx).insert(agent.id, input, this.clock.now()),
+    await this.checkNotdienst(this.deps.employees, agent, input.status, input.notdienst_bereich, true);
+    return checkedWrite(this.deps.audited, this.guard, agent, conditions.dryRun, (trx) =>
+      this.deps.employees.with(trx).insert(agent.id, input, this.deps.clock.now()),
     );
   }
 
@@ -83,23 +69,23 @@ export class EmployeeService {
    * `If-Match` is checked against the locked row; a dry run answers the same and stores nothing.
    */
   async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown, conditions: WriteConditions) {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    found(await this.employees.find(agent.id, employeeId), 'Employee');
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
+    found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
     const input = parseBody(UpdateEmployeeSchema, body);
-    return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
-      const employees = this.employees.with(trx);
+    return checkedWrite(this.deps.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      const employees = this.deps.employees.with(trx);
       // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
       await lockAgent(trx, agent);
       const locked = await employees.findForUpdate(agent.id, employeeId);
       const current = await currentForWrite(trx, agent, conditions, 'Employee', locked);
       const changes = await this.changesFor(trx, agent, current, input);
-      const updated = found(await employees.update(agent.id, employeeId, changes, this.clock.now()), 'Employee');
+      const updated = found(await employees.update(agent.id, employeeId, changes, this.deps.clock.now()), 'Employee');
       if (updated.phone_number && updated.phone_number !== current.phone_number) {
-        const synced = await this.tools
+        const synced = await this.deps.tools
           .with(trx)
-          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.deps.clock.now());
         // The number is part of the linked tools' configuration: a new configuration version.
-        if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
+        if (synced > 0) await this.deps.versions.record(trx, agent, auth, 'tool.updated');
       }
       if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
       return updated;
@@ -108,16 +94,16 @@ export class EmployeeService {
 
   /** 409 while a transfer tool forwards to the employee. */
   async delete(auth: AuthContext, agentId: string, employeeId: string, conditions: WriteConditions): Promise<void> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    found(await this.employees.find(agent.id, employeeId), 'Employee');
-    await this.audited.transaction(async (trx) => {
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
+    found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
+    await this.deps.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);
-      const locked = await this.employees.with(trx).findForUpdate(agent.id, employeeId);
+      const locked = await this.deps.employees.with(trx).findForUpdate(agent.id, employeeId);
       await currentForWrite(trx, agent, conditions, 'Employee', locked);
-      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
-      if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+      await this.assertNoLinkedTools(this.deps.tools.with(trx), agent.id, employeeId, 'deleted');
+      if (!(await this.deps.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
       await this.guard.check(trx, agent);
     });
   }
@@ -131,7 +117,7 @@ export class EmployeeService {
     const { substitute: _s, responsibilities: _r, start_date: _d, reasons: _reasons, ...changes } = input;
     const status = changes.status ?? current.status;
     await this.checkNotdienst(
-      this.employees.with(trx),
+      this.deps.employees.with(trx),
       agent,
       status,
       changes.notdienst_bereich,
@@ -139,7 +125,7 @@ export class EmployeeService {
     );
     if (status !== 'notdienst') changes.notdienst_bereich = null;
     if (changes.phone_number === null && current.phone_number !== null) {
-      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, current.id, 'left without a phone number');
+      await this.assertNoLinkedTools(this.deps.tools.with(trx), agent.id, current.id, 'left without a phone number');
     }
     return changes;
   }
@@ -178,9 +164,9 @@ export class EmployeeService {
       previousStatus,
       agentName: agent.name,
       details: input,
-      at: this.clock.now(),
+      at: this.deps.clock.now(),
     });
-    await this.events.record(trx, {
+    await this.deps.events.record(trx, {
       organization_id: agent.organization_id,
       agent_id: agent.id,
       type: EMPLOYEE_STATUS_EVENT,
