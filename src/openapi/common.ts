@@ -29,6 +29,10 @@ export const ErrorEnvelopeSchema = z
   })
   .openapi('Error');
 
+/** The path parameters of a route under an agent, and under an organization. */
+export const AgentIdParams = z.object({ agentId: z.uuid() });
+export const OrgIdParams = z.object({ orgId: z.uuid() });
+
 export const PaginationSchema = z
   .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() })
   .openapi('Pagination');
