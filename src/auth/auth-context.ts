@@ -1,4 +1,4 @@
-import { AgentNotAccessibleError, ForbiddenError } from '../errors/index.js';
+import { AgentNotAccessibleError, ForbiddenError, NotFoundError, ValidationError } from '../errors/index.js';
 import type { Permission, Role } from './permissions.js';
 
 /** Who is calling, built by the authentication middleware. It says nothing about what is allowed. */
@@ -27,6 +27,28 @@ export function organizationsWith(auth: AuthContext, permission: Permission): st
 
 export function reachableOrganizations(auth: AuthContext): string[] {
   return [...auth.organizations.keys()];
+}
+
+/**
+ * The organization a create writes into: `requested` (404 when out of reach, 403 without
+ * `permission` there), else the only organization where the caller holds `permission`; else a 400
+ * on `organization_id` saying `whenSeveral`.
+ */
+export function targetOrganization(
+  auth: AuthContext,
+  requested: string | undefined,
+  permission: Permission,
+  whenSeveral: string,
+): string {
+  if (requested !== undefined) {
+    const id = requested.toLowerCase();
+    if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
+    assertPermission(auth, permission, id);
+    return id;
+  }
+  const writable = organizationsWith(auth, permission);
+  if (writable.length === 1) return writable[0]!;
+  throw new ValidationError('Request body is invalid', [{ field: 'organization_id', message: whenSeveral }]);
 }
 
 /** TalkPilot clients match the key's wording ("API key lacks required permission: x"). */

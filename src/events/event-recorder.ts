@@ -16,15 +16,20 @@ export const EXPERIMENT_EVENT_TYPES = [
 ] as const;
 const CONFIGURATION_EVENT_TYPES = [...PHONE_NUMBER_EVENT_TYPES, ...EXPERIMENT_EVENT_TYPES] as const;
 
-export const EVENT_TYPES = [
-  'call.completed',
-  'employee.forwarding_created',
+/** Events of an agent's data that an agent's URL and a member's URL may both choose. */
+const AGENT_DATA_EVENT_TYPES = [
   'agent.updated',
   'kb.document.ready',
   'kb.document.failed',
   'data_subject.erased',
-  'outbound_call.completed',
-  'outbound_call.failed',
+] as const;
+const OUTBOUND_EVENT_TYPES = ['outbound_call.completed', 'outbound_call.failed'] as const;
+
+export const EVENT_TYPES = [
+  'call.completed',
+  'employee.forwarding_created',
+  ...AGENT_DATA_EVENT_TYPES,
+  ...OUTBOUND_EVENT_TYPES,
   ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -32,12 +37,8 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** What an agent's post_call_webhook_url can receive; `post_call_webhook_events` picks among them. */
 export const AGENT_URL_EVENT_TYPES = [
   'call.completed',
-  'agent.updated',
-  'kb.document.ready',
-  'kb.document.failed',
-  'data_subject.erased',
-  'outbound_call.completed',
-  'outbound_call.failed',
+  ...AGENT_DATA_EVENT_TYPES,
+  ...OUTBOUND_EVENT_TYPES,
   ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 /** Events of the whole organization (no agent): they go to every agent URL of it that chose them. */
@@ -45,10 +46,7 @@ export const ORGANIZATION_EVENT_TYPES = ['data_subject.erased', ...PHONE_NUMBER_
 /** What a member's webhook_url (/v1/me) can receive; `webhook_events` picks among them. */
 export const MEMBER_URL_EVENT_TYPES = [
   'employee.forwarding_created',
-  'agent.updated',
-  'kb.document.ready',
-  'kb.document.failed',
-  'data_subject.erased',
+  ...AGENT_DATA_EVENT_TYPES,
   ...CONFIGURATION_EVENT_TYPES,
 ] as const;
 

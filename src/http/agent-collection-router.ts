@@ -25,22 +25,30 @@ export type AgentCollectionService = {
 };
 
 /**
- * The five routes of such a collection (contacts, employees, tools), mounted at
- * `/v1/agents/:agentId/<collection>` with `id` naming the item's path parameter: the list, and the
- * item with its ETag (`If-Match` on writes, `dry_run` on create and update).
+ * A router for an agent's collection with its list route (`GET /`, the service's JSON), and the
+ * parser of an item's path parameters (`agentId` and `id`, each a UUID or 400 naming it).
  */
-export function agentCollectionRouter(service: AgentCollectionService, id: string): Router {
+function listRouter(service: Pick<AgentCollectionService, 'list'>, id: string) {
   const router = Router({ mergeParams: true });
+  router.get('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.json(await service.list(authOf(req), agentId, req.query));
+  });
   const itemParams = uuidParams('agentId', id);
   const item = (params: unknown) => {
     const parsed = parse(itemParams, params) as Record<string, string>;
     return [parsed.agentId!, parsed[id]!] as const;
   };
+  return { router, item };
+}
 
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await service.list(authOf(req), agentId, req.query));
-  });
+/**
+ * The five routes of such a collection (contacts, employees, tools), mounted at
+ * `/v1/agents/:agentId/<collection>` with `id` naming the item's path parameter: the list, and the
+ * item with its ETag (`If-Match` on writes, `dry_run` on create and update).
+ */
+export function agentCollectionRouter(service: AgentCollectionService, id: string): Router {
+  const { router, item } = listRouter(service, id);
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
@@ -66,6 +74,46 @@ export function agentCollectionRouter(service: AgentCollectionService, id: strin
     await service.delete(authOf(req), agentId, itemId, writeConditions(req));
     res.status(204).end();
   });
+
+  return router;
+}
+
+/** The service of a collection of an agent whose items carry no ETag (experiments, campaigns). */
+export type AgentItemsService<Action extends string> = {
+  list(auth: AuthContext, agentId: string, query: unknown): Promise<unknown>;
+  create(auth: AuthContext, agentId: string, body: unknown): Promise<unknown>;
+  get(auth: AuthContext, agentId: string, id: string): Promise<unknown>;
+} & Record<Action, (auth: AuthContext, agentId: string, id: string) => Promise<unknown>>;
+
+/**
+ * The routes such a collection shares, mounted at `/v1/agents/:agentId/<collection>` with `id`
+ * naming the item's path parameter: the list, the create (201), the item, and `POST /:id/<action>`
+ * for each of `actions` (`start`, `pause`), each answering the service's JSON. The module adds its
+ * other routes to the router returned.
+ */
+export function agentItemsRouter<Action extends string>(
+  service: AgentItemsService<Action>,
+  id: string,
+  actions: readonly Action[],
+): Router {
+  const { router, item } = listRouter(service, id);
+
+  router.post('/', async (req, res) => {
+    const { agentId } = parse(agentIdParams, req.params);
+    res.status(201).json(await service.create(authOf(req), agentId, req.body));
+  });
+
+  router.get(`/:${id}`, async (req, res) => {
+    const [agentId, itemId] = item(req.params);
+    res.json(await service.get(authOf(req), agentId, itemId));
+  });
+
+  for (const action of actions) {
+    router.post(`/:${id}/${action}`, async (req, res) => {
+      const [agentId, itemId] = item(req.params);
+      res.json(await service[action](authOf(req), agentId, itemId));
+    });
+  }
 
   return router;
 }

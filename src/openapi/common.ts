@@ -29,6 +29,10 @@ export const ErrorEnvelopeSchema = z
   })
   .openapi('Error');
 
+/** The path parameters of a route under an agent, and under an organization. */
+export const AgentIdParams = z.object({ agentId: z.uuid() });
+export const OrgIdParams = z.object({ orgId: z.uuid() });
+
 export const PaginationSchema = z
   .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() })
   .openapi('Pagination');
@@ -48,6 +52,22 @@ export const PaginationQuerySchema = z.object(paginationQueryDocShape);
 
 export function paginated<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), pagination: PaginationSchema });
+}
+
+/** The pagination of a list that pages by cursor as well as by page (`page` null for a cursor's page). */
+export const CursorPaginationSchema = z
+  .object({
+    page: z.int().nullable(),
+    limit: z.int(),
+    total: z.int(),
+    pages: z.int(),
+    next_cursor: z.string().nullable(),
+  })
+  .openapi('CursorPagination');
+
+/** A page of a list that pages by cursor, registered as `name` (`OutboundCallPage`). */
+export function cursorPaginated<T extends z.ZodType>(item: T, name: string) {
+  return z.object({ data: z.array(item), pagination: CursorPaginationSchema }).openapi(name);
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {

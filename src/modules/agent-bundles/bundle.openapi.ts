@@ -1,8 +1,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Permission } from '../../auth/permissions.js';
-import { json, jsonBody } from '../../openapi/common.js';
+import { AgentIdParams, json, jsonBody } from '../../openapi/common.js';
 import { agentOperations } from '../../openapi/operations.js';
-import { z } from '../../openapi/zod.js';
 import { AgentSchema } from '../agents/agent.schemas.js';
 import {
   AgentBundleSchema,
@@ -12,8 +11,6 @@ import {
   DryRunQuerySchema,
   ImportBundleBodySchema,
 } from './bundle.schemas.js';
-
-const AgentIdParams = z.object({ agentId: z.uuid() });
 
 type Permissions = readonly [Permission, ...Permission[]];
 export const READS: Permissions = ['agents:read', 'tools:read', 'employees:read', 'forwarding:read', 'kb:read'];

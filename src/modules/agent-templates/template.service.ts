@@ -1,9 +1,4 @@
-import {
-  assertPermission,
-  organizationsWith,
-  reachableOrganizations,
-  type AuthContext,
-} from '../../auth/auth-context.js';
+import { assertPermission, organizationsWith, targetOrganization, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
@@ -137,16 +132,7 @@ export class TemplateService {
   }
 
   private organization(auth: AuthContext, value: string | undefined): string {
-    if (value !== undefined) {
-      const id = value.toLowerCase();
-      if (!reachableOrganizations(auth).includes(id)) throw new NotFoundError('Organization');
-      assertPermission(auth, 'agents:write', id);
-      return id;
-    }
-    const writable = organizationsWith(auth, 'agents:write');
-    if (writable.length === 1) return writable[0]!;
-    throw new ValidationError('Request body is invalid', [
-      { field: 'organization_id', message: 'Required when the caller can create agents in several organizations' },
-    ]);
+    const several = 'Required when the caller can create agents in several organizations';
+    return targetOrganization(auth, value, 'agents:write', several);
   }
 }

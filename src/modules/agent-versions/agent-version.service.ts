@@ -3,7 +3,7 @@ import { assertPermission, type AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
 import { parse } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
@@ -72,41 +72,21 @@ export type AgentVersionServiceDeps = {
 
 /** Reading versions and diffs (agents:read), and restoring one (agents:write). */
 export class AgentVersionService {
-  private readonly audited: AuditedTransactions;
-  private readonly versions: AgentVersionRepository;
-  private readonly recorder: AgentVersionRecorder;
-  private readonly tools: ToolRepository;
-  private readonly agents: AgentRepository;
-  private readonly workflows: WorkflowRepository;
-  private readonly agentService: AgentService;
-  private readonly toolService: ToolService;
-  private readonly access: AgentAccess;
-  private readonly clock: Clock;
   private readonly guard: AgentChangeGuard;
 
-  constructor(deps: AgentVersionServiceDeps) {
-    this.audited = deps.audited;
-    this.versions = deps.versions;
-    this.recorder = deps.recorder;
-    this.tools = deps.tools;
-    this.agents = deps.agents;
-    this.workflows = deps.workflows;
-    this.agentService = deps.agentService;
-    this.toolService = deps.toolService;
-    this.access = deps.access;
-    this.clock = deps.clock;
+  constructor(private readonly deps: AgentVersionServiceDeps) {
     this.guard = deps.guard ?? NO_CHANGE_GUARD;
   }
 
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<AgentVersionSummary>> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
     const page = parse(listVersionsQuery, query ?? {}, 'Invalid query parameters');
-    const result = await this.versions.list(agent.id, agent.organization_id, page);
+    const result = await this.deps.versions.list(agent.id, agent.organization_id, page);
     return { data: result.data.map(summary), pagination: result.pagination };
   }
 
   async get(auth: AuthContext, agentId: string, version: number): Promise<VersionResponse> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
     const row = await this.find(agent, version);
     return { ...summary(row), configuration: row.configuration };
   }
@@ -117,7 +97,7 @@ export class AgentVersionService {
     from: number,
     to: number,
   ): Promise<{ agent_id: string; from: number; to: number; changes: ConfigurationChange[] }> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
     const [a, b] = [await this.find(agent, from), await this.find(agent, to)];
     return { agent_id: agent.id, from, to, changes: diffConfigurations(a.configuration, b.configuration) };
   }
@@ -133,21 +113,21 @@ export class AgentVersionService {
     auth: AuthContext,
     agentId: string,
     version: number,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<VersionResponse> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:write');
     const target = (await this.find(agent, version)).configuration;
-    const current = await this.tools.list(agent.id);
+    const current = await this.deps.tools.list(agent.id);
     const targetTools = target.tools ?? [];
     if (toolsKey(current) !== toolsKey(targetTools)) assertPermission(auth, 'tools:write', agent.organization_id);
 
     const details: ErrorDetail[] = [];
-    const fields = await this.agentService
+    const fields = await this.deps.agentService
       .validatePatch(auth, agent, agentFieldsOf(target))
       .catch((error: unknown) => (details.push(...prefixed(error, '')), {}));
     const tools: { snapshot: ToolSnapshot; fields: ToolFields }[] = [];
     for (const [i, snapshot] of targetTools.entries()) {
-      const checked = await this.toolService
+      const checked = await this.deps.toolService
         .validateNew(auth, agent, toolBody(snapshot))
         .catch((error: unknown) => (details.push(...prefixed(error, `tools[${i}].`)), undefined));
       if (checked) tools.push({ snapshot, fields: checked });
@@ -161,10 +141,10 @@ export class AgentVersionService {
     if (details.length > 0)
       throw new ConflictError(`Version ${version} cannot be restored: it no longer passes validation`, details);
 
-    const restored = await this.audited.transaction(async (trx) => {
-      await this.agentService.lockForWrite(trx, agent, conditions);
-      const now = this.clock.now();
-      const row = await this.agents
+    const restored = await this.deps.audited.transaction(async (trx) => {
+      await this.deps.agentService.lockForWrite(trx, agent, conditions);
+      const now = this.deps.clock.now();
+      const row = await this.deps.agents
         .with(trx)
         .update(agent.id, agent.organization_id, { ...fields, updated_at: now })
         .catch((error: unknown) => {
@@ -172,13 +152,13 @@ export class AgentVersionService {
         });
       if (!row) throw new NotFoundError('Agent');
       await this.replaceTools(trx, agent, tools, now);
-      await this.workflows.with(trx).save(agent.id, agent.organization_id, workflow, now);
-      const number = await this.recorder.record(trx, agent, auth, 'version.restored', version);
+      await this.deps.workflows.with(trx).save(agent.id, agent.organization_id, workflow, now);
+      const number = await this.deps.recorder.record(trx, agent, auth, 'version.restored', version);
       if (number === undefined) throw new NotFoundError('Agent');
       await this.guard.check(trx, agent);
       return number;
     });
-    await this.access.changed();
+    await this.deps.access.changed();
     // Answered without asking for agents:read: the restore is done, and agents:write allowed it.
     const row = await this.find(agent, restored);
     return { ...summary(row), configuration: row.configuration };
@@ -191,7 +171,7 @@ export class AgentVersionService {
     tools: { snapshot: ToolSnapshot; fields: ToolFields }[],
     now: Date,
   ): Promise<void> {
-    const repository = this.tools.with(trx);
+    const repository = this.deps.tools.with(trx);
     const existing = new Map<string, Tool>((await repository.list(agent.id)).map((t) => [t.id, t]));
     for (const tool of existing.values()) await repository.delete(agent.id, tool.id);
     for (const { snapshot, fields } of tools) {
@@ -201,7 +181,7 @@ export class AgentVersionService {
   }
 
   private async find(agent: AgentRow, version: number): Promise<AgentVersionRow> {
-    const row = await this.versions.find(agent.id, agent.organization_id, version);
+    const row = await this.deps.versions.find(agent.id, agent.organization_id, version);
     if (!row) throw new NotFoundError('Agent version');
     return row;
   }

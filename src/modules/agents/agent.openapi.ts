@@ -1,13 +1,11 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { AgentIdParams, json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
 import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentFromTemplateSchema } from '../agent-templates/template.schemas.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
 import { AgentScheduleSchema, AgentSchema, ScheduleExceptionSchema } from './agent.schemas.js';
 import { GreetingPreviewRequestSchema, GreetingPreviewSchema } from './greeting-preview.schemas.js';
-
-export const AgentIdParams = z.object({ agentId: z.uuid() });
 
 export const AgentStatusSchema = z
   .object({

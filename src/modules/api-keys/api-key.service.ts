@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import type { Knex } from 'knex';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { parse, parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
@@ -64,12 +64,7 @@ export class ApiKeyService {
   }
 
   /** `If-Match` is checked against the locked row. */
-  async update(
-    auth: AuthContext,
-    keyId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<ApiKeyRecord> {
+  async update(auth: AuthContext, keyId: string, body: unknown, conditions: WriteConditions): Promise<ApiKeyRecord> {
     const orgs = this.adminOrganizations(auth);
     if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');
     if (typeof body === 'object' && body !== null && 'key' in body) {
@@ -97,7 +92,7 @@ export class ApiKeyService {
     return updated;
   }
 
-  async delete(auth: AuthContext, keyId: string, conditions: WriteConditions = UNCONDITIONAL): Promise<void> {
+  async delete(auth: AuthContext, keyId: string, conditions: WriteConditions): Promise<void> {
     const orgs = this.adminOrganizations(auth);
     await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, keyId, orgs, conditions);
@@ -116,7 +111,7 @@ export class ApiKeyService {
     auth: AuthContext,
     keyId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<ApiKeyRecord & { key: string }> {
     const orgs = this.adminOrganizations(auth);
     if (!(await this.keys.find(keyId, orgs))) throw new NotFoundError('API key');

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
+import { AgentIdParams, json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
 import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { QUERY_PREFIXES } from '../../http/strict-query.js';
@@ -7,7 +7,6 @@ import { CallStatsSchema, STATS_INTERVALS } from './call-stats.schemas.js';
 import { EXPORT_FORMATS, EXPORTS_PER_KEY } from './call-export.js';
 import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } from './call.schemas.js';
 
-const AgentParams = z.object({ agentId: z.uuid() });
 const ListQuery = PaginationQuerySchema.extend({
   done: z.enum(['true', 'false']).optional(),
   from: z
@@ -128,7 +127,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     summary: 'List calls (calls:read), newest first; items without the transcript',
     description: EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentParams, query: ListQuery },
+    request: { params: AgentIdParams, query: ListQuery },
     responses: { 200: json(CallPageSchema, 'A page of calls') },
   });
   register({
@@ -137,7 +136,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     operationId: 'reportCall',
     permission: 'calls:write',
     summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
-    request: { params: AgentParams, body: jsonBody(IntakeCallSchema) },
+    request: { params: AgentIdParams, body: jsonBody(IntakeCallSchema) },
     responses: {
       201: json(CallSchema, 'The new call'),
       200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
@@ -154,7 +153,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
       EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentParams, query: AgentStatsQuery },
+    request: { params: AgentIdParams, query: AgentStatsQuery },
     responses: { 200: json(CallStatsSchema, 'The statistics') },
   });
   register({
@@ -171,7 +170,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
       EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentParams, query: ExportQuery },
+    request: { params: AgentIdParams, query: ExportQuery },
     responses: {
       200: {
         description: 'The calls, newest first',

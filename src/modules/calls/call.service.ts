@@ -6,7 +6,7 @@ import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import type { ReadRouting } from '../../db/replicas.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { rejectCursorWithPage, type CursorPage } from '../../api/pagination.js';
 import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
@@ -129,7 +129,7 @@ export class CallService {
     agentId: string,
     callId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<Call> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     if (!(await this.calls.find(agent, callId))) throw new NotFoundError('Call');

@@ -1,21 +1,14 @@
-import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import {
-  checkedWrite,
-  NO_CHANGE_GUARD,
-  type AgentChangeGuard,
-  type CheckedWrite,
-} from '../agents/agent-change-guard.js';
+import { currentForWrite, found } from '../agents/agent-items.js';
+import { checkedWrite, NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { nameParsed, nameSent, resolveNames } from './contact-rules.js';
 import {
   CONTACT_PHONE_UNIQUE,
@@ -97,15 +90,10 @@ export class ContactService {
 
   async get(auth: AuthContext, agentId: string, contactId: string): Promise<Contact> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:read');
-    return this.found(await this.contacts.find(agent.id, contactId));
+    return found(await this.contacts.find(agent.id, contactId), 'Contact');
   }
 
-  async create(
-    auth: AuthContext,
-    agentId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Contact>> {
+  async create(auth: AuthContext, agentId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     const fields = applyChanges(EMPTY, parseBody(CreateContactSchema, body), true);
     assertIdentifiable(fields);
@@ -116,20 +104,14 @@ export class ContactService {
   }
 
   /** `If-Match` is checked against the locked row; a dry run answers the same and stores nothing. */
-  async update(
-    auth: AuthContext,
-    agentId: string,
-    contactId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Contact>> {
+  async update(auth: AuthContext, agentId: string, contactId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
-    this.found(await this.contacts.find(agent.id, contactId));
+    found(await this.contacts.find(agent.id, contactId), 'Contact');
     const input = parseBody(UpdateContactSchema, body);
     return checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
       const contacts = this.contacts.with(trx);
-      const locked = await this.lockForWrite(contacts, trx, agent, contactId, conditions);
-      const current = storedFields(locked);
+      const locked = await contacts.findForUpdate(agent.id, contactId);
+      const current = storedFields(await currentForWrite(trx, agent, conditions, 'Contact', locked));
       const fields = applyChanges(current, input, false);
       assertIdentifiable(fields);
       if (fields.phone_number !== current.phone_number)
@@ -137,39 +119,18 @@ export class ContactService {
       const updated = await this.guardPhone(fields.phone_number, () =>
         contacts.update(agent.id, contactId, fields, this.clock.now()),
       );
-      return this.found(updated);
+      return found(updated, 'Contact');
     });
   }
 
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    contactId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, agentId: string, contactId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'contacts:write');
     await this.audited.transaction(async (trx) => {
       const contacts = this.contacts.with(trx);
-      await this.lockForWrite(contacts, trx, agent, contactId, conditions);
+      await currentForWrite(trx, agent, conditions, 'Contact', await contacts.findForUpdate(agent.id, contactId));
       if (!(await contacts.delete(agent.id, contactId))) throw new NotFoundError('Contact');
       await this.guard.check(trx, agent);
     });
-  }
-
-  /** The contact's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
-  private async lockForWrite(
-    contacts: ContactRepository,
-    trx: Knex.Transaction,
-    agent: { id: string; organization_id: string },
-    contactId: string,
-    conditions: WriteConditions,
-  ): Promise<Contact> {
-    const current = this.found(await contacts.findForUpdate(agent.id, contactId));
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-      organizationId: agent.organization_id,
-      current,
-    });
-    return current;
   }
 
   private async assertPhoneFree(
@@ -195,10 +156,5 @@ export class ContactService {
       if (isUniqueViolation(error, CONTACT_PHONE_UNIQUE)) throw this.phoneConflict(phone);
       throw error;
     }
-  }
-
-  private found(contact: Contact | undefined): Contact {
-    if (!contact) throw new NotFoundError('Contact');
-    return contact;
   }
 }

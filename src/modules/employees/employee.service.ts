@@ -6,18 +6,12 @@ import { lockAgent } from '../../db/locks.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import { parse, parseBody } from '../../api/validate.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import {
-  checkedWrite,
-  NO_CHANGE_GUARD,
-  type AgentChangeGuard,
-  type CheckedWrite,
-} from '../agents/agent-change-guard.js';
+import { currentForWrite, found, type AgentRef } from '../agents/agent-items.js';
+import { checkedWrite, NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import type { ToolRepository } from '../tools/tool.repository.js';
 import { EMPLOYEE_STATUS_EVENT, employeeStatusPayload } from './employee-event.js';
 import type { Employee, EmployeeFields, EmployeeRepository } from './employee.repository.js';
@@ -28,8 +22,6 @@ import {
   type EmployeeStatus,
   type UpdateEmployeeInput,
 } from './employee.schemas.js';
-
-type AgentRef = { id: string; organization_id: string };
 
 /** What EmployeeService is built from, passed by name by its module file. */
 export type EmployeeServiceDeps = {
@@ -44,52 +36,33 @@ export type EmployeeServiceDeps = {
 };
 
 export class EmployeeService {
-  private readonly audited: AuditedTransactions;
-  private readonly employees: EmployeeRepository;
-  private readonly tools: ToolRepository;
-  private readonly access: AgentAccess;
-  private readonly events: EventRecorder;
-  private readonly clock: Clock;
-  private readonly versions: AgentVersionRecorder;
   private readonly guard: AgentChangeGuard;
 
-  constructor(deps: EmployeeServiceDeps) {
-    this.audited = deps.audited;
-    this.employees = deps.employees;
-    this.tools = deps.tools;
-    this.access = deps.access;
-    this.events = deps.events;
-    this.clock = deps.clock;
-    this.versions = deps.versions;
+  constructor(private readonly deps: EmployeeServiceDeps) {
     this.guard = deps.guard ?? NO_CHANGE_GUARD;
   }
 
   /** Alphabetical by name; filters `status` and `active`. */
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Employee>> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:read');
     const { page, limit, ...filters } = parse(ListEmployeesQuery, query, 'Invalid query parameters');
-    return this.employees.list(agent.id, filters, { page, limit });
+    return this.deps.employees.list(agent.id, filters, { page, limit });
   }
 
   async get(auth: AuthContext, agentId: string, employeeId: string): Promise<Employee> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:read');
-    return this.found(await this.employees.find(agent.id, employeeId));
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:read');
+    return found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
   }
 
-  async create(
-    auth: AuthContext,
-    agentId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Employee>> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
+  async create(auth: AuthContext, agentId: string, body: unknown, conditions: WriteConditions) {
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
     const input = parseBody(CreateEmployeeSchema, body);
-    await this.checkNotdienst(this.employees, agent, input.status, input.notdienst_bereich, true);
-    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, (trx) =>
-      this.employees.with(trx).insert(agent.id, input, this.clock.now()),
+    await this.checkNotdienst(this.deps.employees, agent, input.status, input.notdienst_bereich, true);
+    const written = await checkedWrite(this.deps.audited, this.guard, agent, conditions.dryRun, (trx) =>
+      this.deps.employees.with(trx).insert(agent.id, input, this.deps.clock.now()),
     );
     // A routed call reads the agent's employees: every instance's cache has dropped them when the write answers.
-    if (!conditions.dryRun) await this.access.changed();
+    if (!conditions.dryRun) await this.deps.access.changed();
     return written;
   }
 
@@ -98,64 +71,47 @@ export class EmployeeService {
    * leaving `notdienst` clears `notdienst_bereich`; a new phone number flows into linked transfer tools.
    * `If-Match` is checked against the locked row; a dry run answers the same and stores nothing.
    */
-  async update(
-    auth: AuthContext,
-    agentId: string,
-    employeeId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Employee>> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    this.found(await this.employees.find(agent.id, employeeId));
+  async update(auth: AuthContext, agentId: string, employeeId: string, body: unknown, conditions: WriteConditions) {
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
+    found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
     const input = parseBody(UpdateEmployeeSchema, body);
-    const written = await checkedWrite(this.audited, this.guard, agent, conditions.dryRun, async (trx) => {
-      const employees = this.employees.with(trx);
+    const written = await checkedWrite(this.deps.audited, this.guard, agent, conditions.dryRun, async (trx) => {
+      const employees = this.deps.employees.with(trx);
       // Lock order (src/db/locks.ts): the agent row, then the employee row, then its linked tools.
       await lockAgent(trx, agent);
-      const current = this.found(await employees.findForUpdate(agent.id, employeeId));
-      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-        organizationId: agent.organization_id,
-        current,
-      });
+      const locked = await employees.findForUpdate(agent.id, employeeId);
+      const current = await currentForWrite(trx, agent, conditions, 'Employee', locked);
       const changes = await this.changesFor(trx, agent, current, input);
-      const updated = this.found(await employees.update(agent.id, employeeId, changes, this.clock.now()));
+      const updated = found(await employees.update(agent.id, employeeId, changes, this.deps.clock.now()), 'Employee');
       if (updated.phone_number && updated.phone_number !== current.phone_number) {
-        const synced = await this.tools
+        const synced = await this.deps.tools
           .with(trx)
-          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.clock.now());
+          .syncEmployeePhone(agent.id, employeeId, updated.phone_number, this.deps.clock.now());
         // The number is part of the linked tools' configuration: a new configuration version.
-        if (synced > 0) await this.versions.record(trx, agent, auth, 'tool.updated');
+        if (synced > 0) await this.deps.versions.record(trx, agent, auth, 'tool.updated');
       }
       if (updated.status !== current.status) await this.recordStatusChange(trx, agent, updated, current.status, input);
       return updated;
     });
-    if (!conditions.dryRun) await this.access.changed();
+    if (!conditions.dryRun) await this.deps.access.changed();
     return written;
   }
 
   /** 409 while a transfer tool forwards to the employee. */
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    employeeId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
-    const agent = await this.access.resolve(auth, agentId, 'employees:write');
-    this.found(await this.employees.find(agent.id, employeeId));
-    await this.audited.transaction(async (trx) => {
+  async delete(auth: AuthContext, agentId: string, employeeId: string, conditions: WriteConditions): Promise<void> {
+    const agent = await this.deps.access.resolve(auth, agentId, 'employees:write');
+    found(await this.deps.employees.find(agent.id, employeeId), 'Employee');
+    await this.deps.audited.transaction(async (trx) => {
       // Lock order (src/db/locks.ts): the agent row, then the employee row. Tool writes take the
       // agent row first too, so no tool can be linked between the check and the delete.
       await lockAgent(trx, agent);
-      const current = this.found(await this.employees.with(trx).findForUpdate(agent.id, employeeId));
-      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-        organizationId: agent.organization_id,
-        current,
-      });
-      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, employeeId, 'deleted');
-      if (!(await this.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
+      const locked = await this.deps.employees.with(trx).findForUpdate(agent.id, employeeId);
+      await currentForWrite(trx, agent, conditions, 'Employee', locked);
+      await this.assertNoLinkedTools(this.deps.tools.with(trx), agent.id, employeeId, 'deleted');
+      if (!(await this.deps.employees.with(trx).delete(agent.id, employeeId))) throw new NotFoundError('Employee');
       await this.guard.check(trx, agent);
     });
-    await this.access.changed();
+    await this.deps.access.changed();
   }
 
   private async changesFor(
@@ -167,7 +123,7 @@ export class EmployeeService {
     const { substitute: _s, responsibilities: _r, start_date: _d, reasons: _reasons, ...changes } = input;
     const status = changes.status ?? current.status;
     await this.checkNotdienst(
-      this.employees.with(trx),
+      this.deps.employees.with(trx),
       agent,
       status,
       changes.notdienst_bereich,
@@ -175,7 +131,7 @@ export class EmployeeService {
     );
     if (status !== 'notdienst') changes.notdienst_bereich = null;
     if (changes.phone_number === null && current.phone_number !== null) {
-      await this.assertNoLinkedTools(this.tools.with(trx), agent.id, current.id, 'left without a phone number');
+      await this.assertNoLinkedTools(this.deps.tools.with(trx), agent.id, current.id, 'left without a phone number');
     }
     return changes;
   }
@@ -214,9 +170,9 @@ export class EmployeeService {
       previousStatus,
       agentName: agent.name,
       details: input,
-      at: this.clock.now(),
+      at: this.deps.clock.now(),
     });
-    await this.events.record(trx, {
+    await this.deps.events.record(trx, {
       organization_id: agent.organization_id,
       agent_id: agent.id,
       type: EMPLOYEE_STATUS_EVENT,
@@ -236,10 +192,5 @@ export class EmployeeService {
         { field: 'employee_id', message: `Linked tools: ${names.join(', ')}` },
       ]);
     }
-  }
-
-  private found(employee: Employee | undefined): Employee {
-    if (!employee) throw new NotFoundError('Employee');
-    return employee;
   }
 }

@@ -5,11 +5,10 @@ import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { currentForWrite, found, type AgentRef } from '../agents/agent-items.js';
 import { NO_CHANGE_GUARD, type AgentChangeGuard, type CheckedWrite } from '../agents/agent-change-guard.js';
 import { SLOTNUMMER_UNIQUE, type ForwardingSlot, type ForwardingSlotRepository } from './forwarding-slot.repository.js';
 import {
@@ -18,6 +17,8 @@ import {
   SlotRowSchema,
   UpdateSlotSchema,
 } from './forwarding-slot.schemas.js';
+
+const SLOT = 'Forwarding slot';
 
 /** Every write runs in a transaction holding the agent's slot lock, so writes never interleave. */
 export class ForwardingSlotService {
@@ -37,7 +38,7 @@ export class ForwardingSlotService {
 
   async get(auth: AuthContext, agentId: string, slotId: string): Promise<ForwardingSlot> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:read');
-    return this.found(await this.slots.find(agent.id, slotId));
+    return found(await this.slots.find(agent.id, slotId), SLOT);
   }
 
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<ForwardingSlot> {
@@ -51,51 +52,26 @@ export class ForwardingSlotService {
   }
 
   /** `If-Match` is checked against the slot under the agent's slot lock. */
-  async update(
-    auth: AuthContext,
-    agentId: string,
-    slotId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<ForwardingSlot> {
+  async update(auth: AuthContext, agentId: string, slotId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
-    this.found(await this.slots.find(agent.id, slotId));
+    found(await this.slots.find(agent.id, slotId), SLOT);
     const input = parseBody(UpdateSlotSchema, body);
     const { resource } = await this.write(agent, input.slotnummer, async (slots, trx) => {
-      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
+      await currentForWrite(trx, agent, conditions, SLOT, await slots.find(agent.id, slotId));
       if (input.slotnummer !== undefined && (await slots.slotnummerTaken(agent.id, input.slotnummer, slotId))) {
         throw this.taken(input.slotnummer);
       }
-      return this.found(await slots.update(agent.id, slotId, input, this.clock.now()));
+      return found(await slots.update(agent.id, slotId, input, this.clock.now()), SLOT);
     });
     return resource;
   }
 
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    slotId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  /** `If-Match` is checked against the slot under the agent's slot lock. */
+  async delete(auth: AuthContext, agentId: string, slotId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     await this.write(agent, undefined, async (slots, trx) => {
-      await this.assertSlotPreconditions(slots, trx, agent, slotId, conditions);
-      if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError('Forwarding slot');
-    });
-  }
-
-  /** Under the slot lock: the slot's `If-Match` (412) and the organization's rule (428). */
-  private async assertSlotPreconditions(
-    slots: ForwardingSlotRepository,
-    trx: Knex.Transaction,
-    agent: { id: string; organization_id: string },
-    slotId: string,
-    conditions: WriteConditions,
-  ): Promise<void> {
-    const current = this.found(await slots.find(agent.id, slotId));
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-      organizationId: agent.organization_id,
-      current,
+      await currentForWrite(trx, agent, conditions, SLOT, await slots.find(agent.id, slotId));
+      if (!(await slots.delete(agent.id, slotId))) throw new NotFoundError(SLOT);
     });
   }
 
@@ -110,7 +86,7 @@ export class ForwardingSlotService {
     auth: AuthContext,
     agentId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<CheckedWrite<{ data: ForwardingSlot[]; replaced_count: number }>> {
     const agent = await this.access.resolve(auth, agentId, 'forwarding:write');
     const parsed = ReplaceSlotsSchema.safeParse(body ?? {});
@@ -125,11 +101,7 @@ export class ForwardingSlotService {
       agent,
       undefined,
       async (slots, trx) => {
-        const current = { data: await slots.list(agent.id) };
-        await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-          organizationId: agent.organization_id,
-          current,
-        });
+        await currentForWrite(trx, agent, conditions, SLOT, { data: await slots.list(agent.id) });
         return slots.replaceAll(agent.id, parsed.data.slots, this.clock.now());
       },
       conditions.dryRun,
@@ -138,7 +110,7 @@ export class ForwardingSlotService {
 
   /** Under the slot lock; the agent's test cases (when required) are checked against the result. */
   private async write<T>(
-    agent: { id: string; organization_id: string },
+    agent: AgentRef,
     slotnummer: string | undefined,
     work: (slots: ForwardingSlotRepository, trx: Knex.Transaction) => Promise<T>,
     dryRun = false,
@@ -167,11 +139,6 @@ export class ForwardingSlotService {
     return new ConflictError(`Slot ${slotnummer} already exists for this agent`, [
       { field: 'slotnummer', message: 'Already in use' },
     ]);
-  }
-
-  private found(slot: ForwardingSlot | undefined): ForwardingSlot {
-    if (!slot) throw new NotFoundError('Forwarding slot');
-    return slot;
   }
 }
 

@@ -168,6 +168,42 @@ const SEARCH_SQL = preparedSql(
     ORDER BY r.score DESC, r.id`,
 );
 
+/**
+ * Which document a background job may take for its work, tracked in `column` (`status` for
+ * processing, `sync_status` for a web source's sync): a `pending` one, or one left `working` by
+ * this same job (pg-boss retries an expired job under its id) or by a worker silent since
+ * `staleBefore`. For `.andWhere` of a conditional UPDATE of `kb_documents as d`.
+ */
+export function claimable(column: 'status' | 'sync_status', working: string, jobId: string, staleBefore: Date) {
+  return (state: Knex.QueryBuilder) =>
+    state
+      .where(`d.${column}`, 'pending')
+      .orWhere((stuck) =>
+        stuck
+          .where(`d.${column}`, working)
+          .andWhere((who) =>
+            who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', staleBefore),
+          ),
+      );
+}
+
+/**
+ * What a claim returns: the document's identity and scope, its own `columns`, and what picks its
+ * search configuration (its language, else its agent's: `documentSearchConfig`).
+ */
+export function claimedColumns(db: Db | Knex.Transaction, columns: string[]) {
+  return [
+    'd.id',
+    'd.organization_id',
+    'd.agent_id',
+    'd.title',
+    'd.scope',
+    ...columns,
+    'd.language',
+    db.raw(AGENT_LANGUAGE_SQL),
+  ];
+}
+
 /** The full-text index: what the processing pipeline writes and what search reads. */
 export class KnowledgeBaseIndexRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
@@ -178,40 +214,17 @@ export class KnowledgeBaseIndexRepository {
   }
 
   /**
-   * Takes a document for processing: a pending one, or one left in `processing` by this same job
-   * (pg-boss retries an expired job under its id) or by a worker silent since `staleBefore`.
-   * A single conditional UPDATE, so two workers never both take it.
+   * Takes a document for processing (`claimable`): a single conditional UPDATE, so two workers
+   * never both take it.
    */
   async claim(documentId: string, jobId: string, now: Date, staleBefore: Date): Promise<ClaimedDocument | undefined> {
     const [row] = await this.db('kb_documents as d')
       .where('d.id', documentId)
       // Chunks brought by the client are never overwritten by the pipeline.
       .andWhere('d.chunk_source', 'pipeline')
-      .andWhere((state) =>
-        state
-          .where('d.status', 'pending')
-          .orWhere((stuck) =>
-            stuck
-              .where('d.status', 'processing')
-              .andWhere((who) =>
-                who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', staleBefore),
-              ),
-          ),
-      )
+      .andWhere(claimable('status', 'processing', jobId, staleBefore))
       .update({ status: 'processing', processing_started_at: now, processing_job_id: jobId, updated_at: now })
-      .returning([
-        'd.id',
-        'd.organization_id',
-        'd.agent_id',
-        'd.title',
-        'd.scope',
-        'd.content',
-        'd.content_version',
-        'd.source_type',
-        'd.source',
-        'd.language',
-        this.db.raw(AGENT_LANGUAGE_SQL),
-      ]);
+      .returning(claimedColumns(this.db, ['d.content', 'd.content_version', 'd.source_type', 'd.source']));
     return row && documentSearchConfig(row);
   }
 

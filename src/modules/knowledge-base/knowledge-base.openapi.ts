@@ -1,6 +1,12 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { json, jsonBody, noContent, paginated, PaginationQuerySchema, tokenOnly } from '../../openapi/common.js';
-import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
+import {
+  agentOperations,
+  operationGroup,
+  pathParams,
+  resourceOperations,
+  type Operation,
+} from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
   ChunkSchema,
@@ -27,10 +33,7 @@ const ListQuery = PaginationQuerySchema.extend({
 });
 
 const base = '/v1/agents/{agentId}/knowledge-base';
-const AgentParams = z.object({ agentId: z.uuid() });
 const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
-const OrgParams = z.object({ orgId: z.uuid() });
-const OrgDocumentParams = z.object({ orgId: z.uuid(), documentId: z.uuid() });
 
 const UploadSchema = z
   .object({
@@ -55,6 +58,52 @@ const webSourceDescription =
   'page becomes a section with its URL in the chunk metadata. refresh daily or weekly re-syncs with conditional ' +
   'requests; unchanged pages keep their chunks.';
 
+/**
+ * The operations that add a document from a source, the same for the agent's documents and the
+ * organization's: upload a file, add a web source, sync a web source now. `operation` names them
+ * (`upload${operation}File`, `create${operation}WebSource`, `sync${operation}WebSource`).
+ */
+function sourceOperations(
+  register: (operation: Operation) => void,
+  { path, operation, schema }: { path: string; operation: string; schema: z.ZodType },
+  summaries: { upload: string; webSource: string; sync: string },
+): void {
+  const params = pathParams(path);
+  register({
+    method: 'post',
+    path: `${path}/files`,
+    operationId: `upload${operation}File`,
+    permission: 'kb:write',
+    summary: summaries.upload,
+    description: uploadDescription,
+    request: { params, body: multipartBody },
+    responses: {
+      200: json(schema, 'The same file was uploaded before: that document'),
+      202: json(schema, 'The new document, pending extraction'),
+    },
+    errors: [413, 415],
+  });
+  register({
+    method: 'post',
+    path: `${path}/urls`,
+    operationId: `create${operation}WebSource`,
+    permission: 'kb:write',
+    summary: summaries.webSource,
+    description: webSourceDescription,
+    request: { params, body: jsonBody(CreateWebSourceSchema) },
+    responses: { 202: json(schema, 'The new web source, pending its first sync') },
+  });
+  register({
+    method: 'post',
+    path: `${path}/{documentId}/sync`,
+    operationId: `sync${operation}WebSource`,
+    permission: 'kb:write',
+    summary: summaries.sync,
+    request: { params: pathParams(`${path}/{documentId}`) },
+    responses: { 202: json(schema, 'The document, sync_status pending or syncing') },
+  });
+}
+
 export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   const agentRoute = agentOperations(registry, 'Knowledge base');
   const documents = resourceOperations(agentRoute, {
@@ -71,39 +120,15 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     summary: 'Create a manual document (kb:write); it starts pending and is processed in the background',
     body: CreateDocumentSchema,
   });
-  agentRoute({
-    method: 'post',
-    path: `${base}/files`,
-    operationId: 'uploadKnowledgeBaseFile',
-    permission: 'kb:write',
-    summary: 'Upload a file as a document (kb:write): PDF, DOCX, HTML, Markdown or plain text',
-    description: uploadDescription,
-    request: { params: AgentParams, body: multipartBody },
-    responses: {
-      200: json(DocumentSchema, 'The same file was uploaded before: that document'),
-      202: json(DocumentSchema, 'The new document, pending extraction'),
+  sourceOperations(
+    agentRoute,
+    { path: base, operation: 'KnowledgeBase', schema: DocumentSchema },
+    {
+      upload: 'Upload a file as a document (kb:write): PDF, DOCX, HTML, Markdown or plain text',
+      webSource: 'Add a web page (or a small same-origin crawl) as a document kept in sync (kb:write)',
+      sync: 'Sync a web source now (kb:write); its chunks stay searchable until the sync replaces what changed',
     },
-    errors: [413, 415],
-  });
-  agentRoute({
-    method: 'post',
-    path: `${base}/urls`,
-    operationId: 'createKnowledgeBaseWebSource',
-    permission: 'kb:write',
-    summary: 'Add a web page (or a small same-origin crawl) as a document kept in sync (kb:write)',
-    description: webSourceDescription,
-    request: { params: AgentParams, body: jsonBody(CreateWebSourceSchema) },
-    responses: { 202: json(DocumentSchema, 'The new web source, pending its first sync') },
-  });
-  agentRoute({
-    method: 'post',
-    path: `${base}/{documentId}/sync`,
-    operationId: 'syncKnowledgeBaseWebSource',
-    permission: 'kb:write',
-    summary: 'Sync a web source now (kb:write); its chunks stay searchable until the sync replaces what changed',
-    request: { params: DocumentParams },
-    responses: { 202: json(DocumentSchema, 'The document, sync_status pending or syncing') },
-  });
+  );
   agentRoute({
     method: 'post',
     path: `${base}/search`,
@@ -114,7 +139,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
       'The words of the question are matched with OR and ranked with ts_rank. At most 1,000 candidate chunks are ' +
       'ranked: each word, and all words together, bring an equal share; a word in more chunks than its share ' +
       'contributes only that many of them, the first ones found rather than the most relevant. See the knowledge-base guide.',
-    request: { params: z.object({ agentId: z.uuid() }), body: jsonBody(SearchSchema) },
+    request: { params: pathParams(base), body: jsonBody(SearchSchema) },
     responses: { 200: json(SearchResultSchema, 'Ranked chunks') },
   });
   documents.get({ summary: 'Get one document (kb:read)' });
@@ -175,39 +200,16 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     summary: 'Create an organization document and grant it to agents (dashboard token, kb:write)',
     body: CreateOrganizationDocumentSchema,
   });
-  orgRoute({
-    method: 'post',
-    path: `${orgPath}/files`,
-    operationId: 'uploadOrganizationKnowledgeBaseFile',
-    permission: 'kb:write',
-    summary: 'Upload a file as an organization document (dashboard token, kb:write)',
-    description: uploadDescription,
-    request: { params: OrgParams, body: multipartBody },
-    responses: {
-      200: json(OrganizationDocumentSchema, 'The same file was uploaded before: that document'),
-      202: json(OrganizationDocumentSchema, 'The new document, pending extraction'),
+  sourceOperations(
+    orgRoute,
+    { path: orgPath, operation: 'OrganizationKnowledgeBase', schema: OrganizationDocumentSchema },
+    {
+      upload: 'Upload a file as an organization document (dashboard token, kb:write)',
+      webSource:
+        'Add a web page (or a small crawl) as an organization document kept in sync (dashboard token, kb:write)',
+      sync: 'Sync an organization web source now (dashboard token, kb:write)',
     },
-    errors: [413, 415],
-  });
-  orgRoute({
-    method: 'post',
-    path: `${orgPath}/urls`,
-    operationId: 'createOrganizationKnowledgeBaseWebSource',
-    permission: 'kb:write',
-    summary: 'Add a web page (or a small crawl) as an organization document kept in sync (dashboard token, kb:write)',
-    description: webSourceDescription,
-    request: { params: OrgParams, body: jsonBody(CreateWebSourceSchema) },
-    responses: { 202: json(OrganizationDocumentSchema, 'The new web source, pending its first sync') },
-  });
-  orgRoute({
-    method: 'post',
-    path: `${orgPath}/{documentId}/sync`,
-    operationId: 'syncOrganizationKnowledgeBaseWebSource',
-    permission: 'kb:write',
-    summary: 'Sync an organization web source now (dashboard token, kb:write)',
-    request: { params: OrgDocumentParams },
-    responses: { 202: json(OrganizationDocumentSchema, 'The document, sync_status pending or syncing') },
-  });
+  );
   orgDocuments.get({ summary: 'Get an organization document (dashboard token, kb:read)' });
   orgDocuments.update({
     summary: 'Change title, content or language (dashboard token, kb:write); content or language changes reprocess it',
@@ -222,7 +224,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     operationId: 'replaceKnowledgeBaseGrants',
     permission: 'kb:write',
     summary: 'Replace the agents the document is granted to (dashboard token, kb:write)',
-    request: { params: z.object({ orgId: z.uuid(), documentId: z.uuid() }), body: jsonBody(GrantsSchema) },
+    request: { params: pathParams(`${orgPath}/{documentId}`), body: jsonBody(GrantsSchema) },
     responses: { 200: json(z.object({ document_id: z.uuid(), agent_ids: z.array(z.uuid()) }), 'The grants') },
   });
 }

@@ -3,7 +3,7 @@ import type { AgentRef, AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { paginationQuery, type Page } from '../../api/pagination.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
@@ -94,7 +94,7 @@ export class KnowledgeBaseService {
     agentId: string,
     documentId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<KnowledgeBaseDocument> {
     const agent = await this.resolveWritable(auth, agentId, documentId);
     const input = parseBody(UpdateDocumentSchema, body);
@@ -113,12 +113,7 @@ export class KnowledgeBaseService {
     return toDocument(row);
   }
 
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    documentId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, agentId: string, documentId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.resolveWritable(auth, agentId, documentId);
     await this.audited.transaction(async (trx) => {
       await this.lockForWrite(trx, agent, documentId, conditions);
@@ -154,7 +149,7 @@ export class KnowledgeBaseService {
     auth: AuthContext,
     agentId: string,
     documentId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<void> {
     const agent = await this.resolveWritable(auth, agentId, documentId);
     const now = this.clock.now();

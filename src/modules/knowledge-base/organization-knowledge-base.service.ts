@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import type { Page } from '../../api/pagination.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
@@ -79,7 +79,7 @@ export class OrganizationKnowledgeBaseService {
     orgId: string,
     documentId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<OrganizationDocument> {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
@@ -100,12 +100,7 @@ export class OrganizationKnowledgeBaseService {
     return this.get(auth, orgId, documentId);
   }
 
-  async delete(
-    auth: AuthContext,
-    orgId: string,
-    documentId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, orgId: string, documentId: string, conditions: WriteConditions): Promise<void> {
     this.authorize(auth, orgId, 'kb:write');
     await this.find(orgId, documentId);
     await this.audited.transaction(async (trx) => {

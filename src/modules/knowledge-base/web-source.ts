@@ -17,8 +17,9 @@ import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
 import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
 import { documentEvent } from './kb-events.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
+import { claimable, claimedColumns } from './kb-index.repository.js';
 import type { CrawlOptions } from './knowledge-base.repository.js';
-import { AGENT_LANGUAGE_SQL, documentSearchConfig, type TsConfig } from './text-search.js';
+import { documentSearchConfig, type TsConfig } from './text-search.js';
 
 export type WebSourceOptions = {
   guard: GuardOptions;
@@ -168,30 +169,9 @@ export class WebSourceSync {
   private async claim(documentId: string, jobId: string, now: Date): Promise<Claimed | undefined> {
     const [row] = await this.db('kb_documents as d')
       .where({ 'd.id': documentId, 'd.source_type': 'url' })
-      .andWhere((state) =>
-        state
-          .where('d.sync_status', 'pending')
-          .orWhere((stuck) =>
-            stuck
-              .where('d.sync_status', 'syncing')
-              .andWhere((who) =>
-                who.where('d.processing_job_id', jobId).orWhere('d.processing_started_at', '<=', this.staleBefore(now)),
-              ),
-          ),
-      )
+      .andWhere(claimable('sync_status', 'syncing', jobId, this.staleBefore(now)))
       .update({ sync_status: 'syncing', processing_started_at: now, processing_job_id: jobId })
-      .returning([
-        'd.id',
-        'd.organization_id',
-        'd.agent_id',
-        'd.title',
-        'd.scope',
-        'd.source_url',
-        'd.crawl',
-        'd.refresh',
-        'd.language',
-        this.db.raw(AGENT_LANGUAGE_SQL),
-      ]);
+      .returning(claimedColumns(this.db, ['d.source_url', 'd.crawl', 'd.refresh']));
     return row && documentSearchConfig(row);
   }
 

@@ -2,7 +2,7 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import { UnauthorizedError } from '../../errors/index.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
@@ -32,7 +32,7 @@ export class MeService {
    * Sets `name` and/or `webhook_url`; other fields are ignored. `If-Match` is checked against the
    * locked row (no organization's `require_if_match` applies to a user's own profile).
    */
-  async update(auth: AuthContext, body: unknown, conditions: WriteConditions = UNCONDITIONAL): Promise<Me> {
+  async update(auth: AuthContext, body: unknown, conditions: WriteConditions): Promise<Me> {
     const input = parseBody(this.updateSchema, body);
     return this.audited.transaction(async (trx) => {
       const users = this.users.with(trx);

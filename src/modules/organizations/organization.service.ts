@@ -7,7 +7,7 @@ import {
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch, type OrganizationRepository, type OrganizationRow } from './organization.repository.js';
@@ -45,7 +45,7 @@ export class OrganizationService {
     auth: AuthContext,
     organizationId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<OrganizationRow> {
     assertPermission(auth, 'organization:write');
     const id = organizationId.toLowerCase();
@@ -69,11 +69,7 @@ export class OrganizationService {
    * `PATCH /v1/organization` without an id (older TalkPilot pages): the one organization the caller
    * may change, or an API key's home organization; otherwise the id must be given.
    */
-  async updateImplicit(
-    auth: AuthContext,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<OrganizationRow> {
+  async updateImplicit(auth: AuthContext, body: unknown, conditions: WriteConditions): Promise<OrganizationRow> {
     assertPermission(auth, 'organization:write');
     const writable = organizationsWith(auth, 'organization:write');
     const home = auth.apiKeyId ? await this.organizations.homeOfApiKey(auth.apiKeyId) : undefined;

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, noContent } from '../../openapi/common.js';
+import { AgentIdParams, json, jsonBody, noContent, OrgIdParams } from '../../openapi/common.js';
 import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
@@ -26,9 +26,7 @@ import {
   ResultSchema,
 } from './outbound.schemas.js';
 
-const AgentParams = z.object({ agentId: z.uuid() });
 const JobParams = z.object({ agentId: z.uuid(), outboundCallId: z.uuid() });
-const OrgParams = z.object({ orgId: z.uuid() });
 const AttemptParams = z.object({ attemptId: z.uuid() });
 
 function registerCampaignPaths(registry: OpenAPIRegistry): void {
@@ -95,7 +93,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'listOutboundCalls',
     permission: 'outbound:read',
     summary: 'List outbound call jobs (outbound:read), newest first, cursor paging',
-    request: { params: AgentParams, query: ListOutboundCallsQueryDoc },
+    request: { params: AgentIdParams, query: ListOutboundCallsQueryDoc },
     responses: { 200: json(OutboundCallPageSchema, 'A page of jobs') },
   });
   register({
@@ -105,7 +103,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:write',
     summary:
       'Create an outbound call job (outbound:write); 200 with the existing job when external_id was sent before, 409 DO_NOT_CALL for a listed number',
-    request: { params: AgentParams, body: jsonBody(CreateOutboundCallSchema) },
+    request: { params: AgentIdParams, body: jsonBody(CreateOutboundCallSchema) },
     responses: {
       201: json(OutboundCallSchema, 'The new job, with next_attempt_at the first allowed moment'),
       200: json(OutboundCallSchema, 'The job created before with this external_id'),
@@ -119,7 +117,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:read',
     summary:
       'The next 5 allowed periods of a calling window for this agent, with the days skipped and why (outbound:read)',
-    request: { params: AgentParams, body: jsonBody(PreviewSchema) },
+    request: { params: AgentIdParams, body: jsonBody(PreviewSchema) },
     responses: {
       200: json(PreviewResponseSchema, 'The next allowed moments'),
     },
@@ -155,7 +153,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'listDoNotCall',
     permission: 'outbound:read',
     summary: "The organization's do-not-call list (outbound:read), newest first",
-    request: { params: OrgParams, query: ListDoNotCallQueryDoc },
+    request: { params: OrgIdParams, query: ListDoNotCallQueryDoc },
     responses: { 200: json(DoNotCallPageSchema, 'A page of entries') },
   });
   registerDnc({
@@ -165,7 +163,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:write',
     summary:
       'Add a number to the do-not-call list (outbound:write); its jobs not yet handed out become blocked. 200 when it was listed already',
-    request: { params: OrgParams, body: jsonBody(CreateDoNotCallSchema) },
+    request: { params: OrgIdParams, body: jsonBody(CreateDoNotCallSchema) },
     responses: {
       201: json(DoNotCallEntrySchema, 'The new entry'),
       200: json(DoNotCallEntrySchema, 'The entry as listed before'),
@@ -177,7 +175,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'removeDoNotCall',
     permission: 'outbound:write',
     summary: 'Remove a number from the do-not-call list (outbound:write)',
-    request: { params: OrgParams, query: DeleteDoNotCallQueryDoc },
+    request: { params: OrgIdParams, query: DeleteDoNotCallQueryDoc },
     responses: { 204: noContent },
   });
 

@@ -1,4 +1,5 @@
 import express, { Router } from 'express';
+import { agentCollectionResources, agentItemsRouter } from '../../http/agent-collection-router.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { BULK_BODY_LIMIT } from '../../http/body.js';
 import { authOf } from '../../http/request.js';
@@ -87,34 +88,12 @@ const csv = express.text({ type: 'text/csv', limit: BULK_BODY_LIMIT });
 
 /** Mounted at /v1/agents/:agentId/campaigns. */
 export function campaignRouter(campaigns: CampaignService): Router {
-  const router = Router({ mergeParams: true });
-
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await campaigns.list(authOf(req), agentId, req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await campaigns.create(authOf(req), agentId, req.body));
-  });
-
-  router.get('/:campaignId', async (req, res) => {
-    const { agentId, campaignId } = parse(campaignParams, req.params);
-    res.json(await campaigns.get(authOf(req), agentId, campaignId));
-  });
+  const router = agentItemsRouter(campaigns, 'campaignId', ['pause', 'resume', 'cancel']);
 
   router.post('/:campaignId/recipients', csv, async (req, res) => {
     const { agentId, campaignId } = parse(campaignParams, req.params);
     res.json(await campaigns.append(authOf(req), agentId, campaignId, req.body));
   });
-
-  for (const action of ['pause', 'resume', 'cancel'] as const) {
-    router.post(`/:campaignId/${action}`, async (req, res) => {
-      const { agentId, campaignId } = parse(campaignParams, req.params);
-      res.json(await campaigns[action](authOf(req), agentId, campaignId));
-    });
-  }
 
   return router;
 }
@@ -128,8 +107,6 @@ export function outboundResources(
     '/v1/agents/{agentId}/outbound-calls/{outboundCallId}': resourceCheck(jobParams, (auth, p) =>
       outbound.get(auth, p.agentId, p.outboundCallId),
     ),
-    '/v1/agents/{agentId}/campaigns/{campaignId}': resourceCheck(campaignParams, (auth, p) =>
-      campaigns.get(auth, p.agentId, p.campaignId),
-    ),
+    ...agentCollectionResources(campaigns, 'campaigns', 'campaignId'),
   };
 }

@@ -1,6 +1,7 @@
 import { cursorShape, keysetCursorShape, NUMBER_POSITION } from '../../api/pagination.js';
 import { uuidField } from '../../api/validate.js';
 import { z } from '../../openapi/zod.js';
+import { cursorPaginated } from '../../openapi/common.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
 import { parseTime } from '../agents/schedule.js';
@@ -217,19 +218,7 @@ export const OutboundCallSchema = z
   })
   .openapi('OutboundCall');
 
-export const CursorPaginationSchema = z
-  .object({
-    page: z.int().nullable(),
-    limit: z.int(),
-    total: z.int(),
-    pages: z.int(),
-    next_cursor: z.string().nullable(),
-  })
-  .openapi('CursorPagination');
-
-export const OutboundCallPageSchema = z
-  .object({ data: z.array(OutboundCallSchema), pagination: CursorPaginationSchema })
-  .openapi('OutboundCallPage');
+export const OutboundCallPageSchema = cursorPaginated(OutboundCallSchema, 'OutboundCallPage');
 
 export const PreviewResponseSchema = z
   .object({
@@ -299,9 +288,7 @@ export const ConsentRecordSchema = z
     description: 'Consent to a call as documented when its job was created (UWG §7a), kept for five years',
   });
 
-export const DoNotCallPageSchema = z
-  .object({ data: z.array(DoNotCallEntrySchema), pagination: CursorPaginationSchema })
-  .openapi('DoNotCallPage');
+export const DoNotCallPageSchema = cursorPaginated(DoNotCallEntrySchema, 'DoNotCallPage');
 
 // Campaigns
 
@@ -399,9 +386,7 @@ export const CampaignSchema = z
   })
   .openapi('Campaign');
 
-export const CampaignPageSchema = z
-  .object({ data: z.array(CampaignSchema), pagination: CursorPaginationSchema })
-  .openapi('CampaignPage');
+export const CampaignPageSchema = cursorPaginated(CampaignSchema, 'CampaignPage');
 
 export const AppendResultSchema = z
   .object({

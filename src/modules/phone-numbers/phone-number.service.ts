@@ -3,6 +3,7 @@ import {
   assertPermission,
   organizationsWith,
   reachableOrganizations,
+  targetOrganization,
   type AuthContext,
 } from '../../auth/auth-context.js';
 import { noteAuditResource } from '../../audit/request-context.js';
@@ -221,19 +222,8 @@ export class PhoneNumberService {
   }
 
   private targetOrganization(auth: AuthContext, requested: string | undefined): string {
-    if (requested !== undefined) {
-      if (!reachableOrganizations(auth).includes(requested)) throw new NotFoundError('Organization');
-      assertPermission(auth, 'phone_numbers:write', requested);
-      return requested;
-    }
-    const writable = organizationsWith(auth, 'phone_numbers:write');
-    if (writable.length === 1) return writable[0]!;
-    throw new ValidationError('Request body is invalid', [
-      {
-        field: 'organization_id',
-        message: 'Required when the caller can write phone numbers in several organizations',
-      },
-    ]);
+    const several = 'Required when the caller can write phone numbers in several organizations';
+    return targetOrganization(auth, requested, 'phone_numbers:write', several);
   }
 
   private seal(sip: Sip): string {

@@ -1,12 +1,11 @@
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
-import { ConflictError, NotFoundError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import { ConflictError } from '../../errors/index.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { parseBody } from '../../api/validate.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
+import { currentForWrite } from '../agents/agent-items.js';
 import { E164 } from '../agents/agent-input.schemas.js';
 import { callerDisclosure } from '../agents/caller-disclosure.js';
 import type { AgentService } from '../agents/agent.service.js';
@@ -87,21 +86,12 @@ export class TestCaseService {
   }
 
   /** `If-Match` takes the case's ETag (its create answer's, or the tag of the case as the list shows it). */
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    caseId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, agentId: string, caseId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     await this.audited.transaction(async (trx) => {
       const repository = this.repository.with(trx);
-      const current = await repository.findCaseForUpdate(agent.id, caseId);
-      if (!current) throw new NotFoundError('Test case');
-      await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-        organizationId: agent.organization_id,
-        current: toTestCase(current),
-      });
+      const locked = await repository.findCaseForUpdate(agent.id, caseId);
+      await currentForWrite(trx, agent, conditions, 'Test case', locked, toTestCase);
       await repository.deleteCase(agent.id, caseId);
     });
   }

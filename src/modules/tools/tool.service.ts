@@ -4,20 +4,14 @@ import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { lockAgent } from '../../db/locks.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/pg-errors.js';
-import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors/index.js';
+import { ConflictError, ValidationError, type ErrorDetail } from '../../errors/index.js';
 import { zodIssuesToDetails } from '../../errors/zod.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { bodyField, uuidField } from '../../api/validate.js';
-import { assertWritePreconditions } from '../../api/write-preconditions.js';
-import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
 import type { AgentAccess } from '../agents/agent-access.js';
-import {
-  checkedWrite,
-  NO_CHANGE_GUARD,
-  type AgentChangeGuard,
-  type CheckedWrite,
-} from '../agents/agent-change-guard.js';
+import { currentForWrite, found, type AgentRef } from '../agents/agent-items.js';
+import { checkedWrite, NO_CHANGE_GUARD, type AgentChangeGuard } from '../agents/agent-change-guard.js';
 import { TOOL_CONFIG_SCHEMAS, TOOL_TYPES, type ToolConfig, type ToolType } from './tool-config.schemas.js';
 import type { ToolReferences } from './tool-references.js';
 import {
@@ -30,8 +24,6 @@ import {
 import { CreateToolSchema, UpdateToolSchema } from './tool.schemas.js';
 import { mergePatch } from './merge-patch.js';
 import { stepsNamingTool } from './workflow-tools.js';
-
-type AgentRef = { id: string; organization_id: string };
 
 /**
  * The body's config checked against its type's schema (a config that is not an object at all is
@@ -85,16 +77,11 @@ export class ToolService {
 
   async get(auth: AuthContext, agentId: string, toolId: string): Promise<Tool> {
     const agent = await this.access.resolve(auth, agentId, 'tools:read');
-    return this.getTool(this.tools, agent.id, toolId);
+    return found(await this.tools.find(agent.id, toolId), 'Tool');
   }
 
   /** Every problem of the body (fields, config of its type, employee, target agent, URL) in one 400. */
-  async create(
-    auth: AuthContext,
-    agentId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Tool>> {
+  async create(auth: AuthContext, agentId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     const fields = await this.validateNew(auth, agent, body);
     if (await this.tools.nameTaken(agent.id, fields.name)) throw this.nameConflict(fields.name);
@@ -143,15 +130,9 @@ export class ToolService {
    * whole; a rename is refused while the workflow names the tool. `If-Match` is checked against the
    * locked row; a dry run answers the same and stores nothing.
    */
-  async update(
-    auth: AuthContext,
-    agentId: string,
-    toolId: string,
-    body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<CheckedWrite<Tool>> {
+  async update(auth: AuthContext, agentId: string, toolId: string, body: unknown, conditions: WriteConditions) {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
-    const tool = await this.getTool(this.tools, agent.id, toolId);
+    const tool = found(await this.tools.find(agent.id, toolId), 'Tool');
     const base = UpdateToolSchema.safeParse(body ?? {});
     const input = base.success ? base.data : {};
     const sentConfig = bodyField(body, 'config');
@@ -191,10 +172,10 @@ export class ToolService {
       await this.lockForWrite(trx, agent, tool.id, conditions);
       if (fields.name !== undefined && fields.name !== tool.name)
         await this.assertRenamable(trx, agent, tool, fields.name);
-      const updated = await this.guardName(fields.name ?? tool.name, () =>
+      const written = await this.guardName(fields.name ?? tool.name, () =>
         this.tools.with(trx).update(agent.id, tool.id, fields, this.clock.now()),
       );
-      if (!updated) throw new NotFoundError('Tool');
+      const updated = found(written, 'Tool');
       const adopted =
         (updated.employee_id && (await this.tools.with(trx).adoptEmployeePhone(agent.id, updated.id))) || updated;
       await this.versions.record(trx, agent, auth, 'tool.updated');
@@ -205,12 +186,7 @@ export class ToolService {
   }
 
   /** 409 while the agent's workflow names the tool. */
-  async delete(
-    auth: AuthContext,
-    agentId: string,
-    toolId: string,
-    conditions: WriteConditions = UNCONDITIONAL,
-  ): Promise<void> {
+  async delete(auth: AuthContext, agentId: string, toolId: string, conditions: WriteConditions): Promise<void> {
     const agent = await this.access.resolve(auth, agentId, 'tools:write');
     await this.audited.transaction(async (trx) => {
       const tools = this.tools.with(trx);
@@ -226,25 +202,8 @@ export class ToolService {
   }
 
   /** The tool's row locked for this write, after its `If-Match` (412) and the organization's rule (428). */
-  private async lockForWrite(
-    trx: Knex.Transaction,
-    agent: AgentRef,
-    toolId: string,
-    conditions: WriteConditions,
-  ): Promise<Tool> {
-    const current = await this.tools.with(trx).findForUpdate(agent.id, toolId);
-    if (!current) throw new NotFoundError('Tool');
-    await assertWritePreconditions(trx, conditions, requiresIfMatch, {
-      organizationId: agent.organization_id,
-      current,
-    });
-    return current;
-  }
-
-  private async getTool(tools: ToolRepository, agentId: string, toolId: string): Promise<Tool> {
-    const tool = await tools.find(agentId, toolId);
-    if (!tool) throw new NotFoundError('Tool');
-    return tool;
+  private async lockForWrite(trx: Knex.Transaction, agent: AgentRef, toolId: string, conditions: WriteConditions) {
+    return currentForWrite(trx, agent, conditions, 'Tool', await this.tools.with(trx).findForUpdate(agent.id, toolId));
   }
 
   private async assertRenamable(trx: Knex.Transaction, agent: AgentRef, tool: Tool, name: string): Promise<void> {

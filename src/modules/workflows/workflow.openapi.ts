@@ -1,10 +1,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody } from '../../openapi/common.js';
+import { AgentIdParams, json, jsonBody } from '../../openapi/common.js';
 import { agentOperations } from '../../openapi/operations.js';
-import { z } from '../../openapi/zod.js';
 import { WorkflowPutBodySchema, WorkflowRecordSchema } from './workflow.schemas.js';
-
-const AgentIdParams = z.object({ agentId: z.uuid() });
 
 export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
   const register = agentOperations(registry, 'Workflow');

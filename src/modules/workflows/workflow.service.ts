@@ -2,7 +2,7 @@ import type { AuthContext } from '../../auth/auth-context.js';
 import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import { UNCONDITIONAL, type WriteConditions } from '../../api/entity-tag.js';
+import type { WriteConditions } from '../../api/entity-tag.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentVersionRecorder } from '../agent-versions/agent-version.recorder.js';
@@ -47,7 +47,7 @@ export class WorkflowService {
     auth: AuthContext,
     agentId: string,
     body: unknown,
-    conditions: WriteConditions = UNCONDITIONAL,
+    conditions: WriteConditions,
   ): Promise<CheckedWrite<WorkflowRecord>> {
     const agent = await this.access.resolve(auth, agentId, 'agents:write');
     const input = unwrapWorkflowBody(body);
