@@ -134,7 +134,7 @@ async function main(): Promise<void> {
         else if (scenario === 'kb') result = await kb(database.db, database.url);
         else if (scenario === 'simulate') result = await simulate(database.db, database.url);
         else if (scenario === 'route') result = await route(database.db, database.url);
-        else if (scenario === 'erasure') result = await erasure(database.db, database.url);
+        else if (scenario === 'erasure') result = await erasure(database.db, database.url, callCount);
         else if (scenario === 'analytics') result = await analytics(database.db, database.url);
         else if (scenario === 'compare') result = await compare(database.db, database.url);
         else if (scenario === 'variants') result = await variants(database.db, database.url);

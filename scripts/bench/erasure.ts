@@ -112,8 +112,9 @@ export async function measureErasure(db: Knex, productUrl: string, seed: CallsSe
   return result;
 }
 
-export async function erasure(db: Knex, databaseUrl: string): Promise<ErasureResult> {
-  const seed = await seededCalls(db);
+/** The erasure alone, among the calls scenario's seed of `total` calls (`--calls`, 1,000,000 by default). */
+export async function erasure(db: Knex, databaseUrl: string, total?: number): Promise<ErasureResult> {
+  const seed = await seededCalls(db, total);
   const entry = productEntry();
   const product = await startServer(entry.args, {
     ...entry.env,

@@ -103,25 +103,19 @@ const OWN_CALLS = `FROM calls c WHERE c.organization_id = :org AND c.agent_id = 
 /**
  * The ids of the person's calls, found through indexes where there is one: the number through
  * (agent_id, phone_number), each address or name through the trigram index on call_search_text
- * (the calls' search text), which narrows before CALL_OF_SUBJECT decides on the few it finds.
- * Outcomes have no text index: those are read for the organization's calls that have any, a small
- * column. Reading every call's transcript instead costs about a millisecond a call (a 5 kB
- * transcript under ILIKE), minutes for a large organization.
+ * (the calls' search text) and the trigram index on call_outcome_text (the outcomes' text), which
+ * narrow before CALL_OF_SUBJECT decides on the few they find. Reading every call's transcript or
+ * outcomes instead costs about a millisecond a call (a 5 kB transcript under ILIKE), minutes for a
+ * large organization.
  */
 function callIdsOf(subject: Subject): string {
-  const searched = subject.textPatterns.map(
-    (_, i) =>
-      `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE :text${i}`,
-  );
+  const searched = subject.textPatterns.flatMap((_, i) => [
+    `call_search_text(c.customer_name, c.phone_number, c.customer_request, c.call_summary, c.note, c.transcript) ILIKE :text${i}`,
+    `c.extracted_data <> '{}'::jsonb AND call_outcome_text(c.extracted_data) ILIKE :text${i}`,
+  ]);
   const arms = [
     ...(subject.phoneForms.length > 0 ? [`SELECT c.id ${OWN_CALLS} AND c.phone_number = ANY(:phones::text[])`] : []),
     ...searched.map((condition) => `SELECT c.id ${OWN_CALLS} AND ${condition}`),
-    ...(subject.textPatterns.length > 0
-      ? [
-          `SELECT c.id ${OWN_CALLS} AND c.extracted_data <> '{}'::jsonb
-             AND ${MENTIONED_IN_OUTCOMES('c.extracted_data', 'c.agent_id', ':texts::text[]')}`,
-        ]
-      : []),
   ];
   return arms.join(' UNION ');
 }
@@ -291,12 +285,13 @@ export class DataSubjectRepository {
     if (!findsCalls(subject)) return 0;
     const { rowCount } = await this.db.raw(
       `WITH batch AS (
-         SELECT id FROM calls c
+         SELECT id, created_at FROM calls c
           -- CALL_OF_SUBJECT again: a row erased by a concurrent erasure no longer matches once locked
           WHERE c.id IN (${callIdsOf(subject)}) AND ${CALL_OF_SUBJECT}
           LIMIT :limit FOR UPDATE
        )
-       UPDATE calls c SET ${ERASED_CALL_FIELDS} FROM batch WHERE c.id = batch.id`,
+       -- created_at too: each row is found in its own month, not by a scan of every partition
+       UPDATE calls c SET ${ERASED_CALL_FIELDS} FROM batch WHERE c.id = batch.id AND c.created_at = batch.created_at`,
       { ...matchParams(subject), limit, now },
     );
     return rowCount ?? 0;
@@ -307,7 +302,7 @@ export class DataSubjectRepository {
     if (!findsText(subject)) return 0;
     const { rowCount } = await this.db.raw(
       `WITH batch AS (
-         SELECT id FROM events e
+         SELECT id, created_at FROM events e
           WHERE e.organization_id = :org AND e.type = 'call.completed' AND ${eventIdsOf(subject)}
           LIMIT :limit FOR UPDATE
        )
@@ -317,7 +312,7 @@ export class DataSubjectRepository {
                 "e.payload->'call'->'extracted_data'",
                 "(e.payload->'call'->>'agent_id')::uuid",
               )}))
-         FROM batch WHERE e.id = batch.id`,
+         FROM batch WHERE e.id = batch.id AND e.created_at = batch.created_at`,
       { ...matchParams(subject), limit, erased: ERASED_EVENT_CALL },
     );
     return rowCount ?? 0;
