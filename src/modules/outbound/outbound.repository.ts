@@ -216,6 +216,31 @@ export type DueJob = JobRow & {
   campaign_max_concurrent: number | null;
 };
 
+const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+
+/** An attempt read as JSON (to_jsonb): its times as Dates, as a plain read gives them. */
+function attemptFromJson(json: Record<string, unknown>): AttemptRow {
+  return {
+    ...(json as AttemptRow),
+    claimed_at: dateOrNull(json.claimed_at)!,
+    lease_expires_at: dateOrNull(json.lease_expires_at)!,
+    finished_at: dateOrNull(json.finished_at),
+  };
+}
+
+/** A job read as JSON (to_jsonb): its times as Dates, as a plain read gives them. */
+function jobFromJson(json: Record<string, unknown>): JobRow {
+  return {
+    ...(json as JobRow),
+    not_before: dateOrNull(json.not_before),
+    not_after: dateOrNull(json.not_after),
+    next_attempt_at: dateOrNull(json.next_attempt_at),
+    finished_at: dateOrNull(json.finished_at),
+    created_at: dateOrNull(json.created_at)!,
+    updated_at: dateOrNull(json.updated_at)!,
+  };
+}
+
 type Paging = { cursor: KeysetPosition | null | undefined; limit: number };
 type KeysetList<Row> = { rows: Row[]; pagination: CursorPage<unknown>['pagination'] };
 
@@ -559,6 +584,54 @@ export class OutboundRepository {
   ): Promise<AttemptRow> {
     const [row] = (await this.db('outbound_attempts').where('id', id).update(changes).returning('*')) as AttemptRow[];
     return row!;
+  }
+
+  /**
+   * A dialer's result for an attempt still open within its lease, in one statement: the attempt is
+   * finished and the job's other attempts read; an answered call also completes its job when the
+   * job is still in progress (`completed`: the job after it, its times `now`; else null, and the
+   * caller locks the job and settles it). Undefined when the attempt is not of these
+   * organizations, already finished or past its lease: the caller then looks at it as it is. The
+   * attempt's row is locked before its job's, as on every other path. Call it on `with(trx)`.
+   */
+  async finishOpenAttempt(
+    organizationIds: string[],
+    id: string,
+    changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
+    now: Date,
+  ): Promise<{ attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] } | undefined> {
+    const { rows } = (await this.db.raw(
+      `WITH a AS (
+         UPDATE outbound_attempts SET outcome = ?, call_id = ?, lease_expired = false, finished_at = ?
+          WHERE id = ? AND organization_id = ANY(?::uuid[]) AND outcome IS NULL AND lease_expires_at > ?
+          RETURNING *
+       ), done AS (
+         UPDATE outbound_jobs j SET status = 'completed', failure_reason = NULL, next_attempt_at = NULL,
+                finished_at = ?, updated_at = ?
+           FROM a
+          WHERE a.outcome = 'answered' AND j.id = a.job_id AND j.organization_id = a.organization_id
+            AND j.status = 'in_progress'
+          RETURNING j.*
+       )
+       SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
+              (SELECT coalesce(jsonb_agg(to_jsonb(o) ORDER BY o.number), '[]'::jsonb) FROM outbound_attempts o
+                WHERE o.organization_id = a.organization_id AND o.job_id = a.job_id AND o.id <> a.id) AS earlier
+         FROM a`,
+      [changes.outcome, changes.call_id, changes.finished_at, id, organizationIds, now, now, now],
+    )) as {
+      rows: {
+        attempt: Record<string, unknown>;
+        completed: Record<string, unknown> | null;
+        earlier: Record<string, unknown>[];
+      }[];
+    };
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      attempt: attemptFromJson(row.attempt),
+      completed: row.completed === null ? null : jobFromJson(row.completed),
+      earlier: row.earlier.map(attemptFromJson),
+    };
   }
 
   /** The agent fields the calling window needs. */
