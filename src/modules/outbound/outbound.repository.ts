@@ -480,16 +480,17 @@ export class OutboundRepository {
   }
 
   /**
-   * The agents and campaigns of the first due jobs, read without locking them: a claim takes the
-   * agents' dispatch locks and counts what runs before it locks any job, and locks none when every
-   * one of them is at its limit.
+   * The first due jobs with their agents and campaigns, read without locking them: a claim takes
+   * the agents' dispatch locks and counts what runs before it locks any job (by these ids), and
+   * locks none when every one of them is at its limit.
    */
   duePeek(
     organizationIds: string[],
     now: Date,
     limit: number,
-  ): Promise<{ agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
+  ): Promise<{ id: string; agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
     return this.due(organizationIds, now, limit).select(
+      'j.id',
       'j.agent_id',
       'j.campaign_id',
       'c.max_concurrent as campaign_max_concurrent',
@@ -497,23 +498,30 @@ export class OutboundRepository {
   }
 
   /**
-   * Due jobs, oldest due first, locked for this transaction; rows another claimer holds are skipped
-   * (FOR UPDATE SKIP LOCKED), so no two claimers ever get the same job. Call it on `with(trx)`.
+   * Of the peeked jobs `ids`, those still due, oldest due first, locked for this transaction: rows
+   * another claimer holds are skipped (FOR UPDATE SKIP LOCKED) and rows it took since the peek no
+   * longer match, so no two claimers ever get the same job. Looked up by id, so the lock is taken
+   * in a few index lookups however many jobs are due (the ordering of all due jobs happened in the
+   * peek, before the agents' locks). Call it on `with(trx)`.
    */
-  dueJobs(organizationIds: string[], now: Date, limit: number): Promise<DueJob[]> {
-    return this.due(organizationIds, now, limit)
-      .join('agents as a', 'a.id', 'j.agent_id')
-      .select(
-        'j.*',
-        'a.phone_number as agent_phone_number',
-        'a.schedule as agent_schedule',
-        'a.bundesland as agent_bundesland',
-        'a.vacation_mode as agent_vacation_mode',
-        'a.vacation_end as agent_vacation_end',
-        'c.max_concurrent as campaign_max_concurrent',
-      )
-      .forUpdate('j')
-      .skipLocked() as Promise<DueJob[]>;
+  async dueJobs(organizationIds: string[], ids: string[], now: Date): Promise<DueJob[]> {
+    if (ids.length === 0) return [];
+    // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
+    const { rows } = (await this.db.raw(
+      `SELECT j.*, a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
+              a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
+              a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent
+         FROM unnest(?::uuid[]) AS p(id)
+         JOIN outbound_jobs j ON j.id = p.id
+         JOIN agents a ON a.id = j.agent_id
+         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+        WHERE j.organization_id = ANY(?::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= ?
+          AND (j.campaign_id IS NULL OR c.status = 'active')
+        ORDER BY j.next_attempt_at, j.id
+          FOR UPDATE OF j SKIP LOCKED`,
+      [ids, organizationIds, now],
+    )) as { rows: DueJob[] };
+    return rows;
   }
 
   /**
@@ -555,6 +563,16 @@ export class OutboundRepository {
     await this.db('outbound_jobs')
       .whereIn('id', ids)
       .update({ status: 'in_progress', attempt_count: this.db.raw('attempt_count + 1'), updated_at: now });
+  }
+
+  /** Whether an open attempt's lease ran out (read without locking). */
+  async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
+    const row = await this.db('outbound_attempts')
+      .whereIn('organization_id', organizationIds)
+      .whereNull('outcome')
+      .where('lease_expires_at', '<=', now)
+      .first(this.db.raw('1 AS found'));
+    return row !== undefined;
   }
 
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */

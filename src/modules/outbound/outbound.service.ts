@@ -265,9 +265,13 @@ export class OutboundService {
       await repo.lockAgentsForDispatch(agentIds);
       const running = await repo.running(agentIds);
       if (!peek.some((j) => this.hasRoom(j, running))) return { data: [] };
-      const locked = new Set(agentIds);
-      // A job of an agent whose lock this claim does not hold (it became due since the peek) waits for the next claim.
-      const due = (await repo.dueJobs(organizations, now, max * 4)).filter((j) => locked.has(j.agent_id));
+      // Only peeked jobs are locked (those of agents whose locks this claim holds): a job that
+      // became due since the peek waits for the next claim.
+      const due = await repo.dueJobs(
+        organizations,
+        peek.map((j) => j.id),
+        now,
+      );
       const listed = new Set<string>();
       for (const org of new Set(due.map((j) => j.organization_id))) {
         const numbers = due.filter((j) => j.organization_id === org).map((j) => j.to_number);
@@ -490,6 +494,8 @@ export class OutboundService {
 
   /** Settles every open attempt whose lease ran out: it counts as failed. */
   private async expireLeases(organizations: string[]): Promise<void> {
+    // Leases rarely run out: a claim looks (one statement) before it opens a transaction for them.
+    if (!(await this.repo.anyExpiredAttempt(organizations, this.clock.now()))) return;
     for (;;) {
       const settled = await this.audited.transaction(async (trx) => {
         const repo = this.repo.with(trx);
