@@ -9,7 +9,7 @@ import { PERMISSIONS } from '../../src/auth/permissions.js';
 import { OpsRepository } from '../../src/ops/ops.repository.js';
 import { publicHolidayOn } from '../../src/modules/agents/holidays.js';
 import { zonedParts } from '../../src/modules/agents/zoned-time.js';
-import { percentile, productEntry, startServer } from './support.js';
+import { cpuMs, percentile, productEntry, startServer } from './support.js';
 
 const RECIPIENTS = Number(process.env.BENCH_OUTBOUND_RECIPIENTS ?? 10_000);
 const FINISHED = Number(process.env.BENCH_OUTBOUND_FINISHED ?? 1_000_000);
@@ -47,6 +47,22 @@ async function world(db: Knex) {
     rateLimitPerHour: 100_000_000,
   });
   return { orgId: org.id, agentId: agent.id, key: key.key };
+}
+
+/**
+ * CPU time (ms) the database's server processes of this database have used so far, by pid: readable
+ * when PostgreSQL runs on this machine (else empty). Connections that close in between are lost.
+ */
+async function backendCpu(db: Knex): Promise<Map<number, number>> {
+  const { rows } = (await db.raw(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  )) as { rows: { pid: number }[] };
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    const ms = cpuMs(pid);
+    if (ms !== undefined) cpu.set(pid, ms);
+  }
+  return cpu;
 }
 
 export async function outbound(db: Knex, databaseUrl: string) {
@@ -104,9 +120,14 @@ export async function outbound(db: Knex, databaseUrl: string) {
         handled += data.length;
       }
     };
+    const serverCpuBefore = cpuMs(product.pid);
+    const dbCpuBefore = await backendCpu(db);
     const dispatchStarted = performance.now();
     await Promise.all([dialer(), dialer(), dialer()]);
     const dispatchSeconds = (performance.now() - dispatchStarted) / 1000;
+    const serverCpu = (cpuMs(product.pid) ?? NaN) - (serverCpuBefore ?? NaN);
+    let dbCpu = 0;
+    for (const [pid, ms] of await backendCpu(db)) dbCpu += ms - (dbCpuBefore.get(pid) ?? 0);
 
     // 1,000,000 finished jobs beside a few due ones: a claim must not notice them.
     await db.raw(
@@ -143,6 +164,10 @@ export async function outbound(db: Knex, databaseUrl: string) {
       campaign_create_ms: Math.round(createMs),
       dispatch_jobs_per_second: Math.round(RECIPIENTS / dispatchSeconds),
       claim_p50_ms_under_load: Number(percentile(claimMs, 50).toFixed(1)),
+      claims: claimMs.length,
+      // Per job handed out and reported, over the 3 dialers' run; the database's only when it runs here.
+      server_cpu_ms_per_job: Number((serverCpu / RECIPIENTS).toFixed(2)),
+      database_cpu_ms_per_job: Number((dbCpu / RECIPIENTS).toFixed(2)),
       claim_p99_ms_with_finished: Number(percentile(latencies, 99).toFixed(1)),
       claim_p50_ms_with_finished: Number(percentile(latencies, 50).toFixed(1)),
       finished_jobs: FINISHED,

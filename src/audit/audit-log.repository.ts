@@ -3,12 +3,25 @@ import type { Db } from '../db/knex.js';
 import { paginate, type Page, type PageParams } from '../api/pagination.js';
 
 /**
+ * Prefixes of API keys by id, as found. A key's prefix is written once, when the key is made (a
+ * rotation makes a new key), so a prefix found stays true: a key that writes often (a dialer
+ * reporting each attempt) is not looked up for every audit row.
+ */
+const keyPrefixes = new Map<string, string>();
+const KEY_PREFIXES_KEPT = 10_000;
+
+/**
  * The prefix of an API key by id: the actor of an audit entry and of an agent version
  * (`actor_key_prefix`). Both repositories read it here; `requestKeyPrefix` keeps it for the request.
  */
 export async function findKeyPrefix(db: Db | Knex.Transaction, apiKeyId: string): Promise<string | null> {
+  const known = keyPrefixes.get(apiKeyId);
+  if (known !== undefined) return known;
   const row: { key_prefix: string } | undefined = await db('api_keys').where({ id: apiKeyId }).first('key_prefix');
-  return row?.key_prefix ?? null;
+  if (!row) return null;
+  if (keyPrefixes.size >= KEY_PREFIXES_KEPT) keyPrefixes.clear();
+  keyPrefixes.set(apiKeyId, row.key_prefix);
+  return row.key_prefix;
 }
 
 export type NewAuditEntry = {

@@ -343,6 +343,14 @@ describe('dispatch', () => {
     const events = await ctx.db('events').where({ agent_id: agent.id, type: 'outbound_call.completed' });
     expect(events).toHaveLength(1);
     expect(events[0].payload.outbound_call.id).toBe(job.body.id);
+    expect(events[0].payload.outbound_call.attempts).toEqual([body.attempt]);
+    // Each accepted result is audited with the dialer's key (the 409 is not).
+    const { key_prefix: prefix } = await ctx.db('api_keys').where({ id: w.keyId }).first('key_prefix');
+    const audited = await ctx.db('audit_log').where({ resource_id: claimed[0]!.attempt_id });
+    expect(audited.map((a) => [a.action, a.actor_key_prefix])).toEqual([
+      ['outbound.attempts.result.create', prefix],
+      ['outbound.attempts.result.create', prefix],
+    ]);
   });
 
   it('schedules the next attempt after retry_after_minutes inside the window, and fails after max_attempts', async () => {

@@ -216,6 +216,31 @@ export type DueJob = JobRow & {
   campaign_max_concurrent: number | null;
 };
 
+const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+
+/** An attempt read as JSON (to_jsonb): its times as Dates, as a plain read gives them. */
+function attemptFromJson(json: Record<string, unknown>): AttemptRow {
+  return {
+    ...(json as AttemptRow),
+    claimed_at: dateOrNull(json.claimed_at)!,
+    lease_expires_at: dateOrNull(json.lease_expires_at)!,
+    finished_at: dateOrNull(json.finished_at),
+  };
+}
+
+/** A job read as JSON (to_jsonb): its times as Dates, as a plain read gives them. */
+function jobFromJson(json: Record<string, unknown>): JobRow {
+  return {
+    ...(json as JobRow),
+    not_before: dateOrNull(json.not_before),
+    not_after: dateOrNull(json.not_after),
+    next_attempt_at: dateOrNull(json.next_attempt_at),
+    finished_at: dateOrNull(json.finished_at),
+    created_at: dateOrNull(json.created_at)!,
+    updated_at: dateOrNull(json.updated_at)!,
+  };
+}
+
 type Paging = { cursor: KeysetPosition | null | undefined; limit: number };
 type KeysetList<Row> = { rows: Row[]; pagination: CursorPage<unknown>['pagination'] };
 
@@ -455,16 +480,17 @@ export class OutboundRepository {
   }
 
   /**
-   * The agents and campaigns of the first due jobs, read without locking them: a claim takes the
-   * agents' dispatch locks and counts what runs before it locks any job, and locks none when every
-   * one of them is at its limit.
+   * The first due jobs with their agents and campaigns, read without locking them: a claim takes
+   * the agents' dispatch locks and counts what runs before it locks any job (by these ids), and
+   * locks none when every one of them is at its limit.
    */
   duePeek(
     organizationIds: string[],
     now: Date,
     limit: number,
-  ): Promise<{ agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
+  ): Promise<{ id: string; agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
     return this.due(organizationIds, now, limit).select(
+      'j.id',
       'j.agent_id',
       'j.campaign_id',
       'c.max_concurrent as campaign_max_concurrent',
@@ -472,23 +498,30 @@ export class OutboundRepository {
   }
 
   /**
-   * Due jobs, oldest due first, locked for this transaction; rows another claimer holds are skipped
-   * (FOR UPDATE SKIP LOCKED), so no two claimers ever get the same job. Call it on `with(trx)`.
+   * Of the peeked jobs `ids`, those still due, oldest due first, locked for this transaction: rows
+   * another claimer holds are skipped (FOR UPDATE SKIP LOCKED) and rows it took since the peek no
+   * longer match, so no two claimers ever get the same job. Looked up by id, so the lock is taken
+   * in a few index lookups however many jobs are due (the ordering of all due jobs happened in the
+   * peek, before the agents' locks). Call it on `with(trx)`.
    */
-  dueJobs(organizationIds: string[], now: Date, limit: number): Promise<DueJob[]> {
-    return this.due(organizationIds, now, limit)
-      .join('agents as a', 'a.id', 'j.agent_id')
-      .select(
-        'j.*',
-        'a.phone_number as agent_phone_number',
-        'a.schedule as agent_schedule',
-        'a.bundesland as agent_bundesland',
-        'a.vacation_mode as agent_vacation_mode',
-        'a.vacation_end as agent_vacation_end',
-        'c.max_concurrent as campaign_max_concurrent',
-      )
-      .forUpdate('j')
-      .skipLocked() as Promise<DueJob[]>;
+  async dueJobs(organizationIds: string[], ids: string[], now: Date): Promise<DueJob[]> {
+    if (ids.length === 0) return [];
+    // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
+    const { rows } = (await this.db.raw(
+      `SELECT j.*, a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
+              a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
+              a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent
+         FROM unnest(?::uuid[]) AS p(id)
+         JOIN outbound_jobs j ON j.id = p.id
+         JOIN agents a ON a.id = j.agent_id
+         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+        WHERE j.organization_id = ANY(?::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= ?
+          AND (j.campaign_id IS NULL OR c.status = 'active')
+        ORDER BY j.next_attempt_at, j.id
+          FOR UPDATE OF j SKIP LOCKED`,
+      [ids, organizationIds, now],
+    )) as { rows: DueJob[] };
+    return rows;
   }
 
   /**
@@ -532,6 +565,16 @@ export class OutboundRepository {
       .update({ status: 'in_progress', attempt_count: this.db.raw('attempt_count + 1'), updated_at: now });
   }
 
+  /** Whether an open attempt's lease ran out (read without locking). */
+  async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
+    const row = await this.db('outbound_attempts')
+      .whereIn('organization_id', organizationIds)
+      .whereNull('outcome')
+      .where('lease_expires_at', '<=', now)
+      .first(this.db.raw('1 AS found'));
+    return row !== undefined;
+  }
+
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
   expiredAttempts(organizationIds: string[], now: Date, limit: number): Promise<AttemptRow[]> {
     return this.db('outbound_attempts')
@@ -559,6 +602,54 @@ export class OutboundRepository {
   ): Promise<AttemptRow> {
     const [row] = (await this.db('outbound_attempts').where('id', id).update(changes).returning('*')) as AttemptRow[];
     return row!;
+  }
+
+  /**
+   * A dialer's result for an attempt still open within its lease, in one statement: the attempt is
+   * finished and the job's other attempts read; an answered call also completes its job when the
+   * job is still in progress (`completed`: the job after it, its times `now`; else null, and the
+   * caller locks the job and settles it). Undefined when the attempt is not of these
+   * organizations, already finished or past its lease: the caller then looks at it as it is. The
+   * attempt's row is locked before its job's, as on every other path. Call it on `with(trx)`.
+   */
+  async finishOpenAttempt(
+    organizationIds: string[],
+    id: string,
+    changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
+    now: Date,
+  ): Promise<{ attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] } | undefined> {
+    const { rows } = (await this.db.raw(
+      `WITH a AS (
+         UPDATE outbound_attempts SET outcome = ?, call_id = ?, lease_expired = false, finished_at = ?
+          WHERE id = ? AND organization_id = ANY(?::uuid[]) AND outcome IS NULL AND lease_expires_at > ?
+          RETURNING *
+       ), done AS (
+         UPDATE outbound_jobs j SET status = 'completed', failure_reason = NULL, next_attempt_at = NULL,
+                finished_at = ?, updated_at = ?
+           FROM a
+          WHERE a.outcome = 'answered' AND j.id = a.job_id AND j.organization_id = a.organization_id
+            AND j.status = 'in_progress'
+          RETURNING j.*
+       )
+       SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
+              (SELECT coalesce(jsonb_agg(to_jsonb(o) ORDER BY o.number), '[]'::jsonb) FROM outbound_attempts o
+                WHERE o.organization_id = a.organization_id AND o.job_id = a.job_id AND o.id <> a.id) AS earlier
+         FROM a`,
+      [changes.outcome, changes.call_id, changes.finished_at, id, organizationIds, now, now, now],
+    )) as {
+      rows: {
+        attempt: Record<string, unknown>;
+        completed: Record<string, unknown> | null;
+        earlier: Record<string, unknown>[];
+      }[];
+    };
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      attempt: attemptFromJson(row.attempt),
+      completed: row.completed === null ? null : jobFromJson(row.completed),
+      earlier: row.earlier.map(attemptFromJson),
+    };
   }
 
   /** The agent fields the calling window needs. */

@@ -265,9 +265,13 @@ export class OutboundService {
       await repo.lockAgentsForDispatch(agentIds);
       const running = await repo.running(agentIds);
       if (!peek.some((j) => this.hasRoom(j, running))) return { data: [] };
-      const locked = new Set(agentIds);
-      // A job of an agent whose lock this claim does not hold (it became due since the peek) waits for the next claim.
-      const due = (await repo.dueJobs(organizations, now, max * 4)).filter((j) => locked.has(j.agent_id));
+      // Only peeked jobs are locked (those of agents whose locks this claim holds): a job that
+      // became due since the peek waits for the next claim.
+      const due = await repo.dueJobs(
+        organizations,
+        peek.map((j) => j.id),
+        now,
+      );
       const listed = new Set<string>();
       for (const org of new Set(due.map((j) => j.organization_id))) {
         const numbers = due.filter((j) => j.organization_id === org).map((j) => j.to_number);
@@ -353,12 +357,33 @@ export class OutboundService {
     // result is one short transaction.
     const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
+      const now = this.clock.now();
+      // The usual case, a valid result for an open attempt within its lease: the attempt finished
+      // (and the job completed when answered) in one statement.
+      const valid = ResultSchema.safeParse(body ?? {});
+      const open = valid.success
+        ? await repo.finishOpenAttempt(
+            organizations,
+            attemptId,
+            { outcome: valid.data.outcome, call_id: valid.data.call_id ?? null, finished_at: now },
+            now,
+          )
+        : undefined;
+      if (valid.success && open) {
+        const attempts = [...open.earlier, open.attempt];
+        if (open.completed) {
+          const call = await this.finished(trx, open.completed, {}, attempts);
+          return { attempt: toAttempt(open.attempt), job: call! };
+        }
+        const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
+        const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
+        return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
+      }
       const attempt = await repo.lockAttempt(organizations, attemptId);
       // An attempt of another organization is 404 before its body is looked at.
       if (!attempt) throw new NotFoundError('Attempt');
       const input = parseBody(ResultSchema, body);
       const callId = input.call_id ?? null;
-      const now = this.clock.now();
       if (attempt.outcome === null && new Date(attempt.lease_expires_at).getTime() <= now.getTime()) {
         // Its lease ran out before this result: it counts as failed, settled here and committed before the 409.
         await this.expire(trx, repo, attempt, now);
@@ -469,6 +494,8 @@ export class OutboundService {
 
   /** Settles every open attempt whose lease ran out: it counts as failed. */
   private async expireLeases(organizations: string[]): Promise<void> {
+    // Leases rarely run out: a claim looks (one statement) before it opens a transaction for them.
+    if (!(await this.repo.anyExpiredAttempt(organizations, this.clock.now()))) return;
     for (;;) {
       const settled = await this.audited.transaction(async (trx) => {
         const repo = this.repo.with(trx);
@@ -501,6 +528,18 @@ export class OutboundService {
     now: Date,
   ): Promise<{ job: JobRow; call?: OutboundCall }> {
     const job = (await repo.lockJob(attempt.organization_id, attempt.job_id))!;
+    return this.settleLocked(trx, repo, job, outcome, now);
+  }
+
+  /** settle for a job already locked; its `attempts` when the caller has them (else read when needed). */
+  private async settleLocked(
+    trx: Knex.Transaction,
+    repo: OutboundRepository,
+    job: JobRow,
+    outcome: Outcome,
+    now: Date,
+    attempts?: AttemptRow[],
+  ): Promise<{ job: JobRow; call?: OutboundCall }> {
     // Cancelled (or blocked) while the call ran: the attempt is recorded, the job stays as it is.
     if (job.status !== 'in_progress') return { job };
     let changes: Partial<JobRow>;
@@ -512,7 +551,7 @@ export class OutboundService {
       changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
     }
     const updated = await repo.updateJob(job.organization_id, job.id, changes);
-    return { job: updated, call: await this.finished(trx, updated, changes) };
+    return { job: updated, call: await this.finished(trx, updated, changes, attempts) };
   }
 
   /**
@@ -523,11 +562,12 @@ export class OutboundService {
     trx: Knex.Transaction,
     job: JobRow,
     changes: Partial<JobRow>,
+    attempts?: AttemptRow[],
   ): Promise<OutboundCall | undefined> {
     const status = changes.status ?? job.status;
     if (status === 'completed' || status === 'failed') {
-      const attempts = await this.repo.with(trx).attemptsOf(job.organization_id, [job.id]);
-      const call = toOutboundCall({ ...job, ...changes } as JobRow, attempts.get(job.id) ?? []);
+      const known = attempts ?? (await this.repo.with(trx).attemptsOf(job.organization_id, [job.id])).get(job.id);
+      const call = toOutboundCall({ ...job, ...changes } as JobRow, known ?? []);
       await this.events.record(trx, {
         organization_id: job.organization_id,
         agent_id: job.agent_id,
