@@ -55,6 +55,12 @@ export class AuditRecorder {
     await this.write(this.entries.with(trx), context);
   }
 
+  /** The transaction inTransaction wrote the row in is rolled back: a retried one writes it again. */
+  rolledBack(): void {
+    const context = currentRequestContext();
+    if (context) context.audited = false;
+  }
+
   /** The current write request's transaction committed (after inTransaction). */
   committed(): void {
     const auth = currentRequestContext()?.auth;

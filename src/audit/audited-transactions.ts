@@ -18,10 +18,26 @@ export class AuditedTransactions {
     private readonly recorder: AuditRecorder,
   ) {}
 
-  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>, options: { dryRun?: boolean } = {}): Promise<T> {
+  /**
+   * `auditFirst`: the row is written before `work` instead of after it (still in its transaction),
+   * for work that holds a lock to its commit (a claim's per-agent dispatch lock): the lock is
+   * then not held over the row's insert. When `work` fails the row is rolled back with it, and a
+   * retried transaction writes it again.
+   */
+  transaction<T>(
+    work: (trx: Knex.Transaction) => Promise<T>,
+    options: { dryRun?: boolean; auditFirst?: boolean } = {},
+  ): Promise<T> {
     if (options.dryRun) return inTransaction(this.db, work, options);
     return inTransaction(this.db, async (trx) => {
-      const result = await work(trx);
+      if (options.auditFirst) await this.recorder.inTransaction(trx);
+      let result: T;
+      try {
+        result = await work(trx);
+      } catch (error) {
+        if (options.auditFirst) this.recorder.rolledBack();
+        throw error;
+      }
       await this.recorder.inTransaction(trx);
       return result;
     }).then((result) => {

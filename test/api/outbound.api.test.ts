@@ -331,7 +331,8 @@ describe('dispatch', () => {
         lease_expires_at: '2026-11-30T09:01:00.000Z',
       },
     ]);
-    expect((await claim().expect(200)).body.data).toEqual([]);
+    const empty = await claim().expect(200);
+    expect(empty.body.data).toEqual([]);
 
     const done = await report(claimed[0]!.attempt_id, { outcome: 'answered', call_id: 'c-1' }).expect(200);
     const body = expectSchema(done, AttemptResultResponseSchema);
@@ -351,6 +352,13 @@ describe('dispatch', () => {
       ['outbound.attempts.result.create', prefix],
       ['outbound.attempts.result.create', prefix],
     ]);
+    // Each claim too, the one that handed a job out and the empty one (its row is written before its locks).
+    for (const answer of [res, empty]) {
+      const rows = await ctx.db('audit_log').where({ request_id: answer.headers['x-request-id'] });
+      expect(rows.map((a) => [a.method, a.route, a.actor_key_prefix])).toEqual([
+        ['POST', '/v1/outbound/claim', prefix],
+      ]);
+    }
   });
 
   it('schedules the next attempt after retry_after_minutes inside the window, and fails after max_attempts', async () => {

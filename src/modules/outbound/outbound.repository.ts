@@ -214,6 +214,11 @@ export type DueJob = JobRow & {
   agent_vacation_mode: boolean;
   agent_vacation_end: Date | null;
   campaign_max_concurrent: number | null;
+  /** Jobs in progress of its agent and of its campaign (0 without one) when it was read. */
+  agent_running: number;
+  campaign_running: number;
+  /** Its number is on the organization's do-not-call list. */
+  listed: boolean;
 };
 
 const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
@@ -438,18 +443,6 @@ export class OutboundRepository {
     for (let i = 0; i < rows.length; i += 5000) await this.db('outbound_consents').insert(rows.slice(i, i + 5000));
   }
 
-  /**
-   * Calls were placed to these numbers: every consent record of each number (whichever job brought
-   * it) is kept five years from now, `keepUntil`.
-   */
-  async touchConsents(organizationId: string, phoneNumbers: string[], now: Date, keepUntil: Date): Promise<void> {
-    if (phoneNumbers.length === 0) return;
-    await this.db('outbound_consents')
-      .where({ organization_id: organizationId })
-      .whereIn('phone_number', [...new Set(phoneNumbers)])
-      .update({ last_call_at: now, keep_until: this.db.raw('greatest(keep_until, ?::timestamptz)', [keepUntil]) });
-  }
-
   /** Deletes up to `limit` consent records whose keep_until has passed; returns how many. */
   async deleteExpiredConsents(now: Date, limit: number): Promise<number> {
     const expired = this.db('outbound_consents')
@@ -464,105 +457,133 @@ export class OutboundRepository {
 
   // Dispatch
 
-  /** Due jobs of active campaigns (or of none), oldest due first. */
-  private due(organizationIds: string[], now: Date, limit: number) {
-    return this.db('outbound_jobs as j')
-      .leftJoin('outbound_campaigns as c', 'c.id', 'j.campaign_id')
-      .whereIn('j.organization_id', organizationIds)
-      .where('j.status', 'scheduled')
-      .where('j.next_attempt_at', '<=', now)
-      .where((q) => q.whereNull('j.campaign_id').orWhere('c.status', 'active'))
-      .orderBy([
-        { column: 'j.next_attempt_at', order: 'asc' },
-        { column: 'j.id', order: 'asc' },
-      ])
-      .limit(limit);
-  }
-
   /**
-   * The first due jobs with their agents and campaigns, read without locking them: a claim takes
-   * the agents' dispatch locks and counts what runs before it locks any job (by these ids), and
-   * locks none when every one of them is at its limit.
+   * The first due jobs (of active campaigns or of none, oldest due first), read without locking
+   * them, and their agents' dispatch locks, taken in the same statement (sorted, so two claimers
+   * never wait on each other in a cycle) and held until the transaction ends: claims of one agent
+   * take turns, and the counts a later statement reads under them are exact. With one
+   * organization the read walks the partial index outbound_jobs_due_org in order and stops at
+   * `limit`, however many jobs are due. Call it on `with(trx)`.
    */
-  duePeek(
+  async peekAndLockAgents(
     organizationIds: string[],
     now: Date,
     limit: number,
-  ): Promise<{ id: string; agent_id: string; campaign_id: string | null; campaign_max_concurrent: number | null }[]> {
-    return this.due(organizationIds, now, limit).select(
-      'j.id',
-      'j.agent_id',
-      'j.campaign_id',
-      'c.max_concurrent as campaign_max_concurrent',
-    );
+  ): Promise<{ id: string; agent_id: string }[]> {
+    // One organization (the usual key) as an equality: an index scan over `= ANY(array)` yields no order in PostgreSQL 15.
+    const organization =
+      organizationIds.length === 1 ? 'j.organization_id = ?::uuid' : 'j.organization_id = ANY(?::uuid[])';
+    const { rows } = (await this.db.raw(
+      `WITH peek AS MATERIALIZED (
+         SELECT j.id, j.agent_id, j.next_attempt_at
+           FROM outbound_jobs j
+           LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+          WHERE ${organization} AND j.status = 'scheduled' AND j.next_attempt_at <= ?
+            AND (j.campaign_id IS NULL OR c.status = 'active')
+          ORDER BY j.next_attempt_at, j.id
+          LIMIT ?
+       ), locked AS MATERIALIZED (
+         SELECT count(pg_advisory_xact_lock(hashtextextended('outbound:' || a.agent_id::text, 0))) AS n
+           FROM (SELECT DISTINCT agent_id FROM peek ORDER BY agent_id) a
+       )
+       SELECT peek.id, peek.agent_id FROM peek, locked ORDER BY peek.next_attempt_at, peek.id`,
+      [organizationIds.length === 1 ? organizationIds[0]! : organizationIds, now, limit],
+    )) as { rows: { id: string; agent_id: string }[] };
+    return rows;
   }
 
   /**
-   * Of the peeked jobs `ids`, those still due, oldest due first, locked for this transaction: rows
-   * another claimer holds are skipped (FOR UPDATE SKIP LOCKED) and rows it took since the peek no
-   * longer match, so no two claimers ever get the same job. Looked up by id, so the lock is taken
-   * in a few index lookups however many jobs are due (the ordering of all due jobs happened in the
-   * peek, before the agents' locks). Call it on `with(trx)`.
+   * Of the peeked jobs `ids`, those still due whose agent (under `maxPerAgent`) and campaign (under
+   * its `max_concurrent`) have room by the jobs in progress of `agentIds`, oldest due first, locked
+   * for this transaction, with those counts and whether the number is on the do-not-call list.
+   * Rows another claimer holds are skipped (FOR UPDATE SKIP LOCKED) and rows it took since the peek
+   * no longer match, so no two claimers ever get the same job; jobs without room are not locked.
+   * Looked up by id, so the lock is taken in a few index lookups however many jobs are due (the
+   * ordering of all due jobs happened in the peek). Call it on `with(trx)`, after
+   * peekAndLockAgents: the counts are exact under the agents' locks.
    */
-  async dueJobs(organizationIds: string[], ids: string[], now: Date): Promise<DueJob[]> {
+  async dueJobs(
+    organizationIds: string[],
+    agentIds: string[],
+    ids: string[],
+    now: Date,
+    maxPerAgent: number,
+  ): Promise<DueJob[]> {
     if (ids.length === 0) return [];
     // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
     const { rows } = (await this.db.raw(
-      `SELECT j.*, a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
+      `WITH running AS (
+         SELECT agent_id, campaign_id, count(*)::int AS n FROM outbound_jobs
+          WHERE agent_id = ANY(?::uuid[]) AND status = 'in_progress'
+          GROUP BY agent_id, campaign_id
+       ), per_agent AS (
+         SELECT agent_id, sum(n)::int AS n FROM running GROUP BY agent_id
+       ), per_campaign AS (
+         SELECT campaign_id, sum(n)::int AS n FROM running WHERE campaign_id IS NOT NULL GROUP BY campaign_id
+       )
+       SELECT j.*, a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
               a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
-              a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent
+              a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent,
+              coalesce(pa.n, 0) AS agent_running, coalesce(pc.n, 0) AS campaign_running,
+              EXISTS (SELECT 1 FROM do_not_call d
+                       WHERE d.organization_id = j.organization_id AND d.phone_number = j.to_number) AS listed
          FROM unnest(?::uuid[]) AS p(id)
          JOIN outbound_jobs j ON j.id = p.id
          JOIN agents a ON a.id = j.agent_id
          LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+         LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
+         LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
         WHERE j.organization_id = ANY(?::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= ?
           AND (j.campaign_id IS NULL OR c.status = 'active')
+          AND coalesce(pa.n, 0) < ?
+          AND (j.campaign_id IS NULL OR coalesce(pc.n, 0) < c.max_concurrent)
         ORDER BY j.next_attempt_at, j.id
           FOR UPDATE OF j SKIP LOCKED`,
-      [ids, organizationIds, now],
+      [agentIds, ids, organizationIds, now, maxPerAgent],
     )) as { rows: DueJob[] };
     return rows;
   }
 
   /**
-   * Serialises claims per agent until the transaction ends (sorted, so two claimers never wait on
-   * each other in a cycle): the running counts read after it are exact. Call it on `with(trx)`.
+   * The picked jobs start, in one statement: each gets its attempt (number `attempt_count + 1`,
+   * with its lease), becomes in_progress, and every consent record of its number is kept five
+   * years from this call (`keepUntil`). Answers the attempts. Call it on `with(trx)` with the
+   * jobs locked by dueJobs.
    */
-  async lockAgentsForDispatch(agentIds: string[]): Promise<void> {
-    for (const id of [...new Set(agentIds)].sort())
-      await this.db.raw(`SELECT pg_advisory_xact_lock(hashtextextended('outbound:' || ?::text, 0))`, [id]);
-  }
-
-  /** Jobs in progress per agent and per campaign. */
-  async running(agentIds: string[]): Promise<{ agents: Map<string, number>; campaigns: Map<string, number> }> {
-    const rows = (await this.db('outbound_jobs')
-      .whereIn('agent_id', agentIds)
-      .where('status', 'in_progress')
-      .groupBy('agent_id', 'campaign_id')
-      .select('agent_id', 'campaign_id', this.db.raw('count(*)::int AS n'))) as {
-      agent_id: string;
-      campaign_id: string | null;
-      n: number;
-    }[];
-    const agents = new Map<string, number>();
-    const campaigns = new Map<string, number>();
-    for (const r of rows) {
-      agents.set(r.agent_id, (agents.get(r.agent_id) ?? 0) + r.n);
-      if (r.campaign_id) campaigns.set(r.campaign_id, (campaigns.get(r.campaign_id) ?? 0) + r.n);
-    }
-    return { agents, campaigns };
-  }
-
-  async insertAttempts(rows: Omit<AttemptRow, 'id' | 'outcome' | 'lease_expired' | 'call_id' | 'finished_at'>[]) {
-    if (rows.length === 0) return [] as AttemptRow[];
-    return (await this.db('outbound_attempts').insert(rows).returning('*')) as AttemptRow[];
-  }
-
-  async startJobs(ids: string[], now: Date): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db('outbound_jobs')
-      .whereIn('id', ids)
-      .update({ status: 'in_progress', attempt_count: this.db.raw('attempt_count + 1'), updated_at: now });
+  async startAttempts(
+    jobs: { id: string; organization_id: string; to_number: string; attempt_count: number }[],
+    now: Date,
+    leaseExpiresAt: Date,
+    keepUntil: Date,
+  ): Promise<{ id: string; job_id: string }[]> {
+    if (jobs.length === 0) return [];
+    const { rows } = (await this.db.raw(
+      `WITH p AS MATERIALIZED (
+         SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::int[]) AS p(job_id, organization_id, to_number, number)
+       ), started AS (
+         UPDATE outbound_jobs j SET status = 'in_progress', attempt_count = j.attempt_count + 1, updated_at = ?
+           FROM p WHERE j.id = p.job_id AND j.organization_id = p.organization_id
+       ), touched AS (
+         UPDATE outbound_consents c SET last_call_at = ?, keep_until = greatest(c.keep_until, ?::timestamptz)
+           FROM (SELECT DISTINCT organization_id, to_number FROM p) n
+          WHERE c.organization_id = n.organization_id AND c.phone_number = n.to_number
+       )
+       INSERT INTO outbound_attempts (organization_id, job_id, number, claimed_at, lease_expires_at)
+       SELECT organization_id, job_id, number, ?, ? FROM p
+       RETURNING id, job_id`,
+      [
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.organization_id),
+        jobs.map((j) => j.to_number),
+        jobs.map((j) => j.attempt_count + 1),
+        now,
+        now,
+        keepUntil,
+        now,
+        leaseExpiresAt,
+      ],
+    )) as { rows: { id: string; job_id: string }[] };
+    return rows;
   }
 
   /** Whether an open attempt's lease ran out (read without locking). */

@@ -254,92 +254,78 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     const { max, lease_seconds: leaseSeconds } = parseBody(ClaimSchema, body);
     await this.expireLeases(organizations);
-    return this.audited.transaction(async (trx) => {
-      const repo = this.repo.with(trx);
-      const now = this.clock.now();
-      // The agents' dispatch locks are taken before any job is locked: a claimer waiting for them
-      // holds no job rows, and one that finds every agent and campaign at its limit locks none.
-      const peek = await repo.duePeek(organizations, now, max * 4);
-      if (peek.length === 0) return { data: [] };
-      const agentIds = [...new Set(peek.map((j) => j.agent_id))];
-      await repo.lockAgentsForDispatch(agentIds);
-      const running = await repo.running(agentIds);
-      if (!peek.some((j) => this.hasRoom(j, running))) return { data: [] };
-      // Only peeked jobs are locked (those of agents whose locks this claim holds): a job that
-      // became due since the peek waits for the next claim.
-      const due = await repo.dueJobs(
-        organizations,
-        peek.map((j) => j.id),
-        now,
-      );
-      const listed = new Set<string>();
-      for (const org of new Set(due.map((j) => j.organization_id))) {
-        const numbers = due.filter((j) => j.organization_id === org).map((j) => j.to_number);
-        for (const n of await repo.listedNumbers(org, numbers)) listed.add(`${org}:${n}`);
-      }
-      const picked: DueJob[] = [];
-      for (const job of due) {
-        if (picked.length >= max) break;
-        if (listed.has(`${job.organization_id}:${job.to_number}`)) {
-          await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
-          continue;
-        }
-        const rules = windowRules(this.dueAgent(job), job);
-        const reason = blockedReason(rules, now.getTime());
-        if (reason !== null) {
-          const changes = this.reschedule(
-            job,
-            rules,
-            reason === 'vacation' ? now.getTime() + RECHECK_MS : now.getTime(),
-            now,
-          );
-          await repo.updateJob(job.organization_id, job.id, changes);
-          if (changes.status === 'failed') await this.finished(trx, job, changes);
-          continue;
-        }
-        if (!this.hasRoom(job, running)) continue;
-        running.agents.set(job.agent_id, (running.agents.get(job.agent_id) ?? 0) + 1);
-        if (job.campaign_id) running.campaigns.set(job.campaign_id, (running.campaigns.get(job.campaign_id) ?? 0) + 1);
-        picked.push(job);
-      }
-      const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
-      const attempts = await repo.insertAttempts(
-        picked.map((job) => ({
-          organization_id: job.organization_id,
-          job_id: job.id,
-          number: job.attempt_count + 1,
-          claimed_at: now,
-          lease_expires_at: leaseExpiresAt,
-        })),
-      );
-      await repo.startJobs(
-        picked.map((j) => j.id),
-        now,
-      );
-      // A call to a number keeps every consent record of that number five years from now.
-      for (const org of new Set(picked.map((j) => j.organization_id)))
-        await repo.touchConsents(
-          org,
-          picked.filter((j) => j.organization_id === org).map((j) => j.to_number),
+    // The claim's audit row is written first, before the agents' locks are taken: claims of one
+    // agent take turns, and what runs under the locks is only the three statements below and the commit.
+    return this.audited.transaction(
+      async (trx) => {
+        const repo = this.repo.with(trx);
+        const now = this.clock.now();
+        // The agents' dispatch locks are taken with the read, before any job is locked: a claimer
+        // waiting for them holds no job rows.
+        const peek = await repo.peekAndLockAgents(organizations, now, max * 4);
+        if (peek.length === 0) return { data: [] };
+        // Only peeked jobs whose agent and campaign have room are locked (none when every one is at
+        // its limit); a job that became due since the peek waits for the next claim.
+        const due = await repo.dueJobs(
+          organizations,
+          [...new Set(peek.map((j) => j.agent_id))],
+          peek.map((j) => j.id),
           now,
-          keepUntil(now),
+          this.settings.maxConcurrentPerAgent,
         );
-      const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
-      return {
-        data: picked.map((job) => ({
-          job_id: job.id,
-          attempt_id: attemptOf.get(job.id)!.id,
-          agent_id: job.agent_id,
-          campaign_id: job.campaign_id,
-          to_number: job.to_number,
-          from_number: job.agent_phone_number,
-          purpose: job.purpose,
-          variables: job.variables,
-          attempt_number: job.attempt_count + 1,
-          lease_expires_at: leaseExpiresAt.toISOString(),
-        })),
-      };
-    });
+        const running = { agents: new Map<string, number>(), campaigns: new Map<string, number>() };
+        for (const job of due) {
+          running.agents.set(job.agent_id, job.agent_running);
+          if (job.campaign_id) running.campaigns.set(job.campaign_id, job.campaign_running);
+        }
+        const picked: DueJob[] = [];
+        for (const job of due) {
+          if (picked.length >= max) break;
+          if (job.listed) {
+            await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
+            continue;
+          }
+          const rules = windowRules(this.dueAgent(job), job);
+          const reason = blockedReason(rules, now.getTime());
+          if (reason !== null) {
+            const changes = this.reschedule(
+              job,
+              rules,
+              reason === 'vacation' ? now.getTime() + RECHECK_MS : now.getTime(),
+              now,
+            );
+            await repo.updateJob(job.organization_id, job.id, changes);
+            if (changes.status === 'failed') await this.finished(trx, job, changes);
+            continue;
+          }
+          if (!this.hasRoom(job, running)) continue;
+          running.agents.set(job.agent_id, (running.agents.get(job.agent_id) ?? 0) + 1);
+          if (job.campaign_id)
+            running.campaigns.set(job.campaign_id, (running.campaigns.get(job.campaign_id) ?? 0) + 1);
+          picked.push(job);
+        }
+        const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
+        // Attempts, the jobs in progress and (a call to a number keeps every consent record of that
+        // number five years from now) the consents, in one statement.
+        const attempts = await repo.startAttempts(picked, now, leaseExpiresAt, keepUntil(now));
+        const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
+        return {
+          data: picked.map((job) => ({
+            job_id: job.id,
+            attempt_id: attemptOf.get(job.id)!.id,
+            agent_id: job.agent_id,
+            campaign_id: job.campaign_id,
+            to_number: job.to_number,
+            from_number: job.agent_phone_number,
+            purpose: job.purpose,
+            variables: job.variables,
+            attempt_number: job.attempt_count + 1,
+            lease_expires_at: leaseExpiresAt.toISOString(),
+          })),
+        };
+      },
+      { auditFirst: true },
+    );
   }
 
   /**
