@@ -35,6 +35,8 @@ const INTAKE_IN_FLIGHT = Number(process.env.BENCH_CALLS_INTAKE_IN_FLIGHT ?? 200)
 /** `BENCH_CALLS_ERASURE=0` leaves the erasure out (it reads every call when its plan goes wrong). */
 const ERASURE = process.env.BENCH_CALLS_ERASURE !== '0';
 const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
+/** `BENCH_CALLS_ONLY=intake` runs the intake alone (no queries, export or erasure) on the seeded data. */
+const INTAKE_ONLY = process.env.BENCH_CALLS_ONLY === 'intake';
 
 /**
  * Intake at INTAKE_RATE calls/s for INTAKE_SECONDS to the seed's second agent, open model: call i is
@@ -107,6 +109,18 @@ async function intake(url: string, key: string, pid: number, alive: () => boolea
   };
 }
 
+const missed = (ok: boolean) => (ok ? '' : '  MISSED');
+
+function reportIntake(taken: Awaited<ReturnType<typeof intake>>): void {
+  const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
+  process.stdout.write(
+    `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
+      `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
+      `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per call` +
+      `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
+  );
+}
+
 export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[]; total?: number } = {}) {
   const seed = await seededCalls(db, options.total);
   const { big, other, total, seeding } = seed;
@@ -150,6 +164,20 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
   };
   const entry = productEntry();
   const product = await startServer(entry.args, { ...entry.env, ...env });
+  if (INTAKE_ONLY) {
+    try {
+      const taken = await intake(
+        `${product.url}/v1/agents/${other.agentId}/calls`,
+        big.key,
+        product.pid,
+        () => product.child.exitCode === null,
+      );
+      reportIntake(taken);
+      return { calls: total, runtime: entry.runtime, intake: taken };
+    } finally {
+      await product.stop();
+    }
+  }
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   const rss = sampleRss(product.pid);
   const year = `from=2025-11-20&to=${END.slice(0, 10)}`;
@@ -227,14 +255,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
       product.pid,
       () => product.child.exitCode === null,
     );
-    const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
-    const missed = (ok: boolean) => (ok ? '' : '  MISSED');
-    process.stdout.write(
-      `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
-        `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
-        `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per call` +
-        `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
-    );
+    reportIntake(taken);
     const exportTarget = (600 * total) / 10_000_000;
     const exported = await timedExport(
       `${product.url}/v1/agents/${big.agentId}/calls/export?format=ndjson`,
