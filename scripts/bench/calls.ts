@@ -13,7 +13,7 @@ import { timedExport } from './analytics.js';
 import { END, seededCalls, seedSql } from './calls-seed.js';
 import { measureErasure } from './erasure.js';
 import {
-  cpuMs,
+  cpuSplitMs,
   failures,
   load,
   pad,
@@ -23,6 +23,7 @@ import {
   startServer,
   summarize,
   tenant,
+  type Server,
   type Summary,
 } from './support.js';
 
@@ -31,10 +32,18 @@ const ROUNDS = Number(process.env.BENCH_CALLS_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CALLS_CONNECTIONS ?? 4);
 const INTAKE_RATE = Number(process.env.BENCH_CALLS_INTAKE_RATE ?? 500);
 const INTAKE_SECONDS = Number(process.env.BENCH_CALLS_INTAKE_SECONDS ?? 60);
+/**
+ * Seconds of intake at the same rate before the measured run, not counted: a server that never took
+ * a call compiles the intake's code during the first thousands of calls, on its CPU (the
+ * compiler's threads count in the process's time), which a short or slow run charges to each call.
+ */
+const INTAKE_WARMUP_SECONDS = Number(process.env.BENCH_CALLS_INTAKE_WARMUP_SECONDS ?? 0);
 const INTAKE_IN_FLIGHT = Number(process.env.BENCH_CALLS_INTAKE_IN_FLIGHT ?? 200);
 /** `BENCH_CALLS_ERASURE=0` leaves the erasure out (it reads every call when its plan goes wrong). */
 const ERASURE = process.env.BENCH_CALLS_ERASURE !== '0';
 const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
+/** `BENCH_CALLS_ONLY=intake` runs the intake alone (no queries, export or erasure) on the seeded data. */
+const INTAKE_ONLY = process.env.BENCH_CALLS_ONLY === 'intake';
 
 /**
  * Intake at INTAKE_RATE calls/s for INTAKE_SECONDS to the seed's second agent, open model: call i is
@@ -43,23 +52,35 @@ const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
  * INTAKE_IN_FLIGHT calls wait for their answer: a server slower than the rate would otherwise
  * queue the whole minute in its heap (the compiled product, capped at 160 MB, ran out of memory that
  * way on a loaded machine); sends held back show as an achieved rate below the offered one.
- * Latency runs from the send. Gives the achieved rate, p50/p99 and the server's CPU per call.
+ * Latency runs from the send. Gives the achieved rate, p50/p99 and the server's CPU (user and system)
+ * per answered request: an answer other than 201 (a 503 after waiting for a pool connection) cost
+ * CPU too, and dividing by the 201s alone overstated the cost of a call on a saturated server.
  */
-async function intake(url: string, key: string, pid: number, alive: () => boolean) {
-  const before = cpuMs(pid) ?? 0;
+/** The warm-up (INTAKE_WARMUP_SECONDS), then the measured intake into `agentId`, reported. */
+async function measuredIntake(product: Server, agentId: string, key: string) {
+  const url = `${product.url}/v1/agents/${agentId}/calls`;
+  const alive = () => product.child.exitCode === null;
+  if (INTAKE_WARMUP_SECONDS > 0) await intake(url, key, product.pid, alive, INTAKE_WARMUP_SECONDS);
+  const taken = await intake(url, key, product.pid, alive);
+  reportIntake(taken);
+  return taken;
+}
+
+async function intake(url: string, key: string, pid: number, alive: () => boolean, duration = INTAKE_SECONDS) {
+  const before = cpuSplitMs(pid) ?? { user: 0, system: 0 };
   const latencies: number[] = [];
   /** Answers other than 201, by status ('none': no answer). */
   const failed: Record<string, number> = {};
   let dead = false;
   const run = Date.now();
-  const total = INTAKE_RATE * INTAKE_SECONDS;
+  const total = INTAKE_RATE * duration;
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
   let waiting = 0;
   let heldBack = 0;
   let freed: (() => void) | undefined;
   let sent = 0;
-  const end = started + INTAKE_SECONDS * 1000;
+  const end = started + duration * 1000;
   // Sends held back past the end of the minute are not made: the run stays a minute long.
   for (let i = 0; i < total && !dead && performance.now() < end; i++) {
     const wait = started + (i * 1000) / INTAKE_RATE - performance.now();
@@ -91,7 +112,7 @@ async function intake(url: string, key: string, pid: number, alive: () => boolea
   }
   await Promise.all(inFlight);
   const seconds = (performance.now() - started) / 1000;
-  const cpu = (cpuMs(pid) ?? 0) - before;
+  const after = cpuSplitMs(pid) ?? before;
   if (dead) throw new Error(`intake: the product exited (${JSON.stringify(failed)})`);
   return {
     offered_per_s: INTAKE_RATE,
@@ -103,8 +124,37 @@ async function intake(url: string, key: string, pid: number, alive: () => boolea
     achieved_per_s: Math.round(latencies.length / seconds),
     p50_ms: Math.round(percentile(latencies, 50)),
     p99_ms: Math.round(percentile(latencies, 99)),
-    server_cpu_ms_per_call: Number((cpu / Math.max(latencies.length, 1)).toFixed(2)),
+    ...perAnswer(
+      after,
+      before,
+      latencies.length +
+        Object.entries(failed)
+          .filter(([s]) => s !== 'none')
+          .reduce((n, [, k]) => n + k, 0),
+    ),
   };
+}
+
+/** The server's CPU between two cpuSplitMs readings, per answered request, in ms. */
+function perAnswer(after: { user: number; system: number }, before: { user: number; system: number }, answers: number) {
+  const per = (ms: number) => Number((ms / Math.max(answers, 1)).toFixed(2));
+  return {
+    server_cpu_ms_per_call: per(after.user + after.system - before.user - before.system),
+    server_user_ms_per_call: per(after.user - before.user),
+    server_system_ms_per_call: per(after.system - before.system),
+  };
+}
+
+const missed = (ok: boolean) => (ok ? '' : '  MISSED');
+
+function reportIntake(taken: Awaited<ReturnType<typeof intake>>): void {
+  const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
+  process.stdout.write(
+    `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
+      `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
+      `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per answer (user ${taken.server_user_ms_per_call}, system ${taken.server_system_ms_per_call})` +
+      `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
+  );
 }
 
 export async function calls(db: Knex, databaseUrl: string, options: { rss?: number[]; total?: number } = {}) {
@@ -150,6 +200,14 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
   };
   const entry = productEntry();
   const product = await startServer(entry.args, { ...entry.env, ...env });
+  if (INTAKE_ONLY) {
+    try {
+      const taken = await measuredIntake(product, other.agentId, big.key);
+      return { calls: total, runtime: entry.runtime, intake: taken };
+    } finally {
+      await product.stop();
+    }
+  }
   const baseline = await startServer(['--import', 'tsx', 'scripts/bench/servers.ts', 'baseline'], env);
   const rss = sampleRss(product.pid);
   const year = `from=2025-11-20&to=${END.slice(0, 10)}`;
@@ -221,20 +279,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     const samples = rss.stop();
     options.rss?.push(...samples);
 
-    const taken = await intake(
-      `${product.url}/v1/agents/${other.agentId}/calls`,
-      big.key,
-      product.pid,
-      () => product.child.exitCode === null,
-    );
-    const refused = Object.values(taken.failed).reduce((n, k) => n + k, 0);
-    const missed = (ok: boolean) => (ok ? '' : '  MISSED');
-    process.stdout.write(
-      `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
-        `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
-        `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per call` +
-        `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
-    );
+    const taken = await measuredIntake(product, other.agentId, big.key);
     const exportTarget = (600 * total) / 10_000_000;
     const exported = await timedExport(
       `${product.url}/v1/agents/${big.agentId}/calls/export?format=ndjson`,

@@ -247,11 +247,21 @@ let ticksPerSecond: number | undefined;
 
 /** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
 export function cpuMs(pid: number): number | undefined {
+  const split = cpuSplitMs(pid);
+  return split && split.user + split.system;
+}
+
+/**
+ * cpuMs as user and system time: on this machine the system part is mostly the writes to the
+ * loopback sockets of PostgreSQL, Redis and the client, which run the receiving side's network
+ * stack too (`npm run bench -- calls`, intake).
+ */
+export function cpuSplitMs(pid: number): { user: number; system: number } | undefined {
   try {
     ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
     // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+    return { user: (Number(fields[11]) * 1000) / ticksPerSecond, system: (Number(fields[12]) * 1000) / ticksPerSecond };
   } catch {
     return undefined;
   }

@@ -393,6 +393,11 @@ async function* inBatches<R>(
 /** The unique key of (agent_id, call_id) across all monthly partitions of calls. */
 export const CALL_KEY_UNIQUE = 'call_keys_pkey';
 
+/** An insert of a call_id the agent already has (CallRepository.insert). */
+export function isCallKeyConflict(error: unknown): boolean {
+  return isUniqueViolation(error, CALL_KEY_UNIQUE);
+}
+
 export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -406,24 +411,22 @@ export class CallRepository {
    * partitions cannot hold a unique key without the month, so `call_keys` (filled by a trigger)
    * holds the pair: a repeat fails its key inside a savepoint, which is rolled back.
    */
-  async insertIfNew(call: NewCall): Promise<CallRow | undefined> {
-    try {
-      return await this.db.transaction(async (savepoint) => {
-        const [row] = await savepoint('calls')
-          .insert({
-            ...call,
-            // Carries created_at: a lookup by this id plans only its month (src/db/time-ids.ts).
-            id: timeId(call.created_at),
-            transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
-            extracted_data: JSON.stringify(call.extracted_data),
-          })
-          .returning(CALL_COLUMNS);
-        return row as CallRow;
-      });
-    } catch (error) {
-      if (isUniqueViolation(error, CALL_KEY_UNIQUE)) return undefined;
-      throw error;
-    }
+  /**
+   * Inserts a new call. A call_id the agent already has fails the statement (isCallKeyConflict) and
+   * with it the caller's transaction: the intake has no savepoint around it (two round trips fewer
+   * per call) and reads the stored call after that transaction ended.
+   */
+  async insert(call: NewCall): Promise<CallRow> {
+    const [row] = await this.db('calls')
+      .insert({
+        ...call,
+        // Carries created_at: a lookup by this id plans only its month (src/db/time-ids.ts).
+        id: timeId(call.created_at),
+        transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
+        extracted_data: JSON.stringify(call.extracted_data),
+      })
+      .returning(CALL_COLUMNS);
+    return row as CallRow;
   }
 
   /** Calls of the agent with the linked employee's name. */
@@ -471,18 +474,27 @@ export class CallRepository {
   }
 
   /**
-   * The experiment variant the routing answer assigned to `callId` (experiment_assignments), when
-   * the experiment is the agent's: a call the dialled agent forwarded to another one did not run
-   * the variant.
+   * What a new call of the agent takes from elsewhere, in one statement: the organization's
+   * auto_delete_done_calls and the experiment variant the routing answer assigned to `callId`
+   * (experiment_assignments), when the experiment is the agent's (a call the dialled agent forwarded
+   * to another one did not run the variant).
    */
-  async assignedVariant(
+  async intakeSettings(
     agent: AgentRef,
     callId: string,
-  ): Promise<{ experiment_id: string; variant: string } | undefined> {
-    return this.db('experiment_assignments as a')
+  ): Promise<{ autoDeleteDoneCalls: boolean; assigned: { experiment_id: string; variant: string } | undefined }> {
+    const assigned = this.db('experiment_assignments as a')
       .join('experiments as x', 'x.id', 'a.experiment_id')
       .where({ 'a.organization_id': agent.organization_id, 'a.call_id': callId, 'x.agent_id': agent.id })
       .first('a.experiment_id', 'a.variant');
+    const row = await this.db('organizations as o')
+      .leftJoin(assigned.as('v'), this.db.raw('true'))
+      .where('o.id', agent.organization_id)
+      .first('o.auto_delete_done_calls', 'v.experiment_id', 'v.variant');
+    return {
+      autoDeleteDoneCalls: row?.auto_delete_done_calls === true,
+      assigned: row?.experiment_id ? { experiment_id: row.experiment_id, variant: row.variant } : undefined,
+    };
   }
 
   async autoDeleteDoneCalls(organizationId: string): Promise<boolean> {

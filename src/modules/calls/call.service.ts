@@ -9,11 +9,13 @@ import type { EventRecorder } from '../../events/event-recorder.js';
 import type { WriteConditions } from '../../api/entity-tag.js';
 import { rejectCursorWithPage, type CursorPage } from '../../api/pagination.js';
 import { parseBody } from '../../api/validate.js';
+import { noteAuditResource } from '../../audit/request-context.js';
 import { assertWritePreconditions } from '../../api/write-preconditions.js';
 import { requiresIfMatch } from '../organizations/organization.repository.js';
 import type { AgentAccess } from '../agents/agent-access.js';
 import type { AgentRow } from '../agents/agent.repository.js';
 import {
+  isCallKeyConflict,
   toCall,
   toEventCall,
   type Call,
@@ -83,43 +85,50 @@ export class CallService {
   /**
    * Intake of a finished call. Idempotent on `call_id`: a repeat returns the stored call
    * (`created: false`) and records nothing. A new call records `call.completed` in the same
-   * transaction, for the webhook worker.
+   * transaction, for the webhook worker. Per new call: BEGIN, the organization's setting with the
+   * call's experiment variant, the insert (its triggers count it), the event, its dispatch job, the
+   * audit row, COMMIT (docs/calls.md).
    */
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
     const input = parseBody(IntakeCallSchema, body);
     const extracted = this.extracted(agent, input.extracted_data, this.clock.now().getUTCFullYear());
-    return this.audited.transaction(async (trx) => {
-      const calls = this.calls.with(trx);
-      const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
-      if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
-        throw new ValidationError('Request body is invalid', [
-          { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
-        ]);
-      const autoDeleteDoneCalls = await calls.autoDeleteDoneCalls(agent.organization_id);
-      const assigned = await calls.assignedVariant(agent, input.call_id);
-      const row = await calls.insertIfNew({
-        ...this.newCall(agent, input, autoDeleteDoneCalls),
-        extracted_data: extracted,
-        experiment_id: assigned?.experiment_id ?? null,
-        variant: assigned?.variant ?? null,
+    // The audit row's organization, known here: its writer need not look the agent up again.
+    noteAuditResource({ organizationId: agent.organization_id });
+    try {
+      return await this.audited.transaction(async (trx) => {
+        const calls = this.calls.with(trx);
+        const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+        if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
+          throw new ValidationError('Request body is invalid', [
+            { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
+          ]);
+        const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
+        const row = await calls.insert({
+          ...this.newCall(agent, input, autoDeleteDoneCalls),
+          extracted_data: extracted,
+          experiment_id: assigned?.experiment_id ?? null,
+          variant: assigned?.variant ?? null,
+        });
+        row.employee_name = employeeName;
+        if (input.opt_out && row.phone_number && E164_PATTERN.test(row.phone_number))
+          await this.outbound.optOut?.(trx, agent.organization_id, row.phone_number);
+        await this.events.record(trx, {
+          organization_id: agent.organization_id,
+          agent_id: agent.id,
+          type: 'call.completed',
+          payload: { event: 'call.completed', call: toEventCall(row) },
+        });
+        return { created: true, call: toCall(row) };
       });
-      if (!row) {
-        const stored = await calls.findByCallId(agent, input.call_id);
-        if (!stored) throw new Error('call_id conflict without a stored call');
-        return { created: false, call: toCall(stored) };
-      }
-      row.employee_name = employeeName;
-      if (input.opt_out && row.phone_number && E164_PATTERN.test(row.phone_number))
-        await this.outbound.optOut?.(trx, agent.organization_id, row.phone_number);
-      await this.events.record(trx, {
-        organization_id: agent.organization_id,
-        agent_id: agent.id,
-        type: 'call.completed',
-        payload: { event: 'call.completed', call: toEventCall(row) },
-      });
-      return { created: true, call: toCall(row) };
-    });
+    } catch (error) {
+      if (!isCallKeyConflict(error)) throw error;
+    }
+    // A repeat: its insert ended the transaction (nothing of it is kept; the audit row is written
+    // after it, as for a write without a transaction), and the call it repeats is committed.
+    const stored = await this.calls.findByCallId(agent, input.call_id);
+    if (!stored) throw new Error('call_id conflict without a stored call');
+    return { created: false, call: toCall(stored) };
   }
 
   /** done, note, employee_id, extracted_data (replaced whole). Marking a call done trashes it when the organization auto-deletes done calls. */
