@@ -373,9 +373,16 @@ async function* inBatches<R>(
         .limit(KEY_PAGE);
     });
     for (const group of groupBySize(keys, maxBytes)) {
+      // The group's time span too: the ids alone would be looked for in every monthly partition
+      // (about 50 ms a group of 1,000 over a year's months; `npm run bench -- calls`, export).
+      const [first, last] = [group[0]!.position_at, group[group.length - 1]!.position_at];
       const rows: R[] = await on(async (db) =>
         scope(db)
           .leftJoin('employees as e', 'e.id', 'c.employee_id')
+          .whereRaw(
+            'c.created_at BETWEEN ?::timestamptz AND ?::timestamptz',
+            direction === 'desc' ? [last, first] : [first, last],
+          )
           .whereIn(
             'c.id',
             group.map((key) => key.id),
