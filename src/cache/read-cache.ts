@@ -125,7 +125,8 @@ export class ReadCache<A extends AgentRef> {
   private readonly users = new Map<string, Entry<UserCredential>>();
   private readonly agents = new Map<string, Entry<Readonly<A>>>();
   private agentChars = 0;
-  private generation = 0;
+  /** Bumped on every drop of the whole cache (as CacheRegion.generation for a region). */
+  private readonly drops = { generation: 0 };
   private listener: Query | undefined;
   /** The loop's client, from before it connects until it is closed. */
   private current: pg.Client | undefined;
@@ -246,7 +247,7 @@ export class ReadCache<A extends AgentRef> {
   }
 
   clear(): void {
-    this.generation += 1;
+    this.drops.generation += 1;
     this.keys.clear();
     this.users.clear();
     this.agents.clear();
@@ -287,19 +288,20 @@ export class ReadCache<A extends AgentRef> {
   }
 
   private read<T>(map: Map<string, Entry<T>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    return this.readThrough(map, id, load, () => this.generation);
+    return this.readThrough(map, id, load, this.drops);
   }
 
   /** CacheRegion.read. */
   readRegion<T>(region: CacheRegion<T>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    return this.readThrough(region.entries, id, load, () => region.generation);
+    return this.readThrough(region.entries, id, load, region);
   }
 
   private async readThrough<T>(
     map: Map<string, Entry<T>>,
     id: string,
     load: () => Promise<T | undefined>,
-    generationOf: () => number,
+    /** Whose drops count (the cache's or a region's generation): an object, so a read allocates nothing. */
+    dropped: { readonly generation: number },
   ): Promise<T | undefined> {
     const now = this.clock.now().getTime();
     if (this.listening && this.peers.fresh()) {
@@ -307,10 +309,10 @@ export class ReadCache<A extends AgentRef> {
       if (entry && now - entry.at <= TTL_MS && entry.at <= now) return entry.value;
       map.delete(id);
     }
-    const generation = generationOf();
+    const generation = dropped.generation;
     const value = await load();
     // Only while listening, and only if nothing was dropped while the row was being read.
-    if (value !== undefined && this.listening && generation === generationOf()) {
+    if (value !== undefined && this.listening && generation === dropped.generation) {
       if (map.size >= MAX_ENTRIES) map.clear();
       map.set(id, { value, at: now });
     }
