@@ -6,7 +6,7 @@
  * exactly its seed. The calls scenario runs the same measurement among its `--calls`.
  */
 import type { Knex } from 'knex';
-import { percentile, productEntry, startServer } from './support.js';
+import { percentile, startProduct } from './support.js';
 import { seededCalls, type CallsSeed } from './calls-seed.js';
 
 const PERSON_CALLS = Number(process.env.BENCH_ERASURE_CALLS ?? 1000);
@@ -115,14 +115,7 @@ export async function measureErasure(db: Knex, productUrl: string, seed: CallsSe
 /** The erasure alone, among the calls scenario's seed of `total` calls (`--calls`, 1,000,000 by default). */
 export async function erasure(db: Knex, databaseUrl: string, total?: number): Promise<ErasureResult> {
   const seed = await seededCalls(db, total);
-  const entry = productEntry();
-  const product = await startServer(entry.args, {
-    ...entry.env,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    WORKERS_ENABLED: 'false',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
-  });
+  const product = await startProduct(databaseUrl);
   try {
     return await measureErasure(db, product.url, seed);
   } finally {

@@ -9,7 +9,7 @@
 import type autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { kbSources } from './kb-sources.js';
-import { failures, load, productEntry, startServer, summarize, tenant, type Summary } from './support.js';
+import { failures, load, productEntry, startProduct, startServer, summarize, tenant, type Summary } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_KB_SECONDS ?? 3);
 /** What the API and the database accept for one document's content (characters). */
@@ -79,12 +79,8 @@ export async function kb(db: Knex, databaseUrl: string) {
   await db.raw('VACUUM kb_chunks, kb_documents');
   const t = await tenant(db, 'Bench kb');
   const entry = productEntry();
-  const product = await startServer(entry.args, {
-    ...entry.env,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  const product = await startProduct(databaseUrl, {
     WORKERS_ENABLED: 'true',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
     // The crawl below reads a site served by the bench itself on 127.0.0.1.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   });

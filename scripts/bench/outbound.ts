@@ -12,7 +12,7 @@ import { PERMISSIONS } from '../../src/auth/permissions.js';
 import { OpsRepository } from '../../src/ops/ops.repository.js';
 import { publicHolidayOn } from '../../src/modules/agents/holidays.js';
 import { zonedParts } from '../../src/modules/agents/zoned-time.js';
-import { cpuMs, percentile, productEntry, startServer } from './support.js';
+import { cpuMs, percentile, startProduct } from './support.js';
 
 const RECIPIENTS = Number(process.env.BENCH_OUTBOUND_RECIPIENTS ?? 10_000);
 const FINISHED = Number(process.env.BENCH_OUTBOUND_FINISHED ?? 1_000_000);
@@ -71,15 +71,7 @@ async function backendCpu(db: Knex): Promise<Map<number, number>> {
 
 export async function outbound(db: Knex, databaseUrl: string) {
   const w = await world(db);
-  const entry = productEntry();
-  const product = await startServer(entry.args, {
-    ...entry.env,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    WORKERS_ENABLED: 'false',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
-    OUTBOUND_MAX_CONCURRENT_PER_AGENT: '1000',
-  });
+  const product = await startProduct(databaseUrl, { OUTBOUND_MAX_CONCURRENT_PER_AGENT: '1000' });
   const headers = { 'X-API-Key': w.key, 'Content-Type': 'application/json' };
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${product.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });

@@ -96,6 +96,22 @@ export function productEntry(dir = '.'): { args: string[]; env: Record<string, s
 export type Server = { url: string; pid: number; child: ChildProcess; stop(): Promise<void> };
 
 /**
+ * The product as the benches run it (productEntry: compiled, as `npm run start:prod`) on the bench's
+ * database: log at BENCH_LOG_LEVEL (warn), workers off, a fixed JWT secret; `env` adds or overrides.
+ */
+export function startProduct(databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
+  const entry = productEntry();
+  return startServer(entry.args, {
+    ...entry.env,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WORKERS_ENABLED: 'false',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+    ...env,
+  });
+}
+
+/**
  * Starts a node process (on the runtime of `useRuntime`) serving on a free port and waits until
  * /v1/health answers.
  */

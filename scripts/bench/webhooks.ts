@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
-import { f, pad, percentile, productEntry, startServer, tenant, type Tenant } from './support.js';
+import { f, pad, percentile, productEntry, startProduct, tenant, type Tenant } from './support.js';
 
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60);
@@ -73,14 +73,7 @@ export async function webhooks(db: Knex, databaseUrl: string) {
       await tenant(db, `Bench webhooks ${i}`, { post_call_webhook_url: `http://127.0.0.1:${port}/org/${i}/hook` }),
     );
   const entry = productEntry();
-  const product = await startServer(entry.args, {
-    ...entry.env,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    WORKERS_ENABLED: 'true',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
-  });
+  const product = await startProduct(databaseUrl, { WORKERS_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
   const phases: Phase[] = [];
   try {
     for (const [name, hang, seconds] of [
