@@ -396,6 +396,13 @@ const START_ATTEMPTS_SQL = preparedSql(
    RETURNING id, job_id`,
 );
 
+const ANY_EXPIRED_SQL = preparedSql(
+  'outbound_any_expired',
+  `SELECT 1 AS found FROM outbound_attempts
+    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at <= :now
+    LIMIT 1`,
+);
+
 /**
  * finishOpenAttempt's statement, prepared: a dialer reports every job it got, so this runs once per
  * job (`npm run bench -- outbound`) and is parsed and planned once per connection. The job is
@@ -665,12 +672,8 @@ export class OutboundRepository {
 
   /** Whether an open attempt's lease ran out (read without locking). */
   async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
-    const row = await this.db('outbound_attempts')
-      .whereIn('organization_id', organizationIds)
-      .whereNull('outcome')
-      .where('lease_expires_at', '<=', now)
-      .first(this.db.raw('1 AS found'));
-    return row !== undefined;
+    const { rows } = await runPrepared(this.db, ANY_EXPIRED_SQL, { organizations: organizationIds, now });
+    return rows.length > 0;
   }
 
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
