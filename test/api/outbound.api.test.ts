@@ -361,6 +361,38 @@ describe('dispatch', () => {
     }
   });
 
+  it('answered for a job cancelled while its call ran records the attempt and leaves the job (and the others in progress) as they are', async () => {
+    ctx.clock.set(MONDAY_10);
+    await quiet();
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    const cancelled = await create(agentId, { to_number: ctx.build.phone(), purpose: 'callback' }).expect(201);
+    const running = await create(agentId, { to_number: ctx.build.phone(), purpose: 'callback' }).expect(201);
+    const claimed = (await claim({ max: 5 }).expect(200)).body.data as { job_id: string; attempt_id: string }[];
+    expect(claimed.map((c) => c.job_id).sort()).toEqual([cancelled.body.id, running.body.id].sort());
+    const attemptOf = (jobId: string) => claimed.find((c) => c.job_id === jobId)!.attempt_id;
+    await ctx.http
+      .post(`${base(agentId)}/${cancelled.body.id}/cancel`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+
+    const late = await report(attemptOf(cancelled.body.id), { outcome: 'answered' }).expect(200);
+    expect(late.body.job).toMatchObject({ id: cancelled.body.id, status: 'cancelled' });
+    expect(late.body.attempt).toMatchObject({ outcome: 'answered', lease_expired: false });
+    const other = await ctx.http
+      .get(`${base(agentId)}/${running.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(other.body).toMatchObject({ status: 'in_progress', finished_at: null });
+    expect(await ctx.db('events').where({ agent_id: agentId })).toEqual([]);
+
+    const done = await report(attemptOf(running.body.id), { outcome: 'answered' }).expect(200);
+    expect(done.body.job).toMatchObject({ id: running.body.id, status: 'completed' });
+    const events = await ctx.db('events').where({ agent_id: agentId });
+    expect(events.map((e) => [e.type, e.payload.outbound_call.id])).toEqual([
+      ['outbound_call.completed', running.body.id],
+    ]);
+  });
+
   it('schedules the next attempt after retry_after_minutes inside the window, and fails after max_attempts', async () => {
     ctx.clock.set('2026-11-30T16:30:00Z'); // 17:30 in Berlin
     await quiet();

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
+import { preparedSql, runPrepared } from '../../db/prepared.js';
 import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
 import type { CallingWindow } from './calling-window.js';
 import type { JobStatus, Outcome, Purpose } from './outbound.schemas.js';
@@ -292,6 +293,143 @@ async function newestFirst<Row extends Record<string, unknown>>(
   };
 }
 
+/**
+ * The claim's statements, prepared (parsed and planned once per connection): every dialer polls
+ * with them (`npm run bench -- outbound`). What each does is said at its method.
+ */
+const peekSql = (label: string, organization: string) =>
+  preparedSql(
+    label,
+    `WITH peek AS MATERIALIZED (
+       SELECT j.id, j.agent_id, j.next_attempt_at
+         FROM outbound_jobs j
+         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+        WHERE ${organization} AND j.status = 'scheduled' AND j.next_attempt_at <= :now
+          AND (j.campaign_id IS NULL OR c.status = 'active')
+        ORDER BY j.next_attempt_at, j.id
+        LIMIT :limit
+     ), locked AS MATERIALIZED (
+       SELECT count(pg_advisory_xact_lock(hashtextextended('outbound:' || a.agent_id::text, 0))) AS n
+         FROM (SELECT DISTINCT agent_id FROM peek ORDER BY agent_id) a
+     )
+     SELECT peek.id, peek.agent_id FROM peek, locked ORDER BY peek.next_attempt_at, peek.id`,
+  );
+const PEEK_ONE_SQL = peekSql('outbound_peek_one', 'j.organization_id = :organization::uuid');
+const PEEK_ANY_SQL = peekSql('outbound_peek_any', 'j.organization_id = ANY(:organizations::uuid[])');
+
+/** The columns of a job (JobRow), named: a prepared statement never selects `*`. */
+const JOB_COLUMNS = [
+  'id',
+  'organization_id',
+  'agent_id',
+  'campaign_id',
+  'to_number',
+  'contact_id',
+  'purpose',
+  'status',
+  'window',
+  'respect_opening_hours',
+  'not_before',
+  'not_after',
+  'max_attempts',
+  'retry_after_minutes',
+  'variables',
+  'external_id',
+  'consent',
+  'next_attempt_at',
+  'attempt_count',
+  'failure_reason',
+  'finished_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof JobRow)[];
+
+// From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
+const DUE_JOBS_SQL = preparedSql(
+  'outbound_due_jobs',
+  `WITH running AS (
+     SELECT agent_id, campaign_id, count(*)::int AS n FROM outbound_jobs
+      WHERE agent_id = ANY(:agents::uuid[]) AND status = 'in_progress'
+      GROUP BY agent_id, campaign_id
+   ), per_agent AS (
+     SELECT agent_id, sum(n)::int AS n FROM running GROUP BY agent_id
+   ), per_campaign AS (
+     SELECT campaign_id, sum(n)::int AS n FROM running WHERE campaign_id IS NOT NULL GROUP BY campaign_id
+   )
+   SELECT ${JOB_COLUMNS.map((c) => `j."${c}"`).join(', ')},
+          a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
+          a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
+          a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent,
+          coalesce(pa.n, 0) AS agent_running, coalesce(pc.n, 0) AS campaign_running,
+          EXISTS (SELECT 1 FROM do_not_call d
+                   WHERE d.organization_id = j.organization_id AND d.phone_number = j.to_number) AS listed
+     FROM unnest(:ids::uuid[]) AS p(id)
+     JOIN outbound_jobs j ON j.id = p.id
+     JOIN agents a ON a.id = j.agent_id
+     LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+     LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
+     LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
+    WHERE j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now
+      AND (j.campaign_id IS NULL OR c.status = 'active')
+      AND coalesce(pa.n, 0) < :max
+      AND (j.campaign_id IS NULL OR coalesce(pc.n, 0) < c.max_concurrent)
+    ORDER BY j.next_attempt_at, j.id
+      FOR UPDATE OF j SKIP LOCKED`,
+);
+
+const START_ATTEMPTS_SQL = preparedSql(
+  'outbound_start_attempts',
+  `WITH p AS MATERIALIZED (
+     SELECT job_id, organization_id, to_number, number
+       FROM unnest(:jobs::uuid[], :organizations::uuid[], :numbers::text[], :attempts::int[])
+                     AS p(job_id, organization_id, to_number, number)
+   ), started AS (
+     UPDATE outbound_jobs j SET status = 'in_progress', attempt_count = j.attempt_count + 1, updated_at = :now
+       FROM p WHERE j.id = p.job_id AND j.organization_id = p.organization_id
+   ), touched AS (
+     UPDATE outbound_consents c SET last_call_at = :now, keep_until = greatest(c.keep_until, :keep::timestamptz)
+       FROM (SELECT DISTINCT organization_id, to_number FROM p) n
+      WHERE c.organization_id = n.organization_id AND c.phone_number = n.to_number
+   )
+   INSERT INTO outbound_attempts (organization_id, job_id, number, claimed_at, lease_expires_at)
+   SELECT organization_id, job_id, number, :now, :lease FROM p
+   RETURNING id, job_id`,
+);
+
+const ANY_EXPIRED_SQL = preparedSql(
+  'outbound_any_expired',
+  `SELECT 1 AS found FROM outbound_attempts
+    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at <= :now
+    LIMIT 1`,
+);
+
+/**
+ * finishOpenAttempt's statement, prepared: a dialer reports every job it got, so this runs once per
+ * job (`npm run bench -- outbound`) and is parsed and planned once per connection. The job is
+ * looked up by its key through the attempt's values (InitPlans); `IS NOT DISTINCT FROM` (the same
+ * as `=` for the non-null status) keeps the planner from walking the partial index of the jobs in
+ * progress (outbound_jobs_running) instead, which read every running job for each result.
+ */
+const FINISH_OPEN_ATTEMPT_SQL = preparedSql(
+  'outbound_finish_open_attempt',
+  `WITH a AS (
+     UPDATE outbound_attempts SET outcome = :outcome, call_id = :call, lease_expired = false, finished_at = :finished
+      WHERE id = :id AND organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at > :now
+      RETURNING *
+   ), done AS (
+     UPDATE outbound_jobs j SET status = 'completed', failure_reason = NULL, next_attempt_at = NULL,
+            finished_at = :now, updated_at = :now
+      WHERE j.id = (SELECT job_id FROM a WHERE outcome = 'answered')
+        AND j.organization_id = (SELECT organization_id FROM a)
+        AND j.status IS NOT DISTINCT FROM 'in_progress'
+      RETURNING j.*
+   )
+   SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
+          (SELECT coalesce(jsonb_agg(to_jsonb(o) ORDER BY o.number), '[]'::jsonb) FROM outbound_attempts o
+            WHERE o.organization_id = a.organization_id AND o.job_id = a.job_id AND o.id <> a.id) AS earlier
+     FROM a`,
+);
+
 export class OutboundRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -471,24 +609,11 @@ export class OutboundRepository {
     limit: number,
   ): Promise<{ id: string; agent_id: string }[]> {
     // One organization (the usual key) as an equality: an index scan over `= ANY(array)` yields no order in PostgreSQL 15.
-    const organization =
-      organizationIds.length === 1 ? 'j.organization_id = ?::uuid' : 'j.organization_id = ANY(?::uuid[])';
-    const { rows } = (await this.db.raw(
-      `WITH peek AS MATERIALIZED (
-         SELECT j.id, j.agent_id, j.next_attempt_at
-           FROM outbound_jobs j
-           LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
-          WHERE ${organization} AND j.status = 'scheduled' AND j.next_attempt_at <= ?
-            AND (j.campaign_id IS NULL OR c.status = 'active')
-          ORDER BY j.next_attempt_at, j.id
-          LIMIT ?
-       ), locked AS MATERIALIZED (
-         SELECT count(pg_advisory_xact_lock(hashtextextended('outbound:' || a.agent_id::text, 0))) AS n
-           FROM (SELECT DISTINCT agent_id FROM peek ORDER BY agent_id) a
-       )
-       SELECT peek.id, peek.agent_id FROM peek, locked ORDER BY peek.next_attempt_at, peek.id`,
-      [organizationIds.length === 1 ? organizationIds[0]! : organizationIds, now, limit],
-    )) as { rows: { id: string; agent_id: string }[] };
+    const { rows } = (await (organizationIds.length === 1
+      ? runPrepared(this.db, PEEK_ONE_SQL, { organization: organizationIds[0]!, now, limit })
+      : runPrepared(this.db, PEEK_ANY_SQL, { organizations: organizationIds, now, limit }))) as {
+      rows: { id: string; agent_id: string }[];
+    };
     return rows;
   }
 
@@ -510,37 +635,13 @@ export class OutboundRepository {
     maxPerAgent: number,
   ): Promise<DueJob[]> {
     if (ids.length === 0) return [];
-    // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
-    const { rows } = (await this.db.raw(
-      `WITH running AS (
-         SELECT agent_id, campaign_id, count(*)::int AS n FROM outbound_jobs
-          WHERE agent_id = ANY(?::uuid[]) AND status = 'in_progress'
-          GROUP BY agent_id, campaign_id
-       ), per_agent AS (
-         SELECT agent_id, sum(n)::int AS n FROM running GROUP BY agent_id
-       ), per_campaign AS (
-         SELECT campaign_id, sum(n)::int AS n FROM running WHERE campaign_id IS NOT NULL GROUP BY campaign_id
-       )
-       SELECT j.*, a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
-              a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
-              a.vacation_end AS agent_vacation_end, c.max_concurrent AS campaign_max_concurrent,
-              coalesce(pa.n, 0) AS agent_running, coalesce(pc.n, 0) AS campaign_running,
-              EXISTS (SELECT 1 FROM do_not_call d
-                       WHERE d.organization_id = j.organization_id AND d.phone_number = j.to_number) AS listed
-         FROM unnest(?::uuid[]) AS p(id)
-         JOIN outbound_jobs j ON j.id = p.id
-         JOIN agents a ON a.id = j.agent_id
-         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
-         LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
-         LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
-        WHERE j.organization_id = ANY(?::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= ?
-          AND (j.campaign_id IS NULL OR c.status = 'active')
-          AND coalesce(pa.n, 0) < ?
-          AND (j.campaign_id IS NULL OR coalesce(pc.n, 0) < c.max_concurrent)
-        ORDER BY j.next_attempt_at, j.id
-          FOR UPDATE OF j SKIP LOCKED`,
-      [agentIds, ids, organizationIds, now, maxPerAgent],
-    )) as { rows: DueJob[] };
+    const { rows } = (await runPrepared(this.db, DUE_JOBS_SQL, {
+      agents: agentIds,
+      ids,
+      organizations: organizationIds,
+      now,
+      max: maxPerAgent,
+    })) as { rows: DueJob[] };
     return rows;
   }
 
@@ -557,43 +658,22 @@ export class OutboundRepository {
     keepUntil: Date,
   ): Promise<{ id: string; job_id: string }[]> {
     if (jobs.length === 0) return [];
-    const { rows } = (await this.db.raw(
-      `WITH p AS MATERIALIZED (
-         SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::int[]) AS p(job_id, organization_id, to_number, number)
-       ), started AS (
-         UPDATE outbound_jobs j SET status = 'in_progress', attempt_count = j.attempt_count + 1, updated_at = ?
-           FROM p WHERE j.id = p.job_id AND j.organization_id = p.organization_id
-       ), touched AS (
-         UPDATE outbound_consents c SET last_call_at = ?, keep_until = greatest(c.keep_until, ?::timestamptz)
-           FROM (SELECT DISTINCT organization_id, to_number FROM p) n
-          WHERE c.organization_id = n.organization_id AND c.phone_number = n.to_number
-       )
-       INSERT INTO outbound_attempts (organization_id, job_id, number, claimed_at, lease_expires_at)
-       SELECT organization_id, job_id, number, ?, ? FROM p
-       RETURNING id, job_id`,
-      [
-        jobs.map((j) => j.id),
-        jobs.map((j) => j.organization_id),
-        jobs.map((j) => j.to_number),
-        jobs.map((j) => j.attempt_count + 1),
-        now,
-        now,
-        keepUntil,
-        now,
-        leaseExpiresAt,
-      ],
-    )) as { rows: { id: string; job_id: string }[] };
+    const { rows } = (await runPrepared(this.db, START_ATTEMPTS_SQL, {
+      jobs: jobs.map((j) => j.id),
+      organizations: jobs.map((j) => j.organization_id),
+      numbers: jobs.map((j) => j.to_number),
+      attempts: jobs.map((j) => j.attempt_count + 1),
+      now,
+      keep: keepUntil,
+      lease: leaseExpiresAt,
+    })) as { rows: { id: string; job_id: string }[] };
     return rows;
   }
 
   /** Whether an open attempt's lease ran out (read without locking). */
   async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
-    const row = await this.db('outbound_attempts')
-      .whereIn('organization_id', organizationIds)
-      .whereNull('outcome')
-      .where('lease_expires_at', '<=', now)
-      .first(this.db.raw('1 AS found'));
-    return row !== undefined;
+    const { rows } = await runPrepared(this.db, ANY_EXPIRED_SQL, { organizations: organizationIds, now });
+    return rows.length > 0;
   }
 
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
@@ -639,25 +719,14 @@ export class OutboundRepository {
     changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
     now: Date,
   ): Promise<{ attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] } | undefined> {
-    const { rows } = (await this.db.raw(
-      `WITH a AS (
-         UPDATE outbound_attempts SET outcome = ?, call_id = ?, lease_expired = false, finished_at = ?
-          WHERE id = ? AND organization_id = ANY(?::uuid[]) AND outcome IS NULL AND lease_expires_at > ?
-          RETURNING *
-       ), done AS (
-         UPDATE outbound_jobs j SET status = 'completed', failure_reason = NULL, next_attempt_at = NULL,
-                finished_at = ?, updated_at = ?
-           FROM a
-          WHERE a.outcome = 'answered' AND j.id = a.job_id AND j.organization_id = a.organization_id
-            AND j.status = 'in_progress'
-          RETURNING j.*
-       )
-       SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
-              (SELECT coalesce(jsonb_agg(to_jsonb(o) ORDER BY o.number), '[]'::jsonb) FROM outbound_attempts o
-                WHERE o.organization_id = a.organization_id AND o.job_id = a.job_id AND o.id <> a.id) AS earlier
-         FROM a`,
-      [changes.outcome, changes.call_id, changes.finished_at, id, organizationIds, now, now, now],
-    )) as {
+    const { rows } = (await runPrepared(this.db, FINISH_OPEN_ATTEMPT_SQL, {
+      outcome: changes.outcome,
+      call: changes.call_id,
+      finished: changes.finished_at,
+      id,
+      organizations: organizationIds,
+      now,
+    })) as {
       rows: {
         attempt: Record<string, unknown>;
         completed: Record<string, unknown> | null;
