@@ -44,6 +44,33 @@ const ERASURE = process.env.BENCH_CALLS_ERASURE !== '0';
 const SEED_ONLY = process.env.BENCH_CALLS_SEED_ONLY === '1';
 /** `BENCH_CALLS_ONLY=intake` runs the intake alone (no queries, export or erasure) on the seeded data. */
 const INTAKE_ONLY = process.env.BENCH_CALLS_ONLY === 'intake';
+/** `BENCH_CALLS_ONLY=list` runs the list, search and statistics queries alone (no intake, export or erasure). */
+const LIST_ONLY = process.env.BENCH_CALLS_ONLY === 'list';
+
+/**
+ * CPU so far (user + system, ms) of the product's process and of each PostgreSQL backend on this
+ * database: a query's cost apart from the waiting that a loaded machine adds to its latency.
+ */
+async function cpuNow(db: Knex, pid: number): Promise<{ product: number; backends: Map<number, number> }> {
+  const { rows }: { rows: { pid: number }[] } = await db.raw(
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+  );
+  const backends = new Map<number, number>();
+  for (const row of rows) {
+    const cpu = cpuSplitMs(row.pid);
+    if (cpu) backends.set(row.pid, cpu.user + cpu.system);
+  }
+  const product = cpuSplitMs(pid);
+  return { product: product ? product.user + product.system : 0, backends };
+}
+
+/** CPU between two cpuNow readings in ms (a backend that started between them counts from 0). */
+function cpuSpent(before: Awaited<ReturnType<typeof cpuNow>>, after: Awaited<ReturnType<typeof cpuNow>>) {
+  let postgres = 0;
+  for (const [pid, ms] of after.backends) postgres += ms - (before.backends.get(pid) ?? 0);
+  return { product: after.product - before.product, postgres };
+}
 
 /**
  * Intake at INTAKE_RATE calls/s for INTAKE_SECONDS to the seed's second agent, open model: call i is
@@ -216,6 +243,8 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     ['page 1', 'calls?limit=20', 50],
     ['page 500', 'calls?limit=20&page=500', 50],
     ['page 5,000 (row 100,000)', 'calls?limit=20&page=5000', 50],
+    ['page 25,000 (row 500,000)', 'calls?limit=20&page=25000', 50],
+    ['include_deleted, page 5,000', 'calls?include_deleted=true&limit=20&page=5000', 50],
     ['cursor= (start)', 'calls?limit=20&cursor=', 10],
     [`cursor at row ${deepRow.toLocaleString('en')}`, `calls?limit=20&cursor=${deepCursor}`, 10],
     ['done=true', 'calls?done=true', 50],
@@ -246,6 +275,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
       headers: { 'X-API-Key': i === queries.length - 1 ? small.key : big.key },
       runs: [] as autocannon.Result[],
       total: undefined as number | undefined,
+      cpu: { product: 0, postgres: 0 },
     }));
     const baseRuns: autocannon.Result[] = [];
     for (const t of targets) {
@@ -257,27 +287,52 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     }
     for (let round = 0; round < ROUNDS; round++) {
       baseRuns.push(await load(baseUrl, { connections: CONNECTIONS, duration: SECONDS }));
-      for (const t of targets)
+      for (const t of targets) {
+        const before = await cpuNow(db, product.pid);
         t.runs.push(await load(t.url, { headers: t.headers, connections: CONNECTIONS, duration: SECONDS }));
+        const spent = cpuSpent(before, await cpuNow(db, product.pid));
+        t.cpu.product += spent.product;
+        t.cpu.postgres += spent.postgres;
+      }
     }
     const failed = failures([...baseRuns, ...targets.flatMap((t) => t.runs)]);
     if (failed > 0) throw new Error(`${failed} failed or non-2xx answers`);
     const base = summarize(baseRuns);
-    const rows = targets.map((t) => ({ name: t.name, total: t.total, target_p99_ms: t.target, ...summarize(t.runs) }));
+    const rows = targets.map((t) => {
+      const summary = summarize(t.runs);
+      const per = (ms: number) => Number((ms / Math.max(summary.requests, 1)).toFixed(2));
+      return {
+        name: t.name,
+        total: t.total,
+        target_p99_ms: t.target,
+        ...summary,
+        product_cpu_ms: per(t.cpu.product),
+        postgres_cpu_ms: per(t.cpu.postgres),
+      };
+    });
     process.stdout.write(
       [
         `calls: ${total} calls, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; product runs ${entry.runtime}`,
-        `${'query'.padEnd(26)} ${pad('total', 8)} ${pad('req/s', 7)} ${pad('p50', 5)} ${pad('p99', 5)} ${pad('target', 6)}  p99/baseline`,
+        `${'query'.padEnd(27)} ${pad('total', 8)} ${pad('req/s', 7)} ${pad('p50', 5)} ${pad('p99', 5)} ${pad('target', 6)} ${pad('cpu ms: node', 12)} ${pad('pg', 6)}  p99/baseline`,
         ...rows.map(
-          (r: Summary & { name: string; total?: number; target_p99_ms: number }) =>
-            `${r.name.padEnd(26)} ${pad(r.total ?? '', 8)} ${pad(r.rps, 7)} ${pad(r.p50, 5)} ${pad(r.p99, 5)} ${pad(`<=${r.target_p99_ms}`, 6)}  ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)}x${r.p99 <= r.target_p99_ms ? '' : '  MISSED'}`,
+          (
+            r: Summary & {
+              name: string;
+              total?: number;
+              target_p99_ms: number;
+              product_cpu_ms: number;
+              postgres_cpu_ms: number;
+            },
+          ) =>
+            `${r.name.padEnd(27)} ${pad(r.total ?? '', 8)} ${pad(r.rps, 7)} ${pad(r.p50, 5)} ${pad(r.p99, 5)} ${pad(`<=${r.target_p99_ms}`, 6)} ${pad(r.product_cpu_ms, 12)} ${pad(r.postgres_cpu_ms, 6)}  ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)}x${r.p99 <= r.target_p99_ms ? '' : '  MISSED'}`,
         ),
-        `${'baseline (one PK read)'.padEnd(26)} ${pad('', 8)} ${pad(base.rps, 7)} ${pad(base.p50, 5)} ${pad(base.p99, 5)}`,
+        `${'baseline (one PK read)'.padEnd(27)} ${pad('', 8)} ${pad(base.rps, 7)} ${pad(base.p50, 5)} ${pad(base.p99, 5)}`,
         '',
       ].join('\n'),
     );
     const samples = rss.stop();
     options.rss?.push(...samples);
+    if (LIST_ONLY) return { calls: total, runtime: entry.runtime, baseline: base, queries: rows };
 
     const taken = await measuredIntake(product, other.agentId, big.key);
     const exportTarget = (600 * total) / 10_000_000;

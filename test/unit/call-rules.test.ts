@@ -3,6 +3,7 @@ import {
   containsPattern,
   countPlan,
   intakeOutcome,
+  skipPlan,
   callerNumberOf,
   timeRange,
   trashOnDone,
@@ -104,5 +105,40 @@ describe('countPlan', () => {
   it('counts a range without a whole day in it row by row', () => {
     const range = { from: d('2026-03-01T10:00:00Z'), before: d('2026-03-02T06:00:00Z') };
     expect(countPlan(range)).toEqual({ days: null, edges: [range] });
+  });
+});
+
+describe('skipPlan', () => {
+  const d = (s: string) => new Date(s);
+  it('counts an open range by whole days alone', () => {
+    expect(skipPlan({})).toEqual({ top: null, upperHours: null, days: {}, lowerHours: null, floor: null });
+  });
+
+  it('counts partial hours row by row, whole hours by hour and whole days by day', () => {
+    expect(skipPlan({ from: d('2026-03-01T10:20:00Z'), before: d('2026-03-04T06:30:00Z') })).toEqual({
+      top: { from: d('2026-03-04T06:00:00Z'), before: d('2026-03-04T06:30:00Z') },
+      upperHours: { from: d('2026-03-04T00:00:00Z'), before: d('2026-03-04T06:00:00Z') },
+      days: { from: '2026-03-02', before: '2026-03-04' },
+      lowerHours: { from: d('2026-03-01T11:00:00Z'), before: d('2026-03-02T00:00:00Z') },
+      floor: d('2026-03-01T11:00:00Z'),
+    });
+    expect(skipPlan({ before: d('2026-03-04T00:00:00.001Z') })).toEqual({
+      top: { from: d('2026-03-04T00:00:00Z'), before: d('2026-03-04T00:00:00.001Z') },
+      upperHours: null,
+      days: { before: '2026-03-04' },
+      lowerHours: null,
+      floor: null,
+    });
+  });
+
+  it('counts a range without a whole day by its hours, and one without a whole hour not at all', () => {
+    expect(skipPlan({ from: d('2026-03-01T10:20:00Z'), before: d('2026-03-02T06:30:00Z') })).toEqual({
+      top: { from: d('2026-03-02T06:00:00Z'), before: d('2026-03-02T06:30:00Z') },
+      upperHours: { from: d('2026-03-01T11:00:00Z'), before: d('2026-03-02T06:00:00Z') },
+      days: null,
+      lowerHours: null,
+      floor: d('2026-03-01T11:00:00Z'),
+    });
+    expect(skipPlan({ from: d('2026-03-01T10:20:00Z'), before: d('2026-03-01T11:10:00Z') })).toBeNull();
   });
 });

@@ -11,6 +11,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   hourPlan,
   callerNumberOf,
+  skipPlan,
   timeRange,
   type TimeRange,
 } from './call.rules.js';
@@ -257,6 +258,13 @@ function whereExtracted(query: Knex.QueryBuilder, filter: ExtractedFilter): void
 function sumOf(parts: readonly unknown[]): string {
   return parts.length === 0 ? '0' : parts.map(() => 'coalesce((?), 0)').join(' + ');
 }
+
+/**
+ * From this offset on, a numbered page is found through the call counters (`deepCut`): reading a
+ * year of an agent's day counters costs about what walking this many index entries does (the
+ * calls scenario's pages 251 to 1,001 at 1M calls).
+ */
+export const DEEP_OFFSET = 10_000;
 
 const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
@@ -511,7 +519,7 @@ export class CallRepository {
 
   /**
    * Newest first; trashed calls only with `include_deleted`. A page is picked by number or by
-   * keyset cursor; either way the ids are chosen on the calls indexes alone and only the page's rows
+   * keyset cursor; either way the ids are pageIds on the calls indexes alone and only the page's rows
    * are read in full. The exact total comes from the per-day counters when no text filter applies.
    * Page and total are one statement: the total is a one-row CTE that the page's rows join (an
    * empty page is one row of total alone).
@@ -531,13 +539,24 @@ export class CallRepository {
     const range = timeRange(filters.from, filters.to);
     const matches = filters.search ? this.filtered(agent, filters, range).select('c.id', 'c.created_at') : undefined;
     const ids = (matches ? this.db('matches as c') : this.filtered(agent, filters, range))
-      .select('c.id')
+      .select('c.id', 'c.created_at')
       .orderBy(LIST_ORDER);
+    let cut: Knex.Raw | undefined;
+    let pageIds: Knex.QueryBuilder | Knex.Raw = ids;
     if ('page' in paging) {
       const offset = (paging.page - 1) * paging.limit;
       // Past the end the page is empty: known from the total without walking `offset` index entries.
-      ids.limit(paging.limit).offset(offset);
       if (offset > 0) ids.whereRaw('? < (SELECT total FROM t)', [offset]);
+      cut = offset >= DEEP_OFFSET && !matches ? this.deepCut(agent, filters, range, offset) : undefined;
+      if (cut) {
+        // `(SELECT ... ORDER BY ...) OFFSET n LIMIT m` is one SELECT with that offset and limit.
+        ids.whereRaw('c.created_at < (SELECT at FROM cut)');
+        pageIds = this.db.raw('? OFFSET (SELECT (?::bigint - newer)::bigint FROM cut) LIMIT ?', [
+          ids,
+          offset,
+          paging.limit,
+        ]);
+      } else ids.limit(paging.limit).offset(offset);
     } else {
       if (paging.cursor)
         ids.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
@@ -545,18 +564,20 @@ export class CallRepository {
     }
     // The page's ids once, then their rows by primary key. As `c.id IN (...)` beside the agent's own
     // conditions, the planner could scan all the agent's calls per page id when its estimates are
-    // stale (a newly busy agent before ANALYZE), many times the reads by key.
+    // stale (a newly busy agent before ANALYZE), many times the reads by key. With its created_at
+    // each id is looked up in its month's partition only, not in every month's.
     const pageRows = this.db('page')
-      .join('calls as c', 'c.id', 'page.id')
+      .join('calls as c', (on) => on.on('c.id', 'page.id').andOn('c.created_at', 'page.created_at'))
       .leftJoin('employees as e', 'e.id', 'c.employee_id')
       .where('c.organization_id', agent.organization_id)
       .select(...LIST_ROW_COLUMNS)
       .select(this.db.raw(`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`));
     const query = matches ? this.db.withMaterialized('matches', matches) : this.db.queryBuilder();
     const counted = matches ? this.db.raw('SELECT count(*) AS total FROM matches') : this.total(agent, filters, range);
+    query.with('t', counted);
+    if (cut) query.with('cut', cut);
     const rows: (CallListRow & { position_at: string | null; total: string })[] = await query
-      .with('t', counted)
-      .withMaterialized('page', ids)
+      .withMaterialized('page', pageIds)
       .from('t')
       .leftJoin(pageRows.as('p'), this.db.raw('true'))
       .select('t.total', 'p.*')
@@ -572,6 +593,74 @@ export class CallRepository {
       data: page.map(toCallListItem),
       pagination: cursorPagination(paging, total, more && last ? { at: last.position_at!, id: last.id } : undefined),
     };
+  }
+
+  /**
+   * Where a deep numbered page starts, from the counters, as one row `(at, newer)`: `newer` of the
+   * matching calls are created at or after `at` and no more than `offset`, so the page is the
+   * calls before `at` from position `offset - newer` on. The calls before `at` are then walked
+   * through within one hour (at most the calls of the partial hours at the range's edges) instead
+   * of `offset` entries of every month's index: whole days are summed from call_day_counts, the day
+   * that holds position `offset` from its hours in call_hour_stats. Counters and calls are read in
+   * the list's one statement, so they agree. Undefined when the counters do not split the filters
+   * (phone number, outcomes, search) or the range holds no whole hour: the page is walked to.
+   */
+  private deepCut(agent: AgentRef, filters: ListCallsFilters, range: TimeRange, offset: number): Knex.Raw | undefined {
+    if (filters.phone_number || filters.search || (filters.extracted?.length ?? 0) > 0) return undefined;
+    const plan = skipPlan(range);
+    if (!plan) return undefined;
+    const raw = (sql: string) => this.db.raw(sql);
+    const counters = (table: string) => {
+      const query = this.db(table).where({ agent_id: agent.id, organization_id: agent.organization_id });
+      if (filters.done !== undefined) query.where('done', filters.done);
+      if (!filters.include_deleted) query.where('deleted', false);
+      return query;
+    };
+    // Each part is (up, n, is_day): n matching calls created in [up - its span, up).
+    const hours = (r: TimeRange) => {
+      const query = counters('call_hour_stats')
+        .groupBy('hour')
+        .select(raw(`hour + interval '1 hour' AS up`), raw('sum(calls) AS n'), raw('false AS is_day'));
+      if (r.from) query.where('hour', '>=', r.from);
+      if (r.before) query.where('hour', '<', r.before);
+      return query;
+    };
+    const parts: (Knex.QueryBuilder | Knex.Raw)[] = [];
+    if (plan.top)
+      parts.push(
+        this.db.raw('SELECT ?::timestamptz AS up, (?) AS n, false AS is_day', [
+          plan.top.before,
+          this.filtered(agent, filters, plan.top).count('*'),
+        ]),
+      );
+    if (plan.upperHours) parts.push(hours(plan.upperHours));
+    if (plan.days) {
+      const days = counters('call_day_counts')
+        .groupBy('day')
+        .select(raw(`(day + 1)::timestamp AT TIME ZONE 'UTC' AS up`), raw('sum(calls) AS n'), raw('true AS is_day'));
+      if (plan.days.from) days.where('day', '>=', plan.days.from);
+      if (plan.days.before) days.where('day', '<', plan.days.before);
+      parts.push(days);
+    }
+    if (plan.lowerHours) parts.push(hours(plan.lowerHours));
+    // The hours of the day that `hit` found (24 h: a UTC day, whatever the session's time zone).
+    const dayHours = hours({}).whereRaw(`hit.is_day AND hour >= hit.up - interval '24 hours' AND hour < hit.up`);
+    // Past every counted part: the walk starts at the floor (nothing is left when the range is open below).
+    return this.db.raw(
+      `WITH seg AS (${parts.map(() => '?').join(' UNION ALL ')}),
+            acc AS (SELECT up, n, is_day, sum(n) OVER (ORDER BY up DESC) AS through FROM seg),
+            hit AS (SELECT up, is_day, through - n AS newer FROM acc WHERE through > ? ORDER BY up DESC LIMIT 1)
+       SELECT at, newer FROM (
+         SELECT coalesce(h.up, hit.up) AS at, coalesce(h.newer, hit.newer) AS newer, 0 AS pick
+           FROM hit LEFT JOIN LATERAL (
+             SELECT up, through - n AS newer
+               FROM (SELECT up, n, hit.newer + sum(n) OVER (ORDER BY up DESC) AS through FROM (?) d) x
+              WHERE through > ? ORDER BY up DESC LIMIT 1) h ON true
+         UNION ALL
+         SELECT ?::timestamptz, (SELECT coalesce(sum(n), 0) FROM seg), 1
+       ) c ORDER BY pick LIMIT 1`,
+      [...parts, offset, dayHours, offset, plan.floor ?? '-infinity'],
+    );
   }
 
   /** The agent's calls matching the filters, time range given apart (the count splits it). */

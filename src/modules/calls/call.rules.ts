@@ -94,3 +94,41 @@ export function hourPlan(range: TimeRange): { hours: TimeRange | null; edges: Ti
   if (hi) hours.before = hi;
   return { hours, edges };
 }
+
+/**
+ * The parts a [from, before) range is counted in when a deep numbered page is looked for through
+ * the counters, newest first: the partial hour at the top (`top`, counted row by row), whole hours
+ * above the whole days (`upperHours`), the whole UTC days (`days`, as dates; each is then told
+ * apart by its hours), whole hours below them (`lowerHours`). Calls older than `floor` (the partial
+ * hour at the bottom, or nothing when the range is open below) are only reached by walking. Null
+ * when the range holds no whole hour.
+ */
+export function skipPlan(range: TimeRange): {
+  top: { from: Date; before: Date } | null;
+  upperHours: TimeRange | null;
+  days: { from?: string; before?: string } | null;
+  lowerHours: TimeRange | null;
+  floor: Date | null;
+} | null {
+  const { hours } = hourPlan(range);
+  if (!hours) return null;
+  const dayOf = (d: Date) => d.toISOString().slice(0, 10);
+  const top =
+    range.before && hours.before && hours.before.getTime() < range.before.getTime()
+      ? { from: hours.before, before: range.before }
+      : null;
+  const floor = hours.from ?? null;
+  const lo = hours.from ? new Date(Math.ceil(hours.from.getTime() / DAY_MS) * DAY_MS) : undefined;
+  const hi = hours.before ? new Date(Math.floor(hours.before.getTime() / DAY_MS) * DAY_MS) : undefined;
+  if (lo && hi && lo.getTime() >= hi.getTime()) return { top, upperHours: hours, days: null, lowerHours: null, floor };
+  const days: { from?: string; before?: string } = {};
+  if (lo) days.from = dayOf(lo);
+  if (hi) days.before = dayOf(hi);
+  return {
+    top,
+    upperHours: hi && hours.before && hi.getTime() < hours.before.getTime() ? { from: hi, before: hours.before } : null,
+    days,
+    lowerHours: lo && hours.from && hours.from.getTime() < lo.getTime() ? { from: hours.from, before: lo } : null,
+    floor,
+  };
+}
