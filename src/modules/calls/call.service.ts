@@ -22,6 +22,7 @@ import {
   type CallListItem,
   type CallRepository,
   type CallRow,
+  type NewCall,
 } from './call.repository.js';
 import { redactPii, redactStringOutcomes } from '../../privacy/pii-redaction.js';
 import type { z } from 'zod';
@@ -104,22 +105,34 @@ export class CallService {
             { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
           ]);
         const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
-        const row = await calls.insert({
+        const call: NewCall = {
           ...this.newCall(agent, input, autoDeleteDoneCalls),
           extracted_data: extracted,
           experiment_id: assigned?.experiment_id ?? null,
           variant: assigned?.variant ?? null,
-        });
-        row.employee_name = employeeName;
-        if (input.opt_out && row.phone_number && E164_PATTERN.test(row.phone_number))
-          await this.outbound.optOut?.(trx, agent.organization_id, row.phone_number);
-        await this.events.record(trx, {
+        };
+        // Before the insert: a repeat's insert fails and takes the opt-out back with it.
+        if (input.opt_out && call.phone_number && E164_PATTERN.test(call.phone_number))
+          await this.outbound.optOut?.(trx, agent.organization_id, call.phone_number);
+        // The call, its event and the event's dispatch job in one statement. The event carries the
+        // call as it is stored: every stored value is the one given here (the payload is jsonb, so
+        // the key order of outcomes is the column's either way).
+        const insert = calls.insertStatement(call);
+        const stored: CallRow = {
+          ...call,
+          id: insert.id,
+          is_purged: false,
+          purged_at: null,
+          employee_name: employeeName,
+        };
+        const [row] = await this.events.recordWith<CallRow>(trx, insert, {
           organization_id: agent.organization_id,
           agent_id: agent.id,
           type: 'call.completed',
-          payload: { event: 'call.completed', call: toEventCall(row) },
+          payload: { event: 'call.completed', call: toEventCall(stored) },
         });
-        return { created: true, call: toCall(row) };
+        row!.employee_name = employeeName;
+        return { created: true, call: toCall(row!) };
       });
     } catch (error) {
       if (!isCallKeyConflict(error)) throw error;
