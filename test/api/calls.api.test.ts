@@ -127,6 +127,9 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     expect(again.body).toEqual(first);
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await eventsOf(world.agentId)).toHaveLength(1);
+    // Each request has its audit row: the repeat's, written in its rolled-back transaction, again after it.
+    const audited = await ctx.db('audit_log').where({ agent_id: world.agentId, action: 'agents.calls.create' });
+    expect(audited).toHaveLength(2);
   });
 
   it('keeps exactly one call when the same call_id is reported twice at the same moment', async () => {
