@@ -13,6 +13,7 @@ import { timedExport } from './analytics.js';
 import { END, seededCalls, seedSql } from './calls-seed.js';
 import { measureErasure } from './erasure.js';
 import {
+  cpuMs,
   cpuSplitMs,
   failures,
   load,
@@ -84,16 +85,48 @@ function cpuSpent(before: Awaited<ReturnType<typeof cpuNow>>, after: Awaited<Ret
  * CPU too, and dividing by the 201s alone overstated the cost of a call on a saturated server.
  */
 /** The warm-up (INTAKE_WARMUP_SECONDS), then the measured intake into `agentId`, reported. */
-async function measuredIntake(product: Server, agentId: string, key: string) {
+async function measuredIntake(db: Knex, product: Server, agentId: string, key: string) {
   const url = `${product.url}/v1/agents/${agentId}/calls`;
   const alive = () => product.child.exitCode === null;
-  if (INTAKE_WARMUP_SECONDS > 0) await intake(url, key, product.pid, alive, INTAKE_WARMUP_SECONDS);
-  const taken = await intake(url, key, product.pid, alive);
+  const backends = () => databaseBackendsCpu(db);
+  if (INTAKE_WARMUP_SECONDS > 0) await intake(url, key, product.pid, alive, backends, INTAKE_WARMUP_SECONDS);
+  const taken = await intake(url, key, product.pid, alive, backends);
   reportIntake(taken);
   return taken;
 }
 
-async function intake(url: string, key: string, pid: number, alive: () => boolean, duration = INTAKE_SECONDS) {
+/**
+ * CPU (user + system, ms) used so far by the PostgreSQL backends of the bench's database other than
+ * the bench's own connection, by backend pid: the product's pool and its job queue's connections.
+ */
+async function databaseBackendsCpu(db: Knex): Promise<Map<number, number>> {
+  const { rows } = await db.raw(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows as { pid: number }[]) {
+    const ms = cpuMs(pid);
+    if (ms !== undefined) cpu.set(pid, ms);
+  }
+  return cpu;
+}
+
+/** CPU the backends used between two databaseBackendsCpu readings (a backend started meanwhile counts whole). */
+function backendsDelta(after: Map<number, number>, before: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, used] of after) ms += used - (before.get(pid) ?? 0);
+  return ms;
+}
+
+async function intake(
+  url: string,
+  key: string,
+  pid: number,
+  alive: () => boolean,
+  backends: () => Promise<Map<number, number>>,
+  duration = INTAKE_SECONDS,
+) {
+  const dbBefore = await backends();
   const before = cpuSplitMs(pid) ?? { user: 0, system: 0 };
   const latencies: number[] = [];
   /** Answers other than 201, by status ('none': no answer). */
@@ -139,7 +172,13 @@ async function intake(url: string, key: string, pid: number, alive: () => boolea
   }
   await Promise.all(inFlight);
   const seconds = (performance.now() - started) / 1000;
+  const answers =
+    latencies.length +
+    Object.entries(failed)
+      .filter(([s]) => s !== 'none')
+      .reduce((n, [, k]) => n + k, 0);
   const after = cpuSplitMs(pid) ?? before;
+  const dbAfter = await backends();
   if (dead) throw new Error(`intake: the product exited (${JSON.stringify(failed)})`);
   return {
     offered_per_s: INTAKE_RATE,
@@ -151,14 +190,8 @@ async function intake(url: string, key: string, pid: number, alive: () => boolea
     achieved_per_s: Math.round(latencies.length / seconds),
     p50_ms: Math.round(percentile(latencies, 50)),
     p99_ms: Math.round(percentile(latencies, 99)),
-    ...perAnswer(
-      after,
-      before,
-      latencies.length +
-        Object.entries(failed)
-          .filter(([s]) => s !== 'none')
-          .reduce((n, [, k]) => n + k, 0),
-    ),
+    ...perAnswer(after, before, answers),
+    database_cpu_ms_per_call: Number((backendsDelta(dbAfter, dbBefore) / Math.max(answers, 1)).toFixed(2)),
   };
 }
 
@@ -179,7 +212,8 @@ function reportIntake(taken: Awaited<ReturnType<typeof intake>>): void {
   process.stdout.write(
     `intake: ${taken.calls} calls in ${taken.seconds} s at ${taken.offered_per_s}/s offered, ${taken.achieved_per_s}/s achieved ` +
       `(target ${INTAKE_RATE}; ${taken.held_back} sends waited for one of ${INTAKE_IN_FLIGHT} in flight, ${taken.not_sent} not sent within the minute), p50 ${taken.p50_ms} ms, p99 ${taken.p99_ms} ms (target <= 50), ` +
-      `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per answer (user ${taken.server_user_ms_per_call}, system ${taken.server_system_ms_per_call})` +
+      `not 201: ${refused ? JSON.stringify(taken.failed) : 0}, server CPU ${taken.server_cpu_ms_per_call} ms per answer (user ${taken.server_user_ms_per_call}, system ${taken.server_system_ms_per_call}), ` +
+      `PostgreSQL backends' CPU ${taken.database_cpu_ms_per_call} ms per answer` +
       `${missed(refused === 0 && taken.achieved_per_s >= INTAKE_RATE * 0.99 && taken.p99_ms <= 50)}\n`,
   );
 }
@@ -229,7 +263,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
   const product = await startServer(entry.args, { ...entry.env, ...env });
   if (INTAKE_ONLY) {
     try {
-      const taken = await measuredIntake(product, other.agentId, big.key);
+      const taken = await measuredIntake(db, product, other.agentId, big.key);
       return { calls: total, runtime: entry.runtime, intake: taken };
     } finally {
       await product.stop();
@@ -334,7 +368,7 @@ export async function calls(db: Knex, databaseUrl: string, options: { rss?: numb
     options.rss?.push(...samples);
     if (LIST_ONLY) return { calls: total, runtime: entry.runtime, baseline: base, queries: rows };
 
-    const taken = await measuredIntake(product, other.agentId, big.key);
+    const taken = await measuredIntake(db, product, other.agentId, big.key);
     const exportTarget = (600 * total) / 10_000_000;
     const exported = await timedExport(
       `${product.url}/v1/agents/${big.agentId}/calls/export?format=ndjson`,

@@ -164,6 +164,32 @@ export class JobQueue {
   }
 
   /**
+   * pg-boss's own statement that enqueues `data` in `name` (what `send` runs, with pg-boss's options
+   * and the queue's policy), for a caller that runs it inside a statement of its own, as a
+   * data-modifying CTE; `queuedIn` after running it. Nothing is sent here.
+   */
+  async sendStatement(name: string, data: object): Promise<{ text: string; values: unknown[] }> {
+    // Run as part of another statement, its answer is not seen: a missing queue is checked here.
+    if (!QUEUE_DEFINITIONS.some((q) => q.name === name))
+      throw new Error(`Job not enqueued: queue ${name} is not in QUEUE_DEFINITIONS`);
+    let statement: { text: string; values: unknown[] } | undefined;
+    const capture: PgBoss.Db = {
+      executeSql: async (text, values) => {
+        statement = { text, values: values ?? [] };
+        return { rows: [{ id: 'captured' }] };
+      },
+    };
+    await this.boss.send(name, data, { db: capture });
+    if (!statement) throw new Error(`pg-boss made no statement for a job of ${name}`);
+    return statement;
+  }
+
+  /** After a `sendStatement` statement ran in `trx` (or without a transaction): as after `send`. */
+  queuedIn(name: string, trx?: Knex | Knex.Transaction): void {
+    this.notifyAfter(name, trx);
+  }
+
+  /**
    * Enqueues one job per entry of `data` in one statement (in `trx` when given, to start after
    * `startAfterSeconds` when given); nothing when empty.
    */

@@ -127,6 +127,9 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     expect(again.body).toEqual(first);
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await eventsOf(world.agentId)).toHaveLength(1);
+    // Each request has its audit row: the repeat's, written in its rolled-back transaction, again after it.
+    const audited = await ctx.db('audit_log').where({ agent_id: world.agentId, action: 'agents.calls.create' });
+    expect(audited).toHaveLength(2);
   });
 
   it('keeps exactly one call when the same call_id is reported twice at the same moment', async () => {
@@ -446,6 +449,76 @@ describe('PATCH /v1/agents/{agentId}/calls/{callId}', () => {
     }
     const row = await ctx.db('calls').where({ id: call.id }).first('employee_id', 'note');
     expect(row).toEqual({ employee_id: null, note: null });
+  });
+
+  it('records in call.completed the call exactly as stored and answered, with its dispatch job', async () => {
+    const world = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/agents/${world.agentId}`)
+      .set('X-API-Key', world.key)
+      .send({
+        redact_pii: ['email'],
+        analysis_fields: [
+          { name: 'urgency', type: 'enum', values: ['emergency', 'routine'] },
+          { name: 'units', type: 'number' },
+          { name: 'device', type: 'string' },
+          { name: 'heating_issue', type: 'boolean' },
+        ],
+      })
+      .expect(200);
+    const employee = await ctx.http
+      .post(`/v1/agents/${world.agentId}/employees`)
+      .set('X-API-Key', world.key)
+      .send({ name: 'Jonas Berg' })
+      .expect(201);
+    const employeeId = employee.body.id as string;
+    const answer = await report(world, {
+      customer_name: 'Zoë Ünal <zoe@example.com>',
+      customer_request: 'Mail me at zoe@example.com',
+      phone_number: '030 1234567',
+      duration: 12.345,
+      transcript: [
+        { role: 'agent', text: 'Guten Tag' },
+        { role: 'user', text: 'zoe@example.com, 😀 "quoted"\nline' },
+      ],
+      extracted_data: { units: 0.1, urgency: 'routine', heating_issue: false, device: 'Vaillant, zoe@example.com' },
+      employee_id: employeeId,
+      final_score: 7,
+      audio_file_url: 'https://example.com/a.mp3',
+    });
+    const fetched = await ctx.http
+      .get(`${calls(world.agentId)}/${answer.id}`)
+      .set('X-API-Key', world.key)
+      .expect(200);
+    expect(fetched.body).toEqual(answer);
+    const [event] = await ctx
+      .db('events')
+      .where({ agent_id: world.agentId, type: 'call.completed' })
+      .select('id', 'payload');
+    const { employee_id, note, is_purged, deleted_at, updated_at, audio_file_url, final_score, ...webhookCall } =
+      answer;
+    expect([employee_id, note, is_purged, deleted_at, updated_at, audio_file_url, final_score]).toEqual([
+      employeeId,
+      null,
+      false,
+      null,
+      answer.created_at,
+      'https://example.com/a.mp3',
+      7,
+    ]);
+    expect(event.payload).toEqual({ event: 'call.completed', call: webhookCall });
+    expect(webhookCall.transcript).toContain('[EMAIL]');
+    expect(webhookCall.extracted_data).toEqual({
+      units: 0.1,
+      urgency: 'routine',
+      heating_issue: false,
+      device: 'Vaillant, [EMAIL]',
+    });
+    const jobs = await ctx
+      .db('pgboss.job')
+      .where({ name: 'events.dispatch' })
+      .whereRaw(`data->>'eventId' = ?`, [event.id]);
+    expect(jobs).toHaveLength(1);
   });
 
   it('names the employee in the stored call and in the call.completed event when intake links one', async () => {

@@ -432,16 +432,30 @@ export class CallRepository {
    * per call) and reads the stored call after that transaction ended.
    */
   async insert(call: NewCall): Promise<CallRow> {
-    const [row] = await this.db('calls')
+    const [row] = await this.insertQuery(call, timeId(call.created_at));
+    return row as CallRow;
+  }
+
+  /**
+   * The same insert as a statement (`$n` values) for a caller that runs it as part of its own
+   * (CallService.intake: with the call's event), and the id it gives the call.
+   */
+  insertStatement(call: NewCall): { id: string; text: string; values: unknown[] } {
+    const id = timeId(call.created_at);
+    const { sql, bindings } = this.insertQuery(call, id).toSQL().toNative();
+    return { id, text: sql, values: [...bindings] };
+  }
+
+  private insertQuery(call: NewCall, id: string): Knex.QueryBuilder {
+    return this.db('calls')
       .insert({
         ...call,
         // Carries created_at: a lookup by this id plans only its month (src/db/time-ids.ts).
-        id: timeId(call.created_at),
+        id,
         transcript: call.transcript === null ? null : JSON.stringify(call.transcript),
         extracted_data: JSON.stringify(call.extracted_data),
       })
       .returning(CALL_COLUMNS);
-    return row as CallRow;
   }
 
   /** Calls of the agent with the linked employee's name. */

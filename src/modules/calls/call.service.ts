@@ -22,6 +22,7 @@ import {
   type CallListItem,
   type CallRepository,
   type CallRow,
+  type NewCall,
 } from './call.repository.js';
 import { redactPii, redactStringOutcomes } from '../../privacy/pii-redaction.js';
 import type { z } from 'zod';
@@ -85,9 +86,9 @@ export class CallService {
   /**
    * Intake of a finished call. Idempotent on `call_id`: a repeat returns the stored call
    * (`created: false`) and records nothing. A new call records `call.completed` in the same
-   * transaction, for the webhook worker. Per new call: BEGIN, the organization's setting with the
-   * call's experiment variant, the insert (its triggers count it), the event, its dispatch job, the
-   * audit row, COMMIT (docs/calls.md).
+   * transaction, for the webhook worker. Per new call: BEGIN, the audit row, the organization's
+   * setting with the call's experiment variant, one statement of the insert (its triggers count it),
+   * the event and its dispatch job, COMMIT (docs/calls.md).
    */
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
@@ -96,31 +97,49 @@ export class CallService {
     // The audit row's organization, known here: its writer need not look the agent up again.
     noteAuditResource({ organizationId: agent.organization_id });
     try {
-      return await this.audited.transaction(async (trx) => {
-        const calls = this.calls.with(trx);
-        const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
-        if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
-          throw new ValidationError('Request body is invalid', [
-            { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
-          ]);
-        const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
-        const row = await calls.insert({
-          ...this.newCall(agent, input, autoDeleteDoneCalls),
-          extracted_data: extracted,
-          experiment_id: assigned?.experiment_id ?? null,
-          variant: assigned?.variant ?? null,
-        });
-        row.employee_name = employeeName;
-        if (input.opt_out && row.phone_number && E164_PATTERN.test(row.phone_number))
-          await this.outbound.optOut?.(trx, agent.organization_id, row.phone_number);
-        await this.events.record(trx, {
-          organization_id: agent.organization_id,
-          agent_id: agent.id,
-          type: 'call.completed',
-          payload: { event: 'call.completed', call: toEventCall(row) },
-        });
-        return { created: true, call: toCall(row) };
-      });
+      // The audit row first: the insert's triggers lock the agent's day and hour counter rows, which
+      // every intake of the agent updates, until COMMIT; written after the insert, the row held them
+      // a round trip longer, and concurrent intakes queued behind the lock.
+      return await this.audited.transaction(
+        async (trx) => {
+          const calls = this.calls.with(trx);
+          const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+          if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
+            throw new ValidationError('Request body is invalid', [
+              { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
+            ]);
+          const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
+          const call: NewCall = {
+            ...this.newCall(agent, input, autoDeleteDoneCalls),
+            extracted_data: extracted,
+            experiment_id: assigned?.experiment_id ?? null,
+            variant: assigned?.variant ?? null,
+          };
+          // Before the insert: a repeat's insert fails and takes the opt-out back with it.
+          if (input.opt_out && call.phone_number && E164_PATTERN.test(call.phone_number))
+            await this.outbound.optOut?.(trx, agent.organization_id, call.phone_number);
+          // The call, its event and the event's dispatch job in one statement. The event carries the
+          // call as it is stored: every stored value is the one given here (the payload is jsonb, so
+          // the key order of outcomes is the column's either way).
+          const insert = calls.insertStatement(call);
+          const stored: CallRow = {
+            ...call,
+            id: insert.id,
+            is_purged: false,
+            purged_at: null,
+            employee_name: employeeName,
+          };
+          const [row] = await this.events.recordWith<CallRow>(trx, insert, {
+            organization_id: agent.organization_id,
+            agent_id: agent.id,
+            type: 'call.completed',
+            payload: { event: 'call.completed', call: toEventCall(stored) },
+          });
+          row!.employee_name = employeeName;
+          return { created: true, call: toCall(row!) };
+        },
+        { auditFirst: true },
+      );
     } catch (error) {
       if (!isCallKeyConflict(error)) throw error;
     }
