@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { createClient } from 'redis';
 import type { Config } from '../config.js';
@@ -25,6 +26,9 @@ if m == 1 then redis.call('PEXPIRE', KEYS[1], 120000) end
 h = redis.call('INCR', KEYS[2])
 if h == 1 then redis.call('PEXPIRE', KEYS[2], 7260000) end
 return {1, m, 0}`;
+// Sent by its digest (EVALSHA): the body goes over the wire only when Redis does not know it yet
+// (first use, or after a restart or SCRIPT FLUSH emptied its script cache).
+const CONSUME_SHA = createHash('sha1').update(CONSUME_SCRIPT).digest('hex');
 
 export type RedisStoreTimings = {
   /** Longest a request waits for Redis before it is counted in memory instead. */
@@ -155,10 +159,15 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   private async consumeShared(keyId: string, limits: RateLimits, now: Date): Promise<RateDecision> {
+    const options = {
+      keys: rateLimitKeys(keyId, now),
+      arguments: [String(limits.perMinute), String(limits.perHour)],
+    };
     const [allowed, minuteCount, rejected] = (await this.answerWithin(
-      this.client.eval(CONSUME_SCRIPT, {
-        keys: rateLimitKeys(keyId, now),
-        arguments: [String(limits.perMinute), String(limits.perHour)],
+      this.client.evalSha(CONSUME_SHA, options).catch((error: unknown) => {
+        if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
+          return this.client.eval(CONSUME_SCRIPT, options);
+        throw error;
       }),
     )) as [number, number, number];
     return decision(allowed === 1, rejected === 1 ? 'minute' : rejected === 2 ? 'hour' : null, minuteCount, now);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { createClient } from 'redis';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit-store.js';
 import { RedisRateLimitStore } from '../../src/http/redis-rate-limit-store.js';
 
@@ -54,5 +55,25 @@ describe.each(stores)('%s rate-limit store', (_name, make) => {
     const d = await store.consume(randomUUID(), { perMinute: 1, perHour: 1 }, new Date('2030-01-01T12:00:42Z'));
     expect(d.minuteResetAt.toISOString()).toBe('2030-01-01T12:01:00.000Z');
     expect(d.hourResetAt.toISOString()).toBe('2030-01-01T13:00:00.000Z');
+  });
+});
+
+describe.runIf(process.env.REDIS_URL)('redis rate-limit store script', () => {
+  it('sends its script again when Redis has forgotten it (SCRIPT FLUSH) and keeps counting', async () => {
+    const store = await RedisRateLimitStore.connect(process.env.REDIS_URL!, pino({ level: 'silent' }));
+    const admin = createClient({ url: process.env.REDIS_URL! });
+    await admin.connect();
+    try {
+      const key = randomUUID();
+      const at = new Date('2030-01-01T13:00:00Z');
+      const limits = { perMinute: 5, perHour: 100 };
+      expect((await store.consume(key, limits, at)).minuteCount).toBe(1);
+      await admin.scriptFlush();
+      expect(await store.consume(key, limits, at)).toMatchObject({ allowed: true, minuteCount: 2 });
+      expect(store.health()).toMatchObject({ degraded: false, fallbackRequests: 0 });
+    } finally {
+      await admin.close();
+      await store.close();
+    }
   });
 });
