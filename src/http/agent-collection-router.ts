@@ -1,13 +1,10 @@
 import { Router } from 'express';
 import type { WriteConditions } from '../api/entity-tag.js';
-import { agentIdParams, parse, uuidParams } from '../api/validate.js';
+import { agentIdParams, uuidParams } from '../api/validate.js';
 import type { AuthContext } from '../auth/auth-context.js';
-import { sendResource, writeConditions } from './entity-tag.js';
-import { authOf } from './request.js';
+import { writeConditions } from './entity-tag.js';
+import { routesOf, type CheckedWrite } from './routes.js';
 import { resourceCheck, type ResourceCheck } from './strict-query.js';
-
-/** A write checked against the agent's test cases: the resource and, on a dry run, the cases it fails. */
-type CheckedWrite = { resource: unknown; failingTestCases: readonly string[] };
 
 /** The service of a collection that belongs to an agent, whose creates and updates may be dry runs. */
 export type AgentCollectionService = {
@@ -30,16 +27,10 @@ export type AgentCollectionService = {
  */
 function listRouter(service: Pick<AgentCollectionService, 'list'>, id: string) {
   const router = Router({ mergeParams: true });
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await service.list(authOf(req), agentId, req.query));
-  });
-  const itemParams = uuidParams('agentId', id);
-  const item = (params: unknown) => {
-    const parsed = parse(itemParams, params) as Record<string, string>;
-    return [parsed.agentId!, parsed[id]!] as const;
-  };
-  return { router, item };
+  const route = routesOf(router);
+  route.get('/', agentIdParams).json((auth, { agentId }, req) => service.list(auth, agentId, req.query));
+  const item = uuidParams('agentId', id).transform((p) => [p.agentId!, p[id]!] as const);
+  return { router, route, item };
 }
 
 /**
@@ -48,32 +39,19 @@ function listRouter(service: Pick<AgentCollectionService, 'list'>, id: string) {
  * item with its ETag (`If-Match` on writes, `dry_run` on create and update).
  */
 export function agentCollectionRouter(service: AgentCollectionService, id: string): Router {
-  const { router, item } = listRouter(service, id);
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const { resource, failingTestCases } = await service.create(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, resource, { status: 201, dryRun: conditions.dryRun, failingTestCases });
-  });
-
-  router.get(`/:${id}`, async (req, res) => {
-    const [agentId, itemId] = item(req.params);
-    sendResource(req, res, await service.get(authOf(req), agentId, itemId));
-  });
-
-  router.patch(`/:${id}`, async (req, res) => {
-    const [agentId, itemId] = item(req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const { resource, failingTestCases } = await service.update(authOf(req), agentId, itemId, req.body, conditions);
-    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
-  });
-
-  router.delete(`/:${id}`, async (req, res) => {
-    const [agentId, itemId] = item(req.params);
-    await service.delete(authOf(req), agentId, itemId, writeConditions(req));
-    res.status(204).end();
-  });
+  const { router, route, item } = listRouter(service, id);
+  route
+    .post('/', agentIdParams)
+    .checkedWrite((auth, { agentId }, req, conditions) => service.create(auth, agentId, req.body, conditions), 201);
+  route.get(`/:${id}`, item).resource((auth, [agentId, itemId]) => service.get(auth, agentId, itemId));
+  route
+    .patch(`/:${id}`, item)
+    .checkedWrite((auth, [agentId, itemId], req, conditions) =>
+      service.update(auth, agentId, itemId, req.body, conditions),
+    );
+  route
+    .delete(`/:${id}`, item)
+    .noContent((auth, [agentId, itemId], req) => service.delete(auth, agentId, itemId, writeConditions(req)));
 
   return router;
 }
@@ -96,23 +74,11 @@ export function agentItemsRouter<Action extends string>(
   id: string,
   actions: readonly Action[],
 ): Router {
-  const { router, item } = listRouter(service, id);
-
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.status(201).json(await service.create(authOf(req), agentId, req.body));
-  });
-
-  router.get(`/:${id}`, async (req, res) => {
-    const [agentId, itemId] = item(req.params);
-    res.json(await service.get(authOf(req), agentId, itemId));
-  });
-
+  const { router, route, item } = listRouter(service, id);
+  route.post('/', agentIdParams).json((auth, { agentId }, req) => service.create(auth, agentId, req.body), 201);
+  route.get(`/:${id}`, item).json((auth, [agentId, itemId]) => service.get(auth, agentId, itemId));
   for (const action of actions) {
-    router.post(`/:${id}/${action}`, async (req, res) => {
-      const [agentId, itemId] = item(req.params);
-      res.json(await service[action](authOf(req), agentId, itemId));
-    });
+    route.post(`/:${id}/${action}`, item).json((auth, [agentId, itemId]) => service[action](auth, agentId, itemId));
   }
 
   return router;

@@ -24,7 +24,10 @@ export type OperationGroup = {
   errors: readonly number[];
 };
 
-/** One operation: what a registerPath holds but the group's tags, security and error responses. */
+/**
+ * One operation: what a registerPath holds but the group's tags, security and error responses.
+ * `request.params` is the path's parameters, each a UUID (`pathParams`), unless given.
+ */
 export type Operation = Pick<RouteConfig, 'method' | 'path' | 'operationId' | 'summary' | 'description' | 'request'> & {
   /** A permission, or several (`x-permissions`, see `access`). */
   permission: Parameters<typeof access>[0];
@@ -67,7 +70,7 @@ export function operationGroup(registry: OpenAPIRegistry, group: OperationGroup)
       ...(description === undefined ? {} : { description }),
       ...extensions,
       security,
-      request,
+      request: request?.params || !path.includes('{') ? request : { params: pathParams(path), ...request },
       responses: { ...responses, ...errorResponses(...group.errors, ...errors) },
     });
 }

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Permission } from '../../auth/permissions.js';
-import { AgentIdParams, json, jsonBody } from '../../openapi/common.js';
+import { json, jsonBody } from '../../openapi/common.js';
 import { agentOperations } from '../../openapi/operations.js';
 import { AgentSchema } from '../agents/agent.schemas.js';
 import {
@@ -33,7 +33,6 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
       'documents. No ids of this installation: other agents, employees and documents are named. Credentials (tool ' +
       'headers and query parameters named like one, URLs with a user, password or token) are `{"$secret": name}`. ' +
       '`Accept: application/yaml` answers YAML. The ETag is what `If-Match` of PUT .../bundle takes.',
-    request: { params: AgentIdParams },
     responses: {
       200: {
         description: 'The bundle',
@@ -56,7 +55,7 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
       'lists keyed by name). A field that cannot be stored is a 400 naming it, nothing is dropped. Secret placeholders ' +
       'take their value from `secrets` or keep the stored one. `If-Match` takes the ETag of GET .../bundle; ' +
       '`dry_run=true` answers the changes and stores nothing; require_passing_test_cases applies as to a PATCH.',
-    request: { params: AgentIdParams, body: jsonBody(ApplyBundleBodySchema) },
+    request: { body: jsonBody(ApplyBundleBodySchema) },
     responses: {
       200: json(BundleChangesSchema, 'What changed (or would change, in a dry run)'),
     },
@@ -88,7 +87,7 @@ export function registerBundlePaths(registry: OpenAPIRegistry): void {
     description:
       "The reads in the source, agents:write in the target (`organization_id`, default: the source's). The copy " +
       'takes `name` and `phone_number`; its credentials come along; names it references must exist in the target.',
-    request: { params: AgentIdParams, query: DryRunQuerySchema, body: jsonBody(CloneAgentBodySchema) },
+    request: { query: DryRunQuerySchema, body: jsonBody(CloneAgentBodySchema) },
     responses: {
       201: json(AgentSchema, 'The copy'),
       200: dryRunAnswer,

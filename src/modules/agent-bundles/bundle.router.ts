@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { stringify } from 'yaml';
 import { entityTag } from '../../api/entity-tag.js';
 import { agentIdParams, parse } from '../../api/validate.js';
@@ -9,6 +10,7 @@ import type { BundleService } from './bundle.service.js';
 /** Mounted at /v1/agents: /import, /:agentId/bundle, /:agentId/clone. */
 export function bundleRouter(bundles: BundleService): Router {
   const router = Router();
+  const route = routesOf(router);
 
   router.post('/import', async (req, res) => {
     const conditions = writeConditions(req, { dryRunnable: true });
@@ -31,12 +33,9 @@ export function bundleRouter(bundles: BundleService): Router {
     sendResource(req, res, bundle);
   });
 
-  router.put('/:agentId/bundle', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const { resource, failingTestCases } = await bundles.apply(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
-  });
+  route
+    .put('/:agentId/bundle', agentIdParams)
+    .checkedWrite((auth, { agentId }, req, conditions) => bundles.apply(auth, agentId, req.body, conditions));
 
   router.post('/:agentId/clone', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);

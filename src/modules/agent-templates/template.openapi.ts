@@ -37,7 +37,6 @@ export function registerTemplatePaths(registry: OpenAPIRegistry): void {
     operationId: 'deleteAgentTemplate',
     permission: 'agents:write',
     summary: 'Delete an agent template (agents:write); agents created from it stay',
-    request: { params: z.object({ templateId: z.uuid() }) },
     responses: { 204: noContent },
     errors: [400, 404],
   });

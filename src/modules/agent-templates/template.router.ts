@@ -1,7 +1,6 @@
 import { Router } from 'express';
-import { parse, uuidParams } from '../../api/validate.js';
-import { sendResource } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
+import { routesOf } from '../../http/routes.js';
+import { uuidParams } from '../../api/validate.js';
 import type { TemplateService } from './template.service.js';
 
 const templateParams = uuidParams('templateId');
@@ -9,20 +8,13 @@ const templateParams = uuidParams('templateId');
 /** Mounted at /v1/agent-templates. */
 export function templateRouter(templates: TemplateService): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    res.json(await templates.list(authOf(req)));
-  });
+  route.get('/').json((auth) => templates.list(auth));
 
-  router.post('/', async (req, res) => {
-    sendResource(req, res, await templates.create(authOf(req), req.body), { status: 201 });
-  });
+  route.post('/').resource((auth, _, req) => templates.create(auth, req.body), 201);
 
-  router.delete('/:templateId', async (req, res) => {
-    const { templateId } = parse(templateParams, req.params);
-    await templates.delete(authOf(req), templateId);
-    res.status(204).end();
-  });
+  route.delete('/:templateId', templateParams).noContent((auth, { templateId }) => templates.delete(auth, templateId));
 
   return router;
 }

@@ -1,30 +1,23 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { writeConditions } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../api/validate.js';
+import { agentIdParams } from '../../api/validate.js';
 import type { AgentVersionService } from './agent-version.service.js';
 import { diffParams, versionParams } from './agent-version.schemas.js';
 
 /** Mounted at /agents/:agentId/versions. */
 export function agentVersionRouter(versions: AgentVersionService): Router {
   const router = Router({ mergeParams: true });
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await versions.list(authOf(req), agentId, req.query));
-  });
-  router.get('/:version', async (req, res) => {
-    const { agentId, version } = parse(versionParams, req.params);
-    res.json(await versions.get(authOf(req), agentId, version));
-  });
-  router.get('/:from/diff/:to', async (req, res) => {
-    const { agentId, from, to } = parse(diffParams, req.params);
-    res.json(await versions.diff(authOf(req), agentId, from, to));
-  });
-  router.post('/:version/restore', async (req, res) => {
-    const { agentId, version } = parse(versionParams, req.params);
-    res.status(201).json(await versions.restore(authOf(req), agentId, version, writeConditions(req)));
-  });
+  const route = routesOf(router);
+  route.get('/', agentIdParams).json((auth, { agentId }, req) => versions.list(auth, agentId, req.query));
+  route.get('/:version', versionParams).json((auth, { agentId, version }) => versions.get(auth, agentId, version));
+  route
+    .get('/:from/diff/:to', diffParams)
+    .json((auth, { agentId, from, to }) => versions.diff(auth, agentId, from, to));
+  route
+    .post('/:version/restore', versionParams)
+    .json((auth, { agentId, version }, req) => versions.restore(auth, agentId, version, writeConditions(req)), 201);
   return router;
 }
 

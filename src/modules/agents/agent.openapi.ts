@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AgentIdParams, json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
+import { json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
 import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentFromTemplateSchema } from '../agent-templates/template.schemas.js';
@@ -101,7 +101,6 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     operationId: 'getAgentStatus',
     permission: 'agents:read',
     summary: 'Schedule, public-holiday and routing status now (agents:read)',
-    request: { params: AgentIdParams },
     responses: { 200: json(AgentStatusSchema, 'The status') },
   });
   register({
@@ -112,7 +111,7 @@ export function registerAgentPaths(registry: OpenAPIRegistry): void {
     summary: 'Which greeting would be spoken to a caller, and why (agents:read)',
     description:
       'What the caller may not read is not looked up: without contacts:read `contact` is null and the greeting is chosen as for an unknown caller; without calls:read the calls of today are not counted (`calls_today` null, variants judged with 0 unless the request gives `calls_today`).',
-    request: { params: AgentIdParams, body: jsonBody(GreetingPreviewRequestSchema) },
+    request: { body: jsonBody(GreetingPreviewRequestSchema) },
     responses: { 200: json(GreetingPreviewSchema, 'The chosen greeting') },
   });
 }

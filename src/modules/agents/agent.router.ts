@@ -1,7 +1,8 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../api/validate.js';
+import { agentIdParams } from '../../api/validate.js';
 import type { AgentStatusService } from './agent-status.service.js';
 import type { AuthContext } from '../../auth/auth-context.js';
 import type { Agent } from './agent-reads.js';
@@ -18,10 +19,9 @@ export function agentRouter(
   templates?: AgentFromTemplate,
 ): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    res.json(await agents.list(authOf(req), req.query));
-  });
+  route.get('/').json((auth, _, req) => agents.list(auth, req.query));
 
   router.post('/', async (req, res) => {
     const fromTemplate = templates && typeof req.body === 'object' && req.body !== null && 'template_id' in req.body;
@@ -30,33 +30,21 @@ export function agentRouter(
     sendResource(req, res, await agents.create(authOf(req), req.body), { status: 201 });
   });
 
-  router.get('/:agentId', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    sendResource(req, res, await agents.get(authOf(req), agentId));
-  });
+  route.get('/:agentId', agentIdParams).resource((auth, { agentId }) => agents.get(auth, agentId));
 
-  router.patch('/:agentId', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    const conditions = writeConditions(req, { dryRunnable: true });
-    const { resource, failingTestCases } = await agents.update(authOf(req), agentId, req.body, conditions);
-    sendResource(req, res, resource, { dryRun: conditions.dryRun, failingTestCases });
-  });
+  route
+    .patch('/:agentId', agentIdParams)
+    .checkedWrite((auth, { agentId }, req, conditions) => agents.update(auth, agentId, req.body, conditions));
 
-  router.delete('/:agentId', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    await agents.remove(authOf(req), agentId, writeConditions(req));
-    res.status(204).end();
-  });
+  route
+    .delete('/:agentId', agentIdParams)
+    .noContent((auth, { agentId }, req) => agents.remove(auth, agentId, writeConditions(req)));
 
-  router.get('/:agentId/status', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await statuses.status(authOf(req), agentId));
-  });
+  route.get('/:agentId/status', agentIdParams).json((auth, { agentId }) => statuses.status(auth, agentId));
 
-  router.post('/:agentId/greeting/preview', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await greetings.preview(authOf(req), agentId, req.body));
-  });
+  route
+    .post('/:agentId/greeting/preview', agentIdParams)
+    .json((auth, { agentId }, req) => greetings.preview(auth, agentId, req.body));
 
   return router;
 }

@@ -12,8 +12,6 @@ import {
   UpdateApiKeySchema,
 } from './api-key.schemas.js';
 
-const KeyIdParams = z.object({ keyId: z.uuid() });
-
 export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
   const register = operationGroup(registry, {
     tags: ['API keys'],
@@ -50,7 +48,6 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     operationId: 'getApiKey',
     permission: 'developer_admin',
     summary: 'One key of your developer_admin organizations (never its value)',
-    request: { params: KeyIdParams },
     responses: { 200: json(ApiKeySchema, 'The key') },
     errors: [404],
   });
@@ -61,7 +58,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     permission: 'developer_admin',
     summary:
       'Change name, permissions, agent scope, allowed IPs, limits, active status or expiry; acts on the next request',
-    request: { params: KeyIdParams, body: jsonBody(UpdateApiKeySchema) },
+    request: { body: jsonBody(UpdateApiKeySchema) },
     responses: { 200: json(ApiKeySchema, 'The updated key') },
     errors: [404],
   });
@@ -75,7 +72,7 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
       "The new key has the old one's name, permissions, agent scope, limits and allowed IPs, and its raw value is " +
       'returned once. The old key keeps working for `overlap_seconds` (0: refused at once); both share one ' +
       'rate-limit budget. 409 when the key is inactive, expired or already rotated.',
-    request: { params: KeyIdParams, body: { ...jsonBody(RotateApiKeySchema), required: false } },
+    request: { body: { ...jsonBody(RotateApiKeySchema), required: false } },
     responses: {
       201: json(CreatedApiKeySchema, "The new key with its raw value (ETag: the new key's)"),
       409: { ...errorResponses(409)[409]!, description: 'CONFLICT: the key is inactive, expired or already rotated' },
@@ -88,7 +85,6 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     operationId: 'deleteApiKey',
     permission: 'developer_admin',
     summary: 'Delete a key permanently; refused from the next request on',
-    request: { params: KeyIdParams },
     responses: { 204: noContent },
     errors: [404],
   });

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
@@ -9,24 +10,17 @@ const keyParams = uuidParams('keyId');
 
 export function apiKeyRouter(keys: ApiKeyService): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    res.json(await keys.list(authOf(req), req.query));
-  });
+  route.get('/').json((auth, _, req) => keys.list(auth, req.query));
 
-  router.post('/', async (req, res) => {
-    res.status(201).json(await keys.create(authOf(req), req.body));
-  });
+  route.post('/').json((auth, _, req) => keys.create(auth, req.body), 201);
 
-  router.get('/:keyId', async (req, res) => {
-    const { keyId } = parse(keyParams, req.params);
-    sendResource(req, res, await keys.get(authOf(req), keyId));
-  });
+  route.get('/:keyId', keyParams).resource((auth, { keyId }) => keys.get(auth, keyId));
 
-  router.patch('/:keyId', async (req, res) => {
-    const { keyId } = parse(keyParams, req.params);
-    sendResource(req, res, await keys.update(authOf(req), keyId, req.body, writeConditions(req)));
-  });
+  route
+    .patch('/:keyId', keyParams)
+    .resource((auth, { keyId }, req) => keys.update(auth, keyId, req.body, writeConditions(req)));
 
   router.post('/:keyId/rotate', async (req, res) => {
     const { keyId } = parse(keyParams, req.params);
@@ -36,11 +30,9 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
     sendResource(req, res, created, { status: 201, representation });
   });
 
-  router.delete('/:keyId', async (req, res) => {
-    const { keyId } = parse(keyParams, req.params);
-    await keys.delete(authOf(req), keyId, writeConditions(req));
-    res.status(204).end();
-  });
+  route
+    .delete('/:keyId', keyParams)
+    .noContent((auth, { keyId }, req) => keys.delete(auth, keyId, writeConditions(req)));
 
   return router;
 }

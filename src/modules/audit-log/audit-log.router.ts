@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../api/validate.js';
+import { routesOf } from '../../http/routes.js';
+import { uuidParams } from '../../api/validate.js';
 import type { AuditLogService } from './audit-log.service.js';
 
 const orgIdParams = uuidParams('orgId');
@@ -8,9 +8,7 @@ const orgIdParams = uuidParams('orgId');
 /** Mounted at /organization/:orgId/audit-log. */
 export function auditLogRouter(auditLog: AuditLogService): Router {
   const router = Router({ mergeParams: true });
-  router.get('/', async (req, res) => {
-    const { orgId } = parse(orgIdParams, req.params);
-    res.json(await auditLog.list(authOf(req), orgId, req.query));
-  });
+  const route = routesOf(router);
+  route.get('/', orgIdParams).json((auth, { orgId }, req) => auditLog.list(auth, orgId, req.query));
   return router;
 }

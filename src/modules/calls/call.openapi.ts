@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AgentIdParams, json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
+import { json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
 import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { QUERY_PREFIXES } from '../../http/strict-query.js';
@@ -127,7 +127,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     summary: 'List calls (calls:read), newest first; items without the transcript',
     description: EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentIdParams, query: ListQuery },
+    request: { query: ListQuery },
     responses: { 200: json(CallPageSchema, 'A page of calls') },
   });
   register({
@@ -136,7 +136,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     operationId: 'reportCall',
     permission: 'calls:write',
     summary: 'Report a finished call (calls:write); idempotent on call_id; records call.completed',
-    request: { params: AgentIdParams, body: jsonBody(IntakeCallSchema) },
+    request: { body: jsonBody(IntakeCallSchema) },
     responses: {
       201: json(CallSchema, 'The new call'),
       200: json(CallSchema, 'The call stored earlier under this call_id; nothing recorded again'),
@@ -153,7 +153,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       "the bucket counts add up to totals.count, which equals the list's total for the same filters. " +
       EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentIdParams, query: AgentStatsQuery },
+    request: { query: AgentStatsQuery },
     responses: { 200: json(CallStatsSchema, 'The statistics') },
   });
   register({
@@ -170,7 +170,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
       `an attachment; at most ${EXPORTS_PER_KEY} exports run at once per API key (429 beyond). ` +
       EXTRACTED_FILTERS_DESCRIPTION,
     extensions: { [QUERY_PREFIXES]: EXTRACTED_QUERY_PREFIXES },
-    request: { params: AgentIdParams, query: ExportQuery },
+    request: { query: ExportQuery },
     responses: {
       200: {
         description: 'The calls, newest first',
@@ -193,7 +193,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
     permission: 'calls:read',
     agentScope: 'filtered',
     summary: 'Call statistics of every agent of the organization the caller may read (calls:read)',
-    request: { params: z.object({ orgId: z.uuid() }), query: OrganizationStatsQuery },
+    request: { query: OrganizationStatsQuery },
     responses: { 200: json(CallStatsSchema, 'The statistics') },
   });
   const calls = resourceOperations(register, {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
+import { writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
 import { sendStreamed } from '../../http/streamed-body.js';
 import { parse, uuidParams } from '../../api/validate.js';
@@ -14,17 +15,12 @@ const callParams = uuidParams('agentId', 'callId');
 /** Mounted at /v1/agents/:agentId/calls. */
 export function callRouter(calls: CallService, stats: CallStatsService, exporter: CallExportService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
   // Before '/:callId', which would take "stats" for an id.
-  router.get('/stats', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    res.json(await stats.forAgent(authOf(req), agentId, req.query));
-  });
+  route.get('/stats', agentParams).json((auth, { agentId }, req) => stats.forAgent(auth, agentId, req.query));
 
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    res.json(await calls.list(authOf(req), agentId, req.query));
-  });
+  route.get('/', agentParams).json((auth, { agentId }, req) => calls.list(auth, agentId, req.query));
 
   router.get('/export', async (req, res) => {
     const { agentId } = parse(agentParams, req.params);
@@ -42,15 +38,11 @@ export function callRouter(calls: CallService, stats: CallStatsService, exporter
     res.status(created ? 201 : 200).json(call);
   });
 
-  router.get('/:callId', async (req, res) => {
-    const { agentId, callId } = parse(callParams, req.params);
-    sendResource(req, res, await calls.get(authOf(req), agentId, callId));
-  });
+  route.get('/:callId', callParams).resource((auth, { agentId, callId }) => calls.get(auth, agentId, callId));
 
-  router.patch('/:callId', async (req, res) => {
-    const { agentId, callId } = parse(callParams, req.params);
-    sendResource(req, res, await calls.update(authOf(req), agentId, callId, req.body, writeConditions(req)));
-  });
+  route
+    .patch('/:callId', callParams)
+    .resource((auth, { agentId, callId }, req) => calls.update(auth, agentId, callId, req.body, writeConditions(req)));
 
   return router;
 }
@@ -60,10 +52,8 @@ const orgParams = uuidParams('orgId');
 /** Mounted at /v1/organization/:orgId/calls. */
 export function organizationCallRouter(stats: CallStatsService): Router {
   const router = Router({ mergeParams: true });
-  router.get('/stats', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    res.json(await stats.forOrganization(authOf(req), orgId, req.query));
-  });
+  const route = routesOf(router);
+  route.get('/stats', orgParams).json((auth, { orgId }, req) => stats.forOrganization(auth, orgId, req.query));
   return router;
 }
 

@@ -1,8 +1,8 @@
 import type { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { agentCollectionResources, agentItemsRouter } from '../../http/agent-collection-router.js';
 import type { ResourceCheck } from '../../http/strict-query.js';
-import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../api/validate.js';
+import { uuidParams } from '../../api/validate.js';
 import type { ExperimentService } from './experiment.service.js';
 
 const experimentParams = uuidParams('agentId', 'experimentId');
@@ -10,11 +10,11 @@ const experimentParams = uuidParams('agentId', 'experimentId');
 /** Mounted at /v1/agents/:agentId/experiments. */
 export function experimentRouter(experiments: ExperimentService): Router {
   const router = agentItemsRouter(experiments, 'experimentId', ['start', 'stop']);
+  const route = routesOf(router);
 
-  router.get('/:experimentId/results', async (req, res) => {
-    const { agentId, experimentId } = parse(experimentParams, req.params);
-    res.json(await experiments.results(authOf(req), agentId, experimentId));
-  });
+  route
+    .get('/:experimentId/results', experimentParams)
+    .json((auth, { agentId, experimentId }) => experiments.results(auth, agentId, experimentId));
 
   return router;
 }

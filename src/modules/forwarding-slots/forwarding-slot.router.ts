@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
@@ -10,11 +11,9 @@ const slotParams = uuidParams('agentId', 'slotId');
 /** Mounted at /v1/agents/:agentId/forwarding-slots. */
 export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    sendResource(req, res, await slots.list(authOf(req), agentId));
-  });
+  route.get('/', agentIdParams).resource((auth, { agentId }) => slots.list(auth, agentId));
 
   router.put('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
@@ -27,26 +26,17 @@ export function forwardingSlotRouter(slots: ForwardingSlotService): Router {
     });
   });
 
-  router.post('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    sendResource(req, res, await slots.create(authOf(req), agentId, req.body), { status: 201 });
-  });
+  route.post('/', agentIdParams).resource((auth, { agentId }, req) => slots.create(auth, agentId, req.body), 201);
 
-  router.get('/:slotId', async (req, res) => {
-    const { agentId, slotId } = parse(slotParams, req.params);
-    sendResource(req, res, await slots.get(authOf(req), agentId, slotId));
-  });
+  route.get('/:slotId', slotParams).resource((auth, { agentId, slotId }) => slots.get(auth, agentId, slotId));
 
-  router.patch('/:slotId', async (req, res) => {
-    const { agentId, slotId } = parse(slotParams, req.params);
-    sendResource(req, res, await slots.update(authOf(req), agentId, slotId, req.body, writeConditions(req)));
-  });
+  route
+    .patch('/:slotId', slotParams)
+    .resource((auth, { agentId, slotId }, req) => slots.update(auth, agentId, slotId, req.body, writeConditions(req)));
 
-  router.delete('/:slotId', async (req, res) => {
-    const { agentId, slotId } = parse(slotParams, req.params);
-    await slots.delete(authOf(req), agentId, slotId, writeConditions(req));
-    res.status(204).end();
-  });
+  route
+    .delete('/:slotId', slotParams)
+    .noContent((auth, { agentId, slotId }, req) => slots.delete(auth, agentId, slotId, writeConditions(req)));
 
   return router;
 }

@@ -33,8 +33,6 @@ const ListQuery = PaginationQuerySchema.extend({
 });
 
 const base = '/v1/agents/{agentId}/knowledge-base';
-const DocumentParams = z.object({ agentId: z.uuid(), documentId: z.uuid() });
-
 const UploadSchema = z
   .object({
     file: z.string().openapi({
@@ -155,7 +153,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     operationId: 'listKnowledgeBaseChunks',
     permission: 'kb:read',
     summary: 'List the chunks of a document in order (kb:read)',
-    request: { params: DocumentParams, query: PaginationQuerySchema },
+    request: { query: PaginationQuerySchema },
     responses: { 200: json(paginated(ChunkSchema), 'A page of chunks') },
   });
   agentRoute({
@@ -165,7 +163,7 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     permission: 'kb:write',
     summary:
       'Add chunks the client made itself, 1 to 100 per request, with optional embeddings (stored, never returned) (kb:write). The document becomes ready and the pipeline no longer re-chunks it; 409 for a chunk_index it already has',
-    request: { params: DocumentParams, body: jsonBody(CreateChunksSchema) },
+    request: { body: jsonBody(CreateChunksSchema) },
     responses: { 201: json(CreatedChunksSchema, 'The stored chunks') },
     errors: [409],
   });
@@ -175,7 +173,6 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
     operationId: 'deleteKnowledgeBaseChunks',
     permission: 'kb:write',
     summary: 'Remove all chunks of a document (kb:write); organization documents: 403',
-    request: { params: DocumentParams },
     responses: { 204: noContent },
   });
 

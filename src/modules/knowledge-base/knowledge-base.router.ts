@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
@@ -30,35 +31,30 @@ export type DocumentsService = {
 /** `GET /` (a page) and `POST /` (201) of the owner's documents. */
 export function documentCollectionRoutes(router: Router, owner: 'agentId' | 'orgId', kb: DocumentsService): void {
   const params = uuidParams(owner);
-  router.get('/', async (req, res) => {
-    const ownerId = parse(params, req.params)[owner];
-    res.json(await kb.list(authOf(req), ownerId, req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    const ownerId = parse(params, req.params)[owner];
-    sendResource(req, res, await kb.create(authOf(req), ownerId, req.body), { status: 201 });
-  });
+  const route = routesOf(router);
+  route.get('/', params).json((auth, p, req) => kb.list(auth, p[owner], req.query));
+  route.post('/', params).resource((auth, p, req) => kb.create(auth, p[owner], req.body), 201);
 }
 
 /** `GET`, `PATCH` and `DELETE /:documentId` of one of the owner's documents, with its ETag. */
 export function documentItemRoutes(router: Router, owner: 'agentId' | 'orgId', kb: DocumentsService): void {
   const params = uuidParams(owner, 'documentId');
-  router.get('/:documentId', async (req, res) => {
-    const { [owner]: ownerId, documentId } = parse(params, req.params);
-    sendResource(req, res, await kb.get(authOf(req), ownerId, documentId));
-  });
+  const route = routesOf(router);
+  route
+    .get('/:documentId', params)
+    .resource((auth, { [owner]: ownerId, documentId }) => kb.get(auth, ownerId, documentId));
 
-  router.patch('/:documentId', async (req, res) => {
-    const { [owner]: ownerId, documentId } = parse(params, req.params);
-    sendResource(req, res, await kb.update(authOf(req), ownerId, documentId, req.body, writeConditions(req)));
-  });
+  route
+    .patch('/:documentId', params)
+    .resource((auth, { [owner]: ownerId, documentId }, req) =>
+      kb.update(auth, ownerId, documentId, req.body, writeConditions(req)),
+    );
 
-  router.delete('/:documentId', async (req, res) => {
-    const { [owner]: ownerId, documentId } = parse(params, req.params);
-    await kb.delete(authOf(req), ownerId, documentId, writeConditions(req));
-    res.status(204).end();
-  });
+  route
+    .delete('/:documentId', params)
+    .noContent((auth, { [owner]: ownerId, documentId }, req) =>
+      kb.delete(auth, ownerId, documentId, writeConditions(req)),
+    );
 }
 const documentParams = uuidParams('agentId', 'documentId');
 
@@ -69,6 +65,7 @@ export function knowledgeBaseRouter(
   maxFileBytes: number,
 ): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
   // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
   router.post('/files', async (req, res) => {
@@ -79,10 +76,9 @@ export function knowledgeBaseRouter(
     sendResource(req, res, document, { status: created ? 202 : 200 });
   });
 
-  router.post('/urls', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    sendResource(req, res, await sources.createWebSourceForAgent(authOf(req), agentId, req.body), { status: 202 });
-  });
+  route
+    .post('/urls', agentParams)
+    .resource((auth, { agentId }, req) => sources.createWebSourceForAgent(auth, agentId, req.body), 202);
 
   for (const path of ['/files', '/urls']) {
     router.all(path, (req) => {
@@ -92,10 +88,7 @@ export function knowledgeBaseRouter(
 
   documentCollectionRoutes(router, 'agentId', kb);
 
-  router.post('/search', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    res.json(await kb.search(authOf(req), agentId, req.body));
-  });
+  route.post('/search', agentParams).json((auth, { agentId }, req) => kb.search(auth, agentId, req.body));
 
   // "search" is not a document id: another method on it is 405, not a 400 about documentId.
   router.all('/search', (req) => {
@@ -104,26 +97,23 @@ export function knowledgeBaseRouter(
 
   documentItemRoutes(router, 'agentId', kb);
 
-  router.post('/:documentId/sync', async (req, res) => {
-    const { agentId, documentId } = parse(documentParams, req.params);
-    sendResource(req, res, await sources.syncForAgent(authOf(req), agentId, documentId), { status: 202 });
-  });
+  route
+    .post('/:documentId/sync', documentParams)
+    .resource((auth, { agentId, documentId }) => sources.syncForAgent(auth, agentId, documentId), 202);
 
-  router.get('/:documentId/chunks', async (req, res) => {
-    const { agentId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.listChunks(authOf(req), agentId, documentId, req.query));
-  });
+  route
+    .get('/:documentId/chunks', documentParams)
+    .json((auth, { agentId, documentId }, req) => kb.listChunks(auth, agentId, documentId, req.query));
 
-  router.post('/:documentId/chunks', async (req, res) => {
-    const { agentId, documentId } = parse(documentParams, req.params);
-    res.status(201).json(await kb.createChunks(authOf(req), agentId, documentId, req.body));
-  });
+  route
+    .post('/:documentId/chunks', documentParams)
+    .json((auth, { agentId, documentId }, req) => kb.createChunks(auth, agentId, documentId, req.body), 201);
 
-  router.delete('/:documentId/chunks', async (req, res) => {
-    const { agentId, documentId } = parse(documentParams, req.params);
-    await kb.deleteChunks(authOf(req), agentId, documentId, writeConditions(req));
-    res.status(204).end();
-  });
+  route
+    .delete('/:documentId/chunks', documentParams)
+    .noContent((auth, { agentId, documentId }, req) =>
+      kb.deleteChunks(auth, agentId, documentId, writeConditions(req)),
+    );
 
   return router;
 }

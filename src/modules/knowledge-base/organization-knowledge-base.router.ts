@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { sendResource } from '../../http/entity-tag.js';
 import { authOf } from '../../http/request.js';
@@ -19,6 +20,7 @@ export function organizationKnowledgeBaseRouter(
   maxFileBytes: number,
 ): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
   // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
   router.post('/files', async (req, res) => {
@@ -53,10 +55,9 @@ export function organizationKnowledgeBaseRouter(
   documentCollectionRoutes(router, 'orgId', kb);
   documentItemRoutes(router, 'orgId', kb);
 
-  router.put('/:documentId/grants', async (req, res) => {
-    const { orgId, documentId } = parse(documentParams, req.params);
-    res.json(await kb.replaceGrants(authOf(req), orgId, documentId, req.body));
-  });
+  route
+    .put('/:documentId/grants', documentParams)
+    .json((auth, { orgId, documentId }, req) => kb.replaceGrants(auth, orgId, documentId, req.body));
 
   return router;
 }

@@ -1,19 +1,16 @@
 import { Router } from 'express';
-import { sendResource, writeConditions } from '../../http/entity-tag.js';
-import { authOf } from '../../http/request.js';
+import { routesOf } from '../../http/routes.js';
+import { writeConditions } from '../../http/entity-tag.js';
 import type { MeService } from './me.service.js';
 
 /** Mounted at /v1/me; dashboard token only (me.module.ts). */
 export function meRouter(me: MeService): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    sendResource(req, res, await me.get(authOf(req)));
-  });
+  route.get('/').resource((auth) => me.get(auth));
 
-  router.patch('/', async (req, res) => {
-    sendResource(req, res, await me.update(authOf(req), req.body, writeConditions(req)));
-  });
+  route.patch('/').resource((auth, _, req) => me.update(auth, req.body, writeConditions(req)));
 
   return router;
 }

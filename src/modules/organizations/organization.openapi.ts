@@ -22,7 +22,6 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     operationId: 'getOrganization',
     permission: 'organization:read',
     summary: 'One organization the caller reaches (organization:read)',
-    request: { params: z.object({ orgId: z.uuid() }) },
     responses: {
       200: json(OrganizationSchema, 'The organization'),
     },
@@ -35,7 +34,7 @@ export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
     permission: 'organization:write',
     summary:
       'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored',
-    request: { params: z.object({ orgId: z.uuid() }), body: jsonBody(OrganizationPatchSchema) },
+    request: { body: jsonBody(OrganizationPatchSchema) },
     responses: {
       200: json(OrganizationSchema, 'The updated organization'),
     },

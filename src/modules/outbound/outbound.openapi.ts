@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AgentIdParams, json, jsonBody, noContent, OrgIdParams } from '../../openapi/common.js';
+import { json, jsonBody, noContent } from '../../openapi/common.js';
 import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
@@ -25,9 +25,6 @@ import {
   PreviewSchema,
   ResultSchema,
 } from './outbound.schemas.js';
-
-const JobParams = z.object({ agentId: z.uuid(), outboundCallId: z.uuid() });
-const AttemptParams = z.object({ attemptId: z.uuid() });
 
 function registerCampaignPaths(registry: OpenAPIRegistry): void {
   const register = agentOperations(registry, 'Outbound campaigns');
@@ -93,7 +90,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'listOutboundCalls',
     permission: 'outbound:read',
     summary: 'List outbound call jobs (outbound:read), newest first, cursor paging',
-    request: { params: AgentIdParams, query: ListOutboundCallsQueryDoc },
+    request: { query: ListOutboundCallsQueryDoc },
     responses: { 200: json(OutboundCallPageSchema, 'A page of jobs') },
   });
   register({
@@ -103,7 +100,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:write',
     summary:
       'Create an outbound call job (outbound:write); 200 with the existing job when external_id was sent before, 409 DO_NOT_CALL for a listed number',
-    request: { params: AgentIdParams, body: jsonBody(CreateOutboundCallSchema) },
+    request: { body: jsonBody(CreateOutboundCallSchema) },
     responses: {
       201: json(OutboundCallSchema, 'The new job, with next_attempt_at the first allowed moment'),
       200: json(OutboundCallSchema, 'The job created before with this external_id'),
@@ -117,7 +114,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:read',
     summary:
       'The next 5 allowed periods of a calling window for this agent, with the days skipped and why (outbound:read)',
-    request: { params: AgentIdParams, body: jsonBody(PreviewSchema) },
+    request: { body: jsonBody(PreviewSchema) },
     responses: {
       200: json(PreviewResponseSchema, 'The next allowed moments'),
     },
@@ -128,7 +125,6 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'getOutboundCall',
     permission: 'outbound:read',
     summary: 'Get one outbound call job with its attempts (outbound:read)',
-    request: { params: JobParams },
     responses: { 200: json(OutboundCallSchema, 'The job') },
   });
   register({
@@ -137,7 +133,6 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'cancelOutboundCall',
     permission: 'outbound:write',
     summary: 'Cancel a job not yet final (outbound:write); a final job is answered as it is',
-    request: { params: JobParams },
     responses: { 200: json(OutboundCallSchema, 'The job') },
   });
 
@@ -153,7 +148,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'listDoNotCall',
     permission: 'outbound:read',
     summary: "The organization's do-not-call list (outbound:read), newest first",
-    request: { params: OrgIdParams, query: ListDoNotCallQueryDoc },
+    request: { query: ListDoNotCallQueryDoc },
     responses: { 200: json(DoNotCallPageSchema, 'A page of entries') },
   });
   registerDnc({
@@ -163,7 +158,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:write',
     summary:
       'Add a number to the do-not-call list (outbound:write); its jobs not yet handed out become blocked. 200 when it was listed already',
-    request: { params: OrgIdParams, body: jsonBody(CreateDoNotCallSchema) },
+    request: { body: jsonBody(CreateDoNotCallSchema) },
     responses: {
       201: json(DoNotCallEntrySchema, 'The new entry'),
       200: json(DoNotCallEntrySchema, 'The entry as listed before'),
@@ -175,7 +170,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     operationId: 'removeDoNotCall',
     permission: 'outbound:write',
     summary: 'Remove a number from the do-not-call list (outbound:write)',
-    request: { params: OrgIdParams, query: DeleteDoNotCallQueryDoc },
+    request: { query: DeleteDoNotCallQueryDoc },
     responses: { 204: noContent },
   });
 
@@ -203,7 +198,7 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
     permission: 'outbound:dispatch',
     summary:
       'The result of one attempt (outbound:dispatch): answered completes the job, the others schedule the next attempt or fail it; the same result again is idempotent',
-    request: { params: AttemptParams, body: jsonBody(ResultSchema) },
+    request: { body: jsonBody(ResultSchema) },
     responses: {
       200: json(AttemptResultResponseSchema, 'The attempt and its job'),
     },

@@ -1,4 +1,5 @@
 import express, { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { agentCollectionResources, agentItemsRouter } from '../../http/agent-collection-router.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
 import { BULK_BODY_LIMIT } from '../../http/body.js';
@@ -13,11 +14,9 @@ const orgParams = uuidParams('orgId');
 /** Mounted at /v1/agents/:agentId/outbound-calls. */
 export function outboundCallRouter(outbound: OutboundService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await outbound.list(authOf(req), agentId, req.query));
-  });
+  route.get('/', agentIdParams).json((auth, { agentId }, req) => outbound.list(auth, agentId, req.query));
 
   router.post('/', async (req, res) => {
     const { agentId } = parse(agentIdParams, req.params);
@@ -26,20 +25,15 @@ export function outboundCallRouter(outbound: OutboundService): Router {
   });
 
   // Before '/:outboundCallId', which would take "preview" for an id.
-  router.post('/preview', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await outbound.preview(authOf(req), agentId, req.body));
-  });
+  route.post('/preview', agentIdParams).json((auth, { agentId }, req) => outbound.preview(auth, agentId, req.body));
 
-  router.get('/:outboundCallId', async (req, res) => {
-    const { agentId, outboundCallId } = parse(jobParams, req.params);
-    res.json(await outbound.get(authOf(req), agentId, outboundCallId));
-  });
+  route
+    .get('/:outboundCallId', jobParams)
+    .json((auth, { agentId, outboundCallId }) => outbound.get(auth, agentId, outboundCallId));
 
-  router.post('/:outboundCallId/cancel', async (req, res) => {
-    const { agentId, outboundCallId } = parse(jobParams, req.params);
-    res.json(await outbound.cancel(authOf(req), agentId, outboundCallId));
-  });
+  route
+    .post('/:outboundCallId/cancel', jobParams)
+    .json((auth, { agentId, outboundCallId }) => outbound.cancel(auth, agentId, outboundCallId));
 
   return router;
 }
@@ -47,11 +41,9 @@ export function outboundCallRouter(outbound: OutboundService): Router {
 /** Mounted at /v1/organization/:orgId/do-not-call. */
 export function doNotCallRouter(outbound: OutboundService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    res.json(await outbound.listDoNotCall(authOf(req), orgId, req.query));
-  });
+  route.get('/', orgParams).json((auth, { orgId }, req) => outbound.listDoNotCall(auth, orgId, req.query));
 
   router.post('/', async (req, res) => {
     const { orgId } = parse(orgParams, req.params);
@@ -59,11 +51,7 @@ export function doNotCallRouter(outbound: OutboundService): Router {
     res.status(created ? 201 : 200).json(entry);
   });
 
-  router.delete('/', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    await outbound.removeDoNotCall(authOf(req), orgId, req.query);
-    res.status(204).end();
-  });
+  route.delete('/', orgParams).noContent((auth, { orgId }, req) => outbound.removeDoNotCall(auth, orgId, req.query));
 
   return router;
 }
@@ -71,14 +59,13 @@ export function doNotCallRouter(outbound: OutboundService): Router {
 /** Mounted at /v1/outbound: the dialer's side. */
 export function dispatchRouter(outbound: OutboundService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.post('/claim', async (req, res) => {
-    res.json(await outbound.claim(authOf(req), req.body));
-  });
+  route.post('/claim').json((auth, _, req) => outbound.claim(auth, req.body));
 
-  router.post('/attempts/:attemptId/result', async (req, res) => {
-    res.json(await outbound.result(authOf(req), String(req.params.attemptId), req.body));
-  });
+  route
+    .post('/attempts/:attemptId/result')
+    .json((auth, _, req) => outbound.result(auth, String(req.params.attemptId), req.body));
 
   return router;
 }

@@ -1,15 +1,12 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { json, jsonBody, noContent, paginated } from '../../openapi/common.js';
 import { operationGroup } from '../../openapi/operations.js';
-import { z } from '../../openapi/zod.js';
 import {
   CreatePhoneNumberSchema,
   ListPhoneNumbersQueryDoc,
   PhoneNumberSchema,
   UpdatePhoneNumberSchema,
 } from './phone-number.schemas.js';
-
-const NumberParams = z.object({ numberId: z.uuid() });
 
 export function registerPhoneNumberPaths(registry: OpenAPIRegistry): void {
   const register = operationGroup(registry, {
@@ -50,7 +47,6 @@ export function registerPhoneNumberPaths(registry: OpenAPIRegistry): void {
     operationId: 'getPhoneNumber',
     permission: 'phone_numbers:read',
     summary: 'Get one phone number (phone_numbers:read)',
-    request: { params: NumberParams },
     responses: { 200: json(PhoneNumberSchema, 'The phone number') },
     errors: [404],
   });
@@ -63,7 +59,7 @@ export function registerPhoneNumberPaths(registry: OpenAPIRegistry): void {
     summary: 'Change a phone number (phone_numbers:write): label, provider, SIP credentials, the agent it rings',
     description:
       '409 when the change would leave an agent without a number (its only number released or moved away): assign the agent another number first.',
-    request: { params: NumberParams, body: jsonBody(UpdatePhoneNumberSchema) },
+    request: { body: jsonBody(UpdatePhoneNumberSchema) },
     responses: {
       200: json(PhoneNumberSchema, 'The changed phone number'),
     },
@@ -76,7 +72,6 @@ export function registerPhoneNumberPaths(registry: OpenAPIRegistry): void {
     permission: 'phone_numbers:write',
     agentScope: 'unrestricted',
     summary: "Delete a phone number (phone_numbers:write); 409 while it is an agent's only number",
-    request: { params: NumberParams },
     responses: { 204: noContent },
     errors: [404, 409],
   });

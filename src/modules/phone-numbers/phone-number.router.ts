@@ -1,7 +1,7 @@
 import { Router } from 'express';
+import { routesOf } from '../../http/routes.js';
 import { resourceCheck, type ResourceCheck } from '../../http/strict-query.js';
-import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../api/validate.js';
+import { uuidParams } from '../../api/validate.js';
 import type { PhoneNumberService } from './phone-number.service.js';
 
 const numberParams = uuidParams('numberId');
@@ -9,31 +9,13 @@ const numberParams = uuidParams('numberId');
 /** Mounted at /v1/phone-numbers. */
 export function phoneNumberRouter(numbers: PhoneNumberService): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    res.json(await numbers.list(authOf(req), req.query));
-  });
-
-  router.post('/', async (req, res) => {
-    res.status(201).json(await numbers.create(authOf(req), req.body));
-  });
-
-  router.get('/:numberId', async (req, res) => {
-    const { numberId } = parse(numberParams, req.params);
-    res.json(await numbers.get(authOf(req), numberId));
-  });
-
-  router.patch('/:numberId', async (req, res) => {
-    const { numberId } = parse(numberParams, req.params);
-    res.json(await numbers.update(authOf(req), numberId, req.body));
-  });
-
-  router.delete('/:numberId', async (req, res) => {
-    const { numberId } = parse(numberParams, req.params);
-    await numbers.delete(authOf(req), numberId);
-    res.status(204).end();
-  });
-
+  route.get('/').json((auth, _, req) => numbers.list(auth, req.query));
+  route.post('/').json((auth, _, req) => numbers.create(auth, req.body), 201);
+  route.get('/:numberId', numberParams).json((auth, { numberId }) => numbers.get(auth, numberId));
+  route.patch('/:numberId', numberParams).json((auth, { numberId }, req) => numbers.update(auth, numberId, req.body));
+  route.delete('/:numberId', numberParams).noContent((auth, { numberId }) => numbers.delete(auth, numberId));
   return router;
 }
 

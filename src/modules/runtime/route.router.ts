@@ -1,14 +1,13 @@
 import { Router } from 'express';
-import { authOf } from '../../http/request.js';
+import { routesOf } from '../../http/routes.js';
 import type { RouteService } from './route.service.js';
 
 /** Mounted at /v1/runtime. */
 export function runtimeRouter(routes: RouteService): Router {
   const router = Router();
+  const route = routesOf(router);
 
-  router.post('/route', async (req, res) => {
-    res.json(await routes.route(authOf(req), req.body));
-  });
+  route.post('/route').json((auth, _, req) => routes.route(auth, req.body));
 
   return router;
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../api/validate.js';
+import { routesOf } from '../../http/routes.js';
+import { uuidParams } from '../../api/validate.js';
 import type { WebhookDeliveryService } from './webhook-delivery.service.js';
 
 const agentParams = uuidParams('agentId');
@@ -9,16 +9,13 @@ const deliveryParams = uuidParams('agentId', 'deliveryId');
 /** Mounted at /v1/agents/:agentId/webhook-deliveries. */
 export function webhookDeliveryRouter(deliveries: WebhookDeliveryService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    res.json(await deliveries.list(authOf(req), agentId, req.query));
-  });
+  route.get('/', agentParams).json((auth, { agentId }, req) => deliveries.list(auth, agentId, req.query));
 
-  router.post('/:deliveryId/redeliver', async (req, res) => {
-    const { agentId, deliveryId } = parse(deliveryParams, req.params);
-    res.status(202).json(await deliveries.redeliver(authOf(req), agentId, deliveryId));
-  });
+  route
+    .post('/:deliveryId/redeliver', deliveryParams)
+    .json((auth, { agentId, deliveryId }) => deliveries.redeliver(auth, agentId, deliveryId), 202);
 
   return router;
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { authOf } from '../../http/request.js';
-import { parse, uuidParams } from '../../api/validate.js';
+import { routesOf } from '../../http/routes.js';
+import { uuidParams } from '../../api/validate.js';
 import type { WebhookSecretService } from './webhook-secret.service.js';
 
 const orgParams = uuidParams('orgId');
@@ -8,16 +8,11 @@ const orgParams = uuidParams('orgId');
 /** Mounted at /v1/organization/:orgId/webhook-secret; dashboard token only (webhook.module.ts). */
 export function webhookSecretRouter(secrets: WebhookSecretService): Router {
   const router = Router({ mergeParams: true });
+  const route = routesOf(router);
 
-  router.get('/', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    res.json(await secrets.get(authOf(req), orgId));
-  });
+  route.get('/', orgParams).json((auth, { orgId }) => secrets.get(auth, orgId));
 
-  router.post('/rotate', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    res.json(await secrets.rotate(authOf(req), orgId));
-  });
+  route.post('/rotate', orgParams).json((auth, { orgId }) => secrets.rotate(auth, orgId));
 
   return router;
 }

@@ -1,23 +1,20 @@
 import { Router } from 'express';
-import { authOf } from '../../http/request.js';
-import { agentIdParams, parse } from '../../api/validate.js';
+import { routesOf } from '../../http/routes.js';
+import { agentIdParams } from '../../api/validate.js';
 import type { WebhookTestService } from './webhook-test.service.js';
 
 /** Mounted at /v1/agents/:agentId/webhook. */
 export function agentWebhookTestRouter(tests: WebhookTestService): Router {
   const router = Router({ mergeParams: true });
-  router.post('/test', async (req, res) => {
-    const { agentId } = parse(agentIdParams, req.params);
-    res.json(await tests.testAgent(authOf(req), agentId));
-  });
+  const route = routesOf(router);
+  route.post('/test', agentIdParams).json((auth, { agentId }) => tests.testAgent(auth, agentId));
   return router;
 }
 
 /** Mounted at /v1/me/webhook (dashboard token only: webhook.module.ts). */
 export function meWebhookTestRouter(tests: WebhookTestService): Router {
   const router = Router();
-  router.post('/test', async (req, res) => {
-    res.json(await tests.testMe(authOf(req), req.body));
-  });
+  const route = routesOf(router);
+  route.post('/test').json((auth, _, req) => tests.testMe(auth, req.body));
   return router;
 }

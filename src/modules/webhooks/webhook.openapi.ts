@@ -93,7 +93,6 @@ function registerTestPaths(registry: OpenAPIRegistry): void {
     permission: 'agents:write',
     summary:
       "Send a signed webhook.test event to the agent's post_call_webhook_url now (agents:write) and answer with the outcome",
-    request: { params: z.object({ agentId: z.uuid() }) },
     responses: {
       200: answer,
       409: { ...errorResponses(409)[409]!, description: conflict },

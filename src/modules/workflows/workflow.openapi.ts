@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { AgentIdParams, json, jsonBody } from '../../openapi/common.js';
+import { json, jsonBody } from '../../openapi/common.js';
 import { agentOperations } from '../../openapi/operations.js';
 import { WorkflowPutBodySchema, WorkflowRecordSchema } from './workflow.schemas.js';
 
@@ -11,7 +11,6 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
     operationId: 'getWorkflow',
     permission: 'agents:read',
     summary: "The agent's workflow (agents:read); workflow is null for a single-prompt agent",
-    request: { params: AgentIdParams },
     responses: { 200: json(WorkflowRecordSchema, 'The workflow record') },
   });
   register({
@@ -25,7 +24,7 @@ export function registerWorkflowPaths(registry: OpenAPIRegistry): void {
       'Validated completely (limits, unknown keys, unique step ids, next naming other existing steps, tools naming tools of ' +
       'the agent, a terminal step, every step reachable from the first). Every problem is listed in one 400 with paths ' +
       'relative to the workflow, such as `steps[1].next[0].id`; nothing is written.',
-    request: { params: AgentIdParams, body: jsonBody(WorkflowPutBodySchema) },
+    request: { body: jsonBody(WorkflowPutBodySchema) },
     responses: { 200: json(WorkflowRecordSchema, 'The workflow record') },
     errors: [413],
   });
