@@ -167,14 +167,22 @@ describe('hostile files end failed with their reason, and the worker stays up', 
     ['a scanned PDF (no text)', () => makePdf({ blankPages: 3 }), 'scan.pdf', 'no_text'],
   ];
 
-  it.each(cases)('%s', async (_name, make, filename, reason) => {
-    const data = make();
-    const res = await upload(data, filename).expect(202);
-    const done = await processed(res.body.id);
-    expect(done).toMatchObject({ status: 'failed', failure_reason: reason });
-    expect(done.error_message).toEqual(expect.any(String));
-    expect(await chunksOf(res.body.id)).toEqual([]);
-  });
+  it.each(cases)(
+    '%s',
+    async (_name, make, filename, reason) => {
+      const data = make();
+      const res = await upload(data, filename).expect(202);
+      const done = await processed(res.body.id);
+      expect(done).toMatchObject({ status: 'failed', failure_reason: reason });
+      expect(done.error_message).toEqual(expect.any(String));
+      expect(await chunksOf(res.body.id)).toEqual([]);
+      // Each case builds its hostile file here (a 60 MB zip bomb compresses in about 0.4 s) and is
+      // extracted in a thread of its own whose parsers load cold: 1-4 s alone, over the 20 s default in
+      // a whole suite on a loaded 2-core machine (the honest bomb, the first case, took 20 s there). An
+      // extraction that hangs still fails the case, at 60 s.
+    },
+    60_000,
+  );
 
   it('a truncated DOCX is refused (415) or fails as corrupt', async () => {
     const docx = makeDocx([{ paragraph: 'Hallo Welt' }]);
