@@ -124,3 +124,16 @@ export async function runPrepared(
     return execute(db, { name: currentName(sql, generation), text: sql.text, values }, sql.pipelined);
   }
 }
+
+/**
+ * A statement knex built, run as a prepared statement named after its text (runPrepared): one per
+ * shape of the query, its values bound. For a query whose plan suits every value it is given.
+ */
+export function runPreparedQuery(
+  db: Knex | Knex.Transaction,
+  label: string,
+  query: Knex.QueryBuilder | Knex.Raw,
+): Promise<{ rows: unknown[] }> {
+  const { sql, bindings } = query.toSQL();
+  return runPrepared(db, preparedSql(label, sql), bindings);
+}

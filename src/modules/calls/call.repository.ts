@@ -4,7 +4,14 @@ import type { Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { statementsOn, type Statements } from '../../db/replicas.js';
 import { timeId, whereId } from '../../db/time-ids.js';
-import { cursorPagination, type CursorPage, type CursorParams, type PageParams } from '../../api/pagination.js';
+import { runPreparedQuery } from '../../db/prepared.js';
+import {
+  cursorPagination,
+  MAX_LIMIT,
+  type CursorPage,
+  type CursorParams,
+  type PageParams,
+} from '../../api/pagination.js';
 import {
   containsPattern,
   countPlan,
@@ -173,11 +180,10 @@ export type CallListItem = ReturnType<typeof toCallListItem>;
 
 /** A call's columns and its employee's name: what every read of whole calls selects. */
 const ROW_COLUMNS = [...CALL_COLUMNS.map((column) => `c.${column}`), 'e.name as employee_name'];
+/** The columns of a list's rows. */
+const LIST_COLUMNS = CALL_COLUMNS.filter((column) => !(DETAIL_COLUMNS as readonly string[]).includes(column));
 /** The same for a list's rows. */
-const LIST_ROW_COLUMNS = [
-  ...CALL_COLUMNS.filter((column) => !(DETAIL_COLUMNS as readonly string[]).includes(column)).map((c) => `c.${c}`),
-  'e.name as employee_name',
-];
+const LIST_ROW_COLUMNS = [...LIST_COLUMNS.map((c) => `c.${c}`), 'e.name as employee_name'];
 
 /**
  * The list's filters on a query over `calls as c` (already scoped to an agent or an organization):
@@ -270,6 +276,36 @@ const LIST_ORDER = [
   { column: 'c.created_at', order: 'desc' as const },
   { column: 'c.id', order: 'desc' as const },
 ];
+
+/** What the list statement returns besides the total: a list item's columns and its position. */
+const PAGE_COLUMNS = [...LIST_COLUMNS, 'employee_name', 'position_at'].map((column) => `p.${column}`);
+
+/**
+ * The most ids a page selects, as a constant in the statement: a cursor page's limit and one more.
+ * The page's own limit is applied above it as a value, so each shape is one statement whatever the
+ * limit, and a plan made without the values (planOnce) still expects a page of rows, not a tenth
+ * of the agent's calls (PostgreSQL's guess for an unknown limit, which made it hash a million rows
+ * to find twenty).
+ */
+const PAGE_IDS_AT_MOST = MAX_LIMIT + 1;
+
+/**
+ * Whether a list statement is prepared, so that each connection plans its shape once (PostgreSQL
+ * switches to one generic plan after five runs whose plans cost the same). Planning a statement over
+ * every month's partition and its indexes cost several times its execution for a page. Only filters
+ * whose best plan does not depend on how many calls they match: the agent's calls in list order,
+ * done and trash. A phone number, an outcome or a search can match one call or all of them, and a
+ * time range prunes months when it is planned with its values.
+ */
+function planOnce(filters: ListCallsFilters): boolean {
+  return (
+    !filters.phone_number &&
+    !filters.search &&
+    (filters.extracted?.length ?? 0) === 0 &&
+    filters.from === undefined &&
+    filters.to === undefined
+  );
+}
 
 /**
  * What a call's text columns weigh uncompressed, in bytes: about what its row takes in memory and
@@ -556,7 +592,7 @@ export class CallRepository {
       .select('c.id', 'c.created_at')
       .orderBy(LIST_ORDER);
     let cut: Knex.Raw | undefined;
-    let pageIds: Knex.QueryBuilder | Knex.Raw = ids;
+    let idsAtMost: Knex.QueryBuilder | Knex.Raw = ids;
     if ('page' in paging) {
       const offset = (paging.page - 1) * paging.limit;
       // Past the end the page is empty: known from the total without walking `offset` index entries.
@@ -565,17 +601,26 @@ export class CallRepository {
       if (cut) {
         // `(SELECT ... ORDER BY ...) OFFSET n LIMIT m` is one SELECT with that offset and limit.
         ids.whereRaw('c.created_at < (SELECT at FROM cut)');
-        pageIds = this.db.raw('? OFFSET (SELECT (?::bigint - newer)::bigint FROM cut) LIMIT ?', [
+        idsAtMost = this.db.raw(`? OFFSET (SELECT (?::bigint - newer)::bigint FROM cut) LIMIT ${PAGE_IDS_AT_MOST}`, [
           ids,
           offset,
-          paging.limit,
         ]);
-      } else ids.limit(paging.limit).offset(offset);
+      } else ids.limit(PAGE_IDS_AT_MOST, { skipBinding: true }).offset(offset);
     } else {
+      // The bound on created_at alone lets PostgreSQL leave out the months after the cursor's.
       if (paging.cursor)
-        ids.whereRaw('(c.created_at, c.id) < (?::timestamptz, ?::uuid)', [paging.cursor.at, paging.cursor.id]);
-      ids.limit(paging.limit + 1);
+        ids.whereRaw('c.created_at <= ?::timestamptz AND (c.created_at, c.id) < (?::timestamptz, ?::uuid)', [
+          paging.cursor.at,
+          paging.cursor.at,
+          paging.cursor.id,
+        ]);
+      ids.limit(PAGE_IDS_AT_MOST, { skipBinding: true });
     }
+    // The limit a plan is made for is a constant, the page's own limit a value (see planOnce).
+    const pageIds = this.db.raw('SELECT id, created_at FROM (?) ids ORDER BY created_at DESC, id DESC LIMIT ?', [
+      idsAtMost,
+      'page' in paging ? paging.limit : paging.limit + 1,
+    ]);
     // The page's ids once, then their rows by primary key. As `c.id IN (...)` beside the agent's own
     // conditions, the planner could scan all the agent's calls per page id when its estimates are
     // stale (a newly busy agent before ANALYZE), many times the reads by key. With its created_at
@@ -590,15 +635,19 @@ export class CallRepository {
     const counted = matches ? this.db.raw('SELECT count(*) AS total FROM matches') : this.total(agent, filters, range);
     query.with('t', counted);
     if (cut) query.with('cut', cut);
-    const rows: (CallListRow & { position_at: string | null; total: string })[] = await query
+    query
       .withMaterialized('page', pageIds)
       .from('t')
       .leftJoin(pageRows.as('p'), this.db.raw('true'))
-      .select('t.total', 'p.*')
+      .select('t.total', ...PAGE_COLUMNS)
       .orderBy([
         { column: 'p.created_at', order: 'desc' },
         { column: 'p.id', order: 'desc' },
       ]);
+    type Row = CallListRow & { position_at: string | null; total: string };
+    const rows = (
+      planOnce(filters) ? (await runPreparedQuery(this.db, 'calls_list', query)).rows : await query
+    ) as Row[];
     const total = Number(rows[0]!.total);
     const page = rows.filter((row) => row.id !== null).slice(0, paging.limit);
     const last = page[page.length - 1];
