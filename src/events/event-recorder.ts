@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { emitKnexQuery, queryOnConnection } from '../platform/knex.js';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { runStatementPrepared } from '../db/prepared.js';
 import { oneStatement, type Statement } from '../db/statement.js';
 
 /** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
@@ -94,9 +94,8 @@ export class EventRecorder {
       text: 'INSERT INTO events (id, organization_id, agent_id, type, payload) VALUES ($1, $2, $3, $4, $5)',
       values: [id, event.organization_id, event.agent_id, event.type, JSON.stringify(event.payload)],
     };
-    const { text, values } = oneStatement(change, [row, job, ...others]);
-    emitKnexQuery(db, { method: 'raw', sql: text, bindings: values });
-    const { rows } = await queryOnConnection(db, { text, values: [...values] });
+    // The same text on every call of a caller: prepared, it is parsed and planned once per connection.
+    const { rows } = await runStatementPrepared(db, 'event_with', oneStatement(change, [row, job, ...others]));
     this.queue.queuedIn(EVENT_DISPATCH_QUEUE, db);
     return rows as R[];
   }
