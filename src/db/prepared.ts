@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
 import type { PipelinedReads } from './pipelined-reads.js';
+import type { Statement } from './statement.js';
 
 /**
  * A query with a fixed SQL text, run as a named prepared statement: PostgreSQL parses it once per
@@ -125,15 +126,41 @@ export async function runPrepared(
   }
 }
 
+/** The texts runStatementPrepared has named, with their names (kept while they are few). */
+const namedTexts = new Map<string, PreparedSql>();
+const NAMED_TEXTS_KEPT = 100;
+
 /**
- * A statement knex built, run as a prepared statement named after its text (runPrepared): one per
- * shape of the query, its values bound. For a query whose plan suits every value it is given.
+ * A statement made at run time (a knex insert of a fixed set of columns, `oneStatement` of such) run
+ * as `runPrepared` runs a fixed one: parsed and planned once per connection. Only for a caller whose
+ * statement has the same text on every call, or one of a few texts (each text is prepared on every
+ * connection it runs on), and whose result columns are named (a RETURNING list; `SELECT *` of such
+ * a CTE is named by it).
+ */
+export function runStatementPrepared(
+  db: Knex | Knex.Transaction,
+  label: string,
+  statement: Statement,
+): Promise<{ rows: unknown[] }> {
+  let sql = namedTexts.get(statement.text);
+  if (!sql) {
+    if (namedTexts.size >= NAMED_TEXTS_KEPT) namedTexts.clear();
+    const hash = createHash('sha1').update(statement.text).digest('hex').slice(0, 12);
+    sql = { name: `${label}_${hash}`, text: statement.text, parameters: statement.values.length, pipelined: false };
+    namedTexts.set(statement.text, sql);
+  }
+  return runPrepared(db, sql, statement.values);
+}
+
+/**
+ * A statement knex built, run as `runStatementPrepared` runs one: one prepared statement per shape of
+ * the query, its values bound. For a query whose plan suits every value it is given.
  */
 export function runPreparedQuery(
   db: Knex | Knex.Transaction,
   label: string,
   query: Knex.QueryBuilder | Knex.Raw,
 ): Promise<{ rows: unknown[] }> {
-  const { sql, bindings } = query.toSQL();
-  return runPrepared(db, preparedSql(label, sql), bindings);
+  const { sql, bindings } = query.toSQL().toNative();
+  return runStatementPrepared(db, label, { text: sql, values: bindings as unknown[] });
 }

@@ -99,6 +99,11 @@ function databaseRequests() {
       .set('X-API-Key', w.key)
       .send({ phone_number: `+4930${String(++phoneSequence).padStart(7, '0')}`, customer_name: 'Erika' }),
     http.patch(`/v1/agents/${w.agentId}`).set('X-API-Key', w.key).send({ name: 'During outage' }),
+    // The call intake: a prepared read over the pipelined connections, then one prepared statement.
+    http
+      .post(calls())
+      .set('X-API-Key', w.key)
+      .send({ call_id: `outage-${++phoneSequence}`, duration: 5 }),
     http.get('/v1/api-keys').set('Authorization', `Bearer ${w.token}`),
     http.get('/v1/me').set('Authorization', `Bearer ${w.token}`),
   ];

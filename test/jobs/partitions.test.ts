@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as callKeys from '../../migrations/20261129140100_create_call_keys.js';
 import * as partitionByMonth from '../../migrations/20261129140000_partition_by_month.js';
+import * as mergeInsertTriggers from '../../migrations/20261129190000_merge_calls_insert_triggers.js';
 import { PartitionMaintenance } from '../../src/db/partitions.js';
 import { timeOfId } from '../../src/db/time-ids.js';
 import { CallRepository } from '../../src/modules/calls/call.repository.js';
@@ -83,6 +84,8 @@ describe('monthly partitions', () => {
     expect(before.tables.calls.rows).toBeGreaterThanOrEqual(3000);
     expect(before.tables.webhook_delivery_attempts.rows).toBeGreaterThanOrEqual(3000);
 
+    // Back through the later migration that changed the triggers on calls, then the conversion.
+    await ctx.db.transaction((trx) => mergeInsertTriggers.down(trx));
     await ctx.db.transaction((trx) => callKeys.down(trx));
     await ctx.db.transaction((trx) => partitionByMonth.down(trx));
     expect(Object.values(await kinds())).toEqual(['r', 'r', 'r', 'r', 'r']);
@@ -90,6 +93,7 @@ describe('monthly partitions', () => {
 
     await ctx.db.transaction((trx) => partitionByMonth.up(trx));
     await ctx.db.transaction((trx) => callKeys.up(trx));
+    await ctx.db.transaction((trx) => mergeInsertTriggers.up(trx));
     expect(Object.values(await kinds())).toEqual(['p', 'p', 'p', 'p', 'p']);
     expect(await fingerprint()).toEqual(before);
 

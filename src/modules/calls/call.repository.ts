@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
+import { preparedSql, runPrepared } from '../../db/prepared.js';
 import { statementsOn, type Statements } from '../../db/replicas.js';
 import { timeId, whereId } from '../../db/time-ids.js';
 import { runPreparedQuery } from '../../db/prepared.js';
@@ -449,6 +450,22 @@ export function isCallKeyConflict(error: unknown): boolean {
   return isUniqueViolation(error, CALL_KEY_UNIQUE);
 }
 
+/**
+ * What a new call takes from elsewhere (CallRepository.intakeSettings): two index lookups that every
+ * intake makes, so it goes over the pipelined connections, prepared.
+ */
+const INTAKE_SETTINGS_SQL = preparedSql(
+  'call_intake_settings',
+  `SELECT o.auto_delete_done_calls, v.experiment_id, v.variant
+     FROM organizations o
+     LEFT JOIN (SELECT a.experiment_id, a.variant FROM experiment_assignments a
+                  JOIN experiments x ON x.id = a.experiment_id
+                 WHERE a.organization_id = :org AND a.call_id = :callId AND x.agent_id = :agent
+                 LIMIT 1) v ON true
+    WHERE o.id = :org`,
+  { pipelined: true },
+);
+
 export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -548,17 +565,16 @@ export class CallRepository {
     agent: AgentRef,
     callId: string,
   ): Promise<{ autoDeleteDoneCalls: boolean; assigned: { experiment_id: string; variant: string } | undefined }> {
-    const assigned = this.db('experiment_assignments as a')
-      .join('experiments as x', 'x.id', 'a.experiment_id')
-      .where({ 'a.organization_id': agent.organization_id, 'a.call_id': callId, 'x.agent_id': agent.id })
-      .first('a.experiment_id', 'a.variant');
-    const row = await this.db('organizations as o')
-      .leftJoin(assigned.as('v'), this.db.raw('true'))
-      .where('o.id', agent.organization_id)
-      .first('o.auto_delete_done_calls', 'v.experiment_id', 'v.variant');
+    const { rows } = await runPrepared(this.db, INTAKE_SETTINGS_SQL, {
+      org: agent.organization_id,
+      agent: agent.id,
+      callId,
+    });
+    const row = rows[0] as
+      { auto_delete_done_calls: boolean; experiment_id: string | null; variant: string | null } | undefined;
     return {
       autoDeleteDoneCalls: row?.auto_delete_done_calls === true,
-      assigned: row?.experiment_id ? { experiment_id: row.experiment_id, variant: row.variant } : undefined,
+      assigned: row?.experiment_id ? { experiment_id: row.experiment_id, variant: row.variant! } : undefined,
     };
   }
 
