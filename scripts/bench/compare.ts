@@ -15,12 +15,16 @@
  *   n requests after as many uninstrumented ones of warm-up, one server at a time. The server's timers
  *   (cache heartbeats, pool reaping) run by the wall clock, which callgrind and a busy machine
  *   stretch, so their rate is counted for 15 s without requests and taken out. What remains depends
- *   far less on what else the machine is doing than req/s.
+ *   far less on what else the machine is doing than req/s. The event loop's thread is also counted
+ *   alone: V8's helper threads (concurrent marking and sweeping of major collections, optimising
+ *   compilation) do work whose amount over a few thousand requests depends on how many major
+ *   collections and recompilations happen to fall in them, so two runs of one build can differ by
+ *   a fifth in the whole count; the event loop's count is the steadier one for the chain's own code.
  * BENCH_COMPARE_CACHE=on|off: only the cache-on (or cache-off) target of each checkout, e.g. to locate
  * a cost across several commits in half the time; ratios are then against the reference's same target.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -163,6 +167,7 @@ const run = promisify(execFile);
 async function instructions(targets: Target[]) {
   const perRequest: number[] = [];
   const idleShare: number[] = [];
+  const loopPerRequest: number[] = [];
   for (const t of targets) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-callgrind-'));
     // vgdb names its pipes after HOST and the user; callgrind_control must see the same values.
@@ -178,6 +183,7 @@ async function instructions(targets: Target[]) {
       'valgrind',
       '--tool=callgrind',
       '--instr-atstart=no',
+      '--separate-threads=yes',
       `--vgdb-prefix=${prefix}`,
       `--callgrind-out-file=${path.join(dir, 'callgrind.out')}`,
     ]);
@@ -209,33 +215,50 @@ async function instructions(targets: Target[]) {
         throw new Error(
           `${t.name}: ${measured.non2xx} non-2xx answers, ${measured.errors} errors, ${measured.timeouts} timeouts`,
         );
-      const totals = (n: number) =>
-        Number(/^totals: (\d+)/m.exec(readFileSync(path.join(dir, `callgrind.out.${n}`), 'utf8'))?.[1] ?? NaN);
+      // One file per thread and dump, `callgrind.out.<dump>-<thread>`; thread 01 is the event loop.
+      const files = readdirSync(dir);
+      const totals = (n: number, thread?: string) =>
+        files
+          .filter((name) => name.startsWith(`callgrind.out.${n}-`) && (!thread || name.endsWith(`-${thread}`)))
+          .reduce(
+            (sum, name) => sum + Number(/^totals: (\d+)/m.exec(readFileSync(path.join(dir, name), 'utf8'))?.[1] ?? NaN),
+            0,
+          );
       // Timers run by the wall clock, and a run under callgrind lasts as long as the machine lets it:
       // their share is taken out at the rate measured while idle.
       const idlePerMs = totals(2) / IDLE_MS;
       perRequest.push((totals(1) - idlePerMs * loadedMs) / measured.requests.total);
       idleShare.push((idlePerMs * loadedMs) / totals(1));
+      loopPerRequest.push((totals(1, '01') - (totals(2, '01') / IDLE_MS) * loadedMs) / measured.requests.total);
       process.stdout.write(
         // The uncounted figure too: on a very busy machine the idle rate can overshoot (a share near or
         // above 100 % means the correction, not the requests, decides the result).
-        `${t.name}: ${Math.round(perRequest.at(-1)!)} instructions per request (timers taken out: ${f(100 * idleShare.at(-1)!, 1)} % of the count; ${Math.round(totals(1) / measured.requests.total)} before)\n`,
+        `${t.name}: ${Math.round(perRequest.at(-1)!)} instructions per request (timers taken out: ${f(100 * idleShare.at(-1)!, 1)} % of the count; ${Math.round(totals(1) / measured.requests.total)} before), ${Math.round(loopPerRequest.at(-1)!)} on the event loop\n`,
       );
     } finally {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const ratios = Object.fromEntries(
-    targets
-      .slice(PER_CHECKOUT)
-      .map((t, j) => [t.name, perRequest[j + PER_CHECKOUT]! / perRequest[referenceOf(j + PER_CHECKOUT)]!]),
-  );
+  const ratioOf = (counts: number[]) =>
+    Object.fromEntries(
+      targets
+        .slice(PER_CHECKOUT)
+        .map((t, j) => [t.name, counts[j + PER_CHECKOUT]! / counts[referenceOf(j + PER_CHECKOUT)]!]),
+    );
+  const ratios = ratioOf(perRequest);
+  const loopRatios = ratioOf(loopPerRequest);
   process.stdout.write(
     [
       `compare: machine instructions per request (callgrind), ${INSTRUCTIONS} requests after ${INSTRUCTIONS} of warm-up, 4 connections`,
-      ...targets.map((t, i) => `${t.name.padEnd(34)} ${pad(Math.round(perRequest[i]!), 10)}`),
-      ...Object.entries(ratios).map(([name, r]) => `${name} / reference: ${f(r, 3)}`),
+      `${'server'.padEnd(34)} ${pad('all threads', 12)} ${pad('event loop', 12)}`,
+      ...targets.map(
+        (t, i) =>
+          `${t.name.padEnd(34)} ${pad(Math.round(perRequest[i]!), 12)} ${pad(Math.round(loopPerRequest[i]!), 12)}`,
+      ),
+      ...Object.entries(ratios).map(
+        ([name, r]) => `${name} / reference: ${f(r, 3)} (event loop ${f(loopRatios[name]!, 3)})`,
+      ),
       '',
     ].join('\n'),
   );
@@ -243,8 +266,16 @@ async function instructions(targets: Target[]) {
     measure: 'instructions per request',
     requests: INSTRUCTIONS,
     servers: Object.fromEntries(
-      targets.map((t, i) => [t.name, { instructions_per_request: perRequest[i], timer_share: idleShare[i] }]),
+      targets.map((t, i) => [
+        t.name,
+        {
+          instructions_per_request: perRequest[i],
+          event_loop_instructions_per_request: loopPerRequest[i],
+          timer_share: idleShare[i],
+        },
+      ]),
     ),
     ratios,
+    event_loop_ratios: loopRatios,
   };
 }
