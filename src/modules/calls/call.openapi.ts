@@ -199,7 +199,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   const calls = resourceOperations(register, {
     path: base,
     permission: 'calls',
-    names: { operation: 'Call', noun: 'call' },
+    operation: 'Call',
     schema: CallSchema,
   });
   calls.get({ summary: 'Get one call with its transcript (calls:read)' });
