@@ -101,8 +101,12 @@ export function json<T extends z.ZodType>(schema: T, description: string): Respo
   return { description, content: { 'application/json': { schema } } };
 }
 
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { content: { 'application/json': { schema } }, required: true };
+/** A required JSON body; `media` adds to its media type (`example`, `examples`). */
+export function jsonBody<T extends z.ZodType>(
+  schema: T,
+  media: { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } = {},
+) {
+  return { content: { 'application/json': { schema, ...media } }, required: true };
 }
 
 export const noContent: ResponseConfig = { description: 'No content' };
