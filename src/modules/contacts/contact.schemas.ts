@@ -4,6 +4,7 @@ import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';
 import { cleanTags } from './contact-rules.js';
 import { text } from '../../validation/text.js';
+import { optionalEmailField } from '../../validation/email.js';
 
 /** Optional text: trimmed; an empty string is stored as null. */
 const optionalText = (max: number) =>
@@ -21,12 +22,7 @@ const fields = {
   }),
   mobile_number: optionalPhoneNumberField,
   landline_number: optionalPhoneNumberField,
-  email: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    text({ max: 255, trim: true })
-      .pipe(z.email({ message: 'Must be an email address' }))
-      .nullable(),
-  ),
+  email: optionalEmailField,
   address: optionalText(500),
   company: optionalText(255),
   tags: z

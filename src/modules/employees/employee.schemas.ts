@@ -3,6 +3,7 @@ import { paginationQueryDocShape } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
+import { optionalEmailField } from '../../validation/email.js';
 
 export const EMPLOYEE_STATUSES = [
   'anwesend',
@@ -22,13 +23,7 @@ const date = (description: string) =>
 const fields = {
   name: text({ min: 1, max: 255, trim: true }),
   phone_number: optionalPhoneNumberField,
-  // An empty string means "none", as in a cleared form field.
-  email: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    text({ max: 255, trim: true })
-      .pipe(z.email({ message: 'Must be an email address' }))
-      .nullable(),
-  ),
+  email: optionalEmailField,
   status,
   active: z.boolean(),
   get_mail: z.boolean(),
