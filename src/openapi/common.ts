@@ -148,3 +148,9 @@ export function access(
     return { 'x-permission': permission[0], 'x-permissions': [...permission], 'x-agent-scope': agentScope };
   return { 'x-permission': permission, 'x-agent-scope': agentScope };
 }
+
+/** An optional query parameter, any text, as its description says. */
+export const queryText = (description: string) => z.string().optional().openapi({ description });
+
+/** An optional `true`/`false` query parameter, as its description says. */
+export const queryFlag = (description: string) => z.enum(['true', 'false']).optional().openapi({ description });

@@ -1,5 +1,5 @@
 import { paginationShape } from '../../api/pagination.js';
-import { paginationQueryDocShape } from '../../openapi/common.js';
+import { paginationQueryDocShape, queryText } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';
 import { cleanTags } from './contact-rules.js';
@@ -95,10 +95,7 @@ export const ListContactsQuery = z.object({
 
 export const ListContactsQueryDoc = z.object({
   ...paginationQueryDocShape,
-  phone_number: z
-    .string()
-    .optional()
-    .openapi({ description: 'Matches phone_number, mobile_number or landline_number (normalised like the fields)' }),
+  phone_number: queryText('Matches phone_number, mobile_number or landline_number (normalised like the fields)'),
   tag: z.string().optional().openapi({ description: 'Contacts carrying this tag, compared case-insensitively' }),
   search: z.string().optional().openapi({
     description: 'Case-insensitive substring of the names, company, email, customer_number or one of the numbers',

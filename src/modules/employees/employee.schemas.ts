@@ -1,5 +1,5 @@
 import { paginationShape } from '../../api/pagination.js';
-import { paginationQueryDocShape } from '../../openapi/common.js';
+import { paginationQueryDocShape, queryFlag } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
@@ -91,10 +91,7 @@ export const ListEmployeesQuery = z.object({
 export const ListEmployeesQueryDoc = z.object({
   ...paginationQueryDocShape,
   status: status.optional().openapi({ description: 'Only employees with this status' }),
-  active: z
-    .enum(['true', 'false'])
-    .optional()
-    .openapi({ description: 'Only active (true) or inactive (false) employees' }),
+  active: queryFlag('Only active (true) or inactive (false) employees'),
 });
 
 export const EmployeeSchema = z
