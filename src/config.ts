@@ -21,6 +21,16 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+const MB = 1024 * 1024;
+/** A size in bytes from 1 KiB to `maxMb` MB. */
+const bytes = (maxMb: number, defaultMb: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(maxMb * MB)
+    .default(defaultMb * MB);
+
 /** Express's names for whole ranges: 127.0.0.0/8 and ::1; link-local; private and unique-local. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -183,21 +193,11 @@ const configSchema = z.object({
     )
     .default(() => [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_SECONDS]),
   /** Largest knowledge-base upload in bytes (413 beyond, while it streams in). Default 20 MB. */
-  KB_MAX_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(1024 * 1024 * 1024)
-    .default(20 * 1024 * 1024),
+  KB_MAX_FILE_BYTES: bytes(1024, 20),
   /** Most pages a knowledge-base PDF may have (failed with too_many_pages beyond). */
   KB_MAX_PDF_PAGES: z.coerce.number().int().min(1).max(100_000).default(500),
   /** Largest web page a knowledge-base web source reads, in bytes (a per-page error beyond). */
-  KB_MAX_PAGE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(100 * 1024 * 1024)
-    .default(5 * 1024 * 1024),
+  KB_MAX_PAGE_BYTES: bytes(100, 5),
   /** Whole-request limit of one page fetch of a web source (connect, answer, body). */
   KB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(15_000),
   /** Run background workers (webhooks, knowledge base, retention) in this process. */

@@ -161,7 +161,7 @@ export function buildContainer(deps: AppDeps) {
     auditRecorder,
     idempotency: modules.idempotency.service,
     /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
-    workers: new Workers([new PartitionWorker(queue, partitions, clock), ...built.flatMap((m) => m.workers)]),
+    workers: new Workers([new PartitionWorker(queue, partitions, clock), ...built.flatMap((m) => m.workers ?? [])]),
     /** Where the heavy reads go (src/db/replicas.ts); main.ts starts and stops its health checks. */
     reads,
   };

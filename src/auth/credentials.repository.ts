@@ -43,18 +43,17 @@ export type AgentJsonReader<A extends AgentRef> = {
   fromJson(json: Record<string, unknown>): A;
 };
 
-const KEY_COLUMNS = [
-  'id',
-  'created_by',
+/** What a key allows its bearer: authentication reads these, and the key API shows them. */
+export const KEY_GRANT_COLUMNS = [
   'permissions',
   'allowed_agent_ids',
   'allowed_ips',
   'rate_limit_per_minute',
   'rate_limit_per_hour',
   'is_active',
-  'expires_at',
-  'last_used_at',
 ] as const;
+
+const KEY_COLUMNS = ['id', 'created_by', ...KEY_GRANT_COLUMNS, 'expires_at', 'last_used_at'] as const;
 /** The creator's role per organization (`{orgId: role}`), beside the key's own columns. */
 const CREATOR_ROLES = `coalesce((SELECT json_object_agg(m.organization_id, m.role) FROM memberships m WHERE m.user_id = k.created_by), '{}'::json)`;
 

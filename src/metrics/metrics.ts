@@ -24,26 +24,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  private readonly rateLimitRefusals = new Counter({
-    name: 'rate_limit_refusals_total',
-    help: 'Requests refused with 429 by the per-key rate limit, by the window that was exhausted',
-    labelNames: ['window'] as const,
-    registers: [this.registry],
-  });
+  private readonly rateLimitRefusals = this.counter(
+    'rate_limit_refusals_total',
+    'Requests refused with 429 by the per-key rate limit, by the window that was exhausted',
+    ['window'],
+  );
 
-  private readonly webhookDeliveries = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts by event type and outcome (succeeded or failed)',
-    labelNames: ['event_type', 'outcome'] as const,
-    registers: [this.registry],
-  });
+  private readonly webhookDeliveries = this.counter(
+    'webhook_delivery_attempts_total',
+    'Webhook delivery attempts by event type and outcome (succeeded or failed)',
+    ['event_type', 'outcome'],
+  );
 
-  private readonly webhookTestPings = new Counter({
-    name: 'webhook_test_pings_total',
-    help: 'Webhook test pings (POST .../webhook/test) by outcome: succeeded, http_error, timeout, network or refused',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  private readonly webhookTestPings = this.counter(
+    'webhook_test_pings_total',
+    'Webhook test pings (POST .../webhook/test) by outcome: succeeded, http_error, timeout, network or refused',
+    ['outcome'],
+  );
+
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
 
   constructor(
     db: Db,
@@ -100,24 +101,28 @@ export class Metrics {
         this.set(health().degraded ? 1 : 0);
       },
     });
-    new Counter({
-      name: 'rate_limit_store_degradations_total',
-      help: 'Times this instance lost the shared rate-limit counters (Redis) and fell back to its own',
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(health().degradations);
-      },
-    });
-    new Counter({
-      name: 'rate_limit_store_fallback_requests_total',
-      help: "Requests counted in this instance's memory because the shared rate-limit counters were unreachable",
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(health().fallbackRequests);
-      },
-    });
+    // The store keeps the totals; each scrape copies them.
+    const registers = [this.registry];
+    const total = (name: string, help: string, read: (h: ReturnType<typeof health>) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read(health()));
+        },
+      });
+    total(
+      'rate_limit_store_degradations_total',
+      'Times this instance lost the shared rate-limit counters (Redis) and fell back to its own',
+      (h) => h.degradations,
+    );
+    total(
+      'rate_limit_store_fallback_requests_total',
+      "Requests counted in this instance's memory because the shared rate-limit counters were unreachable",
+      (h) => h.fallbackRequests,
+    );
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

@@ -55,11 +55,12 @@ export type SharedDeps = {
 
 /**
  * What a module's `build<Name>Module(deps)` returns: its routes and their OpenAPI registration
- * (`module`; left out by a module without routes), the background workers main.ts starts (tests
- * drive the same objects), and, beside them, whatever it exports to other modules or to the tests
- * (`{ module, workers, service }`). src/container.ts lists every built module once.
+ * (`module`; left out by a module without routes), the background workers main.ts starts
+ * (`workers`; left out by a module without any; tests drive the same objects), and, beside them,
+ * whatever it exports to other modules or to the tests (`{ module, workers, service }`).
+ * src/container.ts lists every built module once.
  */
 export type BuiltModule<Exports extends object = object> = {
   module?: MountedModule;
-  workers: BackgroundWorker[];
+  workers?: BackgroundWorker[];
 } & Exports;

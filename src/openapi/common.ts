@@ -101,8 +101,12 @@ export function json<T extends z.ZodType>(schema: T, description: string): Respo
   return { description, content: { 'application/json': { schema } } };
 }
 
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { content: { 'application/json': { schema } }, required: true };
+/** A required JSON body; `media` adds to its media type (`example`, `examples`). */
+export function jsonBody<T extends z.ZodType>(
+  schema: T,
+  media: { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } = {},
+) {
+  return { content: { 'application/json': { schema, ...media } }, required: true };
 }
 
 export const noContent: ResponseConfig = { description: 'No content' };
@@ -144,3 +148,9 @@ export function access(
     return { 'x-permission': permission[0], 'x-permissions': [...permission], 'x-agent-scope': agentScope };
   return { 'x-permission': permission, 'x-agent-scope': agentScope };
 }
+
+/** An optional query parameter, any text, as its description says. */
+export const queryText = (description: string) => z.string().optional().openapi({ description });
+
+/** An optional `true`/`false` query parameter, as its description says. */
+export const queryFlag = (description: string) => z.enum(['true', 'false']).optional().openapi({ description });

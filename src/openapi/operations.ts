@@ -11,7 +11,7 @@ import {
   type AgentScope,
   type DeclaredPermission,
 } from './common.js';
-import type { Permission } from '../auth/permissions.js';
+import { isPermission, type Permission } from '../auth/permissions.js';
 import { z } from './zod.js';
 
 /** What the operations of one module (one tag) share. */
@@ -87,34 +87,43 @@ type PermissionPrefix = {
   [K in Permission]: K extends `${infer P}:read` ? (`${P}:write` extends Permission ? P : never) : never;
 }[Permission];
 
-type Resource = {
-  /** The collection; its items live at `{path}/{<noun>Id}`. */
+export type Resource = {
+  /** The collection; its items live at `{path}/{<param>}`. */
   path: string;
-  /** `contacts`: reads need `contacts:read`, writes `contacts:write`. */
-  permission: PermissionPrefix;
-  /**
-   * `operation` names the operation ids (`listContacts`, `createContact`, `getContact`, ...), `noun`
-   * the item's path parameter (`contactId`) and the response descriptions (`A page of contacts`,
-   * `The new contact`); `plural` when the list is not the noun with an s.
-   */
-  names: { operation: string; noun: string; plural?: string };
+  /** `contacts`: reads need `contacts:read`, writes `contacts:write`; one permission when both need it. */
+  permission: PermissionPrefix | DeclaredPermission;
+  /** Names the operation ids: `listContacts`, `createContact`, `getContact`, ... */
+  operation: string;
+  /** The item in the response descriptions (`The new contact`): the operation in lower case unless given. */
+  noun?: string;
+  /** The list's description (`A page of contacts`): the noun with an s unless given. */
+  plural?: string;
+  /** The item's path parameter: the noun with `Id` (`contactId`) unless given. */
+  param?: string;
   schema: z.ZodType;
 };
 
-type Summary = Pick<Operation, 'summary' | 'description' | 'errors'>;
+/** What a call adds to a standard operation; `response` replaces the description of its answer. */
+type Summary = Pick<Operation, 'summary' | 'description' | 'errors' | 'agentScope'> & { response?: string };
+
+function permissionsOf(permission: Resource['permission']): { read: DeclaredPermission; write: DeclaredPermission } {
+  const read = `${permission}:read`;
+  const write = `${permission}:write`;
+  return isPermission(read) && isPermission(write)
+    ? { read, write }
+    : { read: permission as DeclaredPermission, write: permission as DeclaredPermission };
+}
 
 /**
  * The standard operations of a collection (list, create, get, update, delete), each registered
  * when called, so a module keeps its own order and registers its other operations between them.
  */
-export function resourceOperations(
-  register: (operation: Operation) => void,
-  { path, permission, names, schema }: Resource,
-) {
-  const read: DeclaredPermission = `${permission}:read`;
-  const write: DeclaredPermission = `${permission}:write`;
-  const { operation, noun, plural = `${noun}s` } = names;
-  const itemPath = `${path}/{${noun}Id}`;
+export function resourceOperations(register: (operation: Operation) => void, resource: Resource) {
+  const { path, operation, schema } = resource;
+  const { read, write } = permissionsOf(resource.permission);
+  const noun = resource.noun ?? operation.toLowerCase();
+  const { plural = `${noun}s`, param = `${noun}Id` } = resource;
+  const itemPath = `${path}/{${param}}`;
   const params = pathParams(path);
   const collection = Object.keys(params.shape).length > 0 ? { params } : {};
   const item = { params: pathParams(itemPath) };
@@ -123,7 +132,7 @@ export function resourceOperations(
      * `query` documents a paginated list (`page` its answer when that is not `paginated(schema)`:
      * cursor paging); without it the answer holds every item in `data`.
      */
-    list: ({ query, page = paginated(schema), ...rest }: Summary & { query?: Params; page?: z.ZodType }) =>
+    list: ({ query, page = paginated(schema), response, ...rest }: Summary & { query?: Params; page?: z.ZodType }) =>
       register({
         method: 'get',
         path,
@@ -132,10 +141,12 @@ export function resourceOperations(
         ...rest,
         request: query ? { ...collection, query } : collection,
         responses: {
-          200: query ? json(page, `A page of ${plural}`) : json(z.object({ data: z.array(schema) }), `The ${plural}`),
+          200: query
+            ? json(page, response ?? `A page of ${plural}`)
+            : json(z.object({ data: z.array(schema) }), response ?? `The ${plural}`),
         },
       }),
-    create: ({ body, ...rest }: Summary & { body: z.ZodType }) =>
+    create: ({ body, response = `The new ${noun}`, ...rest }: Summary & { body: z.ZodType }) =>
       register({
         method: 'post',
         path,
@@ -143,9 +154,9 @@ export function resourceOperations(
         permission: write,
         ...rest,
         request: { ...collection, body: jsonBody(body) },
-        responses: { 201: json(schema, `The new ${noun}`) },
+        responses: { 201: json(schema, response) },
       }),
-    get: (rest: Summary) =>
+    get: ({ response = `The ${noun}`, ...rest }: Summary) =>
       register({
         method: 'get',
         path: itemPath,
@@ -153,9 +164,9 @@ export function resourceOperations(
         permission: read,
         ...rest,
         request: item,
-        responses: { 200: json(schema, `The ${noun}`) },
+        responses: { 200: json(schema, response) },
       }),
-    update: ({ body, ...rest }: Summary & { body: z.ZodType }) =>
+    update: ({ body, response = `The updated ${noun}`, ...rest }: Summary & { body: z.ZodType }) =>
       register({
         method: 'patch',
         path: itemPath,
@@ -163,7 +174,7 @@ export function resourceOperations(
         permission: write,
         ...rest,
         request: { ...item, body: jsonBody(body) },
-        responses: { 200: json(schema, `The updated ${noun}`) },
+        responses: { 200: json(schema, response) },
       }),
     /** `POST {item}/{name}` (`startExperiment`), answered with the item as `response` describes it. */
     action: (name: string, { response, ...rest }: Summary & { response: string }) =>

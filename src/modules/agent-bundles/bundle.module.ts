@@ -44,7 +44,6 @@ export function buildBundleModule(
   });
   return {
     module: { mounts: [{ path: '/agents', router: bundleRouter(service) }], openapi: registerBundlePaths },
-    workers: [],
     service,
   };
 }

@@ -1,3 +1,4 @@
+import { queryFlag } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { CONFIGURATION_AGENT_FIELDS } from '../agent-versions/agent-configuration.js';
 import { AgentSchema } from '../agents/agent.schemas.js';
@@ -200,8 +201,5 @@ export const BundleChangesSchema = z.object({ changes: z.array(BundleChangeSchem
 export type BundleChange = z.output<typeof BundleChangeSchema>;
 
 export const DryRunQuerySchema = z.object({
-  dry_run: z
-    .enum(['true', 'false'])
-    .optional()
-    .openapi({ description: 'true: answer what would change, store nothing' }),
+  dry_run: queryFlag('true: answer what would change, store nothing'),
 });

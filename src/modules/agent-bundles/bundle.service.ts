@@ -33,7 +33,12 @@ import type { Agent, AgentRepository, AgentRow } from '../agents/agent.repositor
 import { AgentReads } from '../agents/agent-reads.js';
 import { agentCreateError, agentUpdateError } from '../agents/agent-write-errors.js';
 import { LANGUAGES } from '../agents/agent.schemas.js';
-import type { Employee, EmployeeFields, EmployeeRepository } from '../employees/employee.repository.js';
+import {
+  EMPLOYEE_FIELD_COLUMNS,
+  type Employee,
+  type EmployeeFields,
+  type EmployeeRepository,
+} from '../employees/employee.repository.js';
 import { CreateEmployeeSchema } from '../employees/employee.schemas.js';
 import type { ForwardingSlotRepository } from '../forwarding-slots/forwarding-slot.repository.js';
 import {
@@ -70,6 +75,7 @@ import {
   type BundleTestCase,
   type BundleTool,
 } from './bundle.schemas.js';
+import { pick } from '../../db/pick.js';
 
 /** What a bundle reads, and what writing one needs: every permission of the resources it holds. */
 export const BUNDLE_READS: readonly Permission[] = [
@@ -970,14 +976,5 @@ function toolOf(
 }
 
 function employeeOf(e: EmployeeFields): BundleEmployee {
-  return {
-    name: e.name,
-    phone_number: e.phone_number,
-    email: e.email,
-    status: e.status,
-    active: e.active,
-    get_mail: e.get_mail,
-    back_at_work_at: e.back_at_work_at,
-    notdienst_bereich: e.notdienst_bereich,
-  };
+  return pick(e, EMPLOYEE_FIELD_COLUMNS);
 }

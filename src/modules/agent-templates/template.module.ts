@@ -12,7 +12,6 @@ export function buildTemplateModule(
   const service = new TemplateService(deps.audited, new TemplateRepository(deps.db), deps.bundles.service, deps.clock);
   return {
     module: { mounts: [{ path: '/agent-templates', router: templateRouter(service) }], openapi: registerTemplatePaths },
-    workers: [],
     service,
   };
 }

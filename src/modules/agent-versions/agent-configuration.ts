@@ -1,22 +1,13 @@
 import diff from 'microdiff';
 import { agentWritableShape } from '../agents/agent-input.schemas.js';
+import { TOOL_FIELD_COLUMNS } from '../tools/tool.repository.js';
 
 /** The agent fields a version holds and a restore writes back: exactly what PATCH may write. */
 export const CONFIGURATION_AGENT_FIELDS: readonly string[] = Object.keys(
   agentWritableShape({ allowPrivateWebhookTargets: false }),
 );
 
-export const CONFIGURATION_TOOL_FIELDS = [
-  'id',
-  'name',
-  'display_name',
-  'description',
-  'tool_type',
-  'config',
-  'is_enabled',
-  'priority',
-  'employee_id',
-] as const;
+export const CONFIGURATION_TOOL_FIELDS = ['id', ...TOOL_FIELD_COLUMNS] as const;
 
 export type ToolSnapshot = {
   id: string;

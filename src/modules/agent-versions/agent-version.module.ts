@@ -46,7 +46,6 @@ export function buildAgentVersionModule(
       ],
       openapi: registerAgentVersionPaths,
     },
-    workers: [],
     repository,
   };
 }

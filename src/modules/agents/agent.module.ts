@@ -82,7 +82,6 @@ export function buildAgentModule(
       mounts: [{ path: '/agents', router: agentRouter(service, statuses, greetings, deps.templates) }],
       openapi: registerAgentPaths,
     },
-    workers: [],
     service,
   };
 }

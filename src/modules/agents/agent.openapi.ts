@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, paginated, PaginationQuerySchema } from '../../openapi/common.js';
-import { agentOperations, operationGroup, resourceOperations } from '../../openapi/operations.js';
+import { json, jsonBody, PaginationQuerySchema } from '../../openapi/common.js';
+import { agentOperations, operationGroup, resourceOperations, type Resource } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { AgentFromTemplateSchema } from '../agent-templates/template.schemas.js';
 import { agentCreateSchema, agentPatchSchema } from './agent-input.schemas.js';
@@ -48,43 +48,32 @@ export const AgentStatusSchema = z
 
 const options = { allowPrivateWebhookTargets: false };
 
+/** The list and create operations read across agents; the item operations act on one. */
+const agentResource: Resource = { path: '/v1/agents', permission: 'agents', operation: 'Agent', schema: AgentSchema };
+
 export function registerAgentPaths(registry: OpenAPIRegistry): void {
   const registerCollection = operationGroup(registry, {
     tags: ['Agents'],
     agentScope: 'filtered',
     errors: [400, 401, 403, 429],
   });
-  registerCollection({
-    method: 'get',
-    path: '/v1/agents',
-    operationId: 'listAgents',
-    permission: 'agents:read',
+  const collection = resourceOperations(registerCollection, agentResource);
+  collection.list({
     summary: 'List agents (agents:read), newest first, only agents the key may access',
-    request: { query: PaginationQuerySchema },
-    responses: { 200: json(paginated(AgentSchema), 'A page of agents') },
+    query: PaginationQuerySchema,
   });
-  registerCollection({
-    method: 'post',
-    path: '/v1/agents',
-    operationId: 'createAgent',
-    permission: 'agents:write',
+  collection.create({
     agentScope: 'unrestricted',
     summary: 'Create an agent (agents:write; not for keys restricted to certain agents)',
     description:
       '`organization_id` is required when the caller may create agents in several organizations. With `template_id` ' +
       'the agent comes from an agent template (GET /v1/agent-templates) with its `variables` filled in (a missing one ' +
       'is a 400 naming it) and all it holds (tools, employees, documents...).',
-    request: { body: jsonBody(z.union([agentCreateSchema(options), AgentFromTemplateSchema])) },
-    responses: { 201: json(AgentSchema, 'The new agent') },
+    body: z.union([agentCreateSchema(options), AgentFromTemplateSchema]),
     errors: [404, 409, 413],
   });
   const register = agentOperations(registry, 'Agents');
-  const agents = resourceOperations(register, {
-    path: '/v1/agents',
-    permission: 'agents',
-    names: { operation: 'Agent', noun: 'agent' },
-    schema: AgentSchema,
-  });
+  const agents = resourceOperations(register, agentResource);
   agents.get({ summary: 'Get one agent (agents:read)' });
   agents.update({
     summary: 'Update agent settings (agents:write); strict: unknown and read-only fields are refused',

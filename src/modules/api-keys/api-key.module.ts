@@ -20,6 +20,5 @@ export function buildApiKeyModule({ db, audited, clock, cache }: SharedDeps): Bu
       ],
       openapi: registerApiKeyPaths,
     },
-    workers: [],
   };
 }

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { errorResponses, json, jsonBody, noContent, tokenOnly } from '../../openapi/common.js';
-import { operationGroup } from '../../openapi/operations.js';
+import { errorResponses, json, jsonBody, tokenOnly } from '../../openapi/common.js';
+import { operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
   ApiKeyListItemSchema,
@@ -42,24 +42,18 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     },
     errors: [404],
   });
-  register({
-    method: 'get',
-    path: '/v1/api-keys/{keyId}',
-    operationId: 'getApiKey',
+  const keys = resourceOperations(register, {
+    path: '/v1/api-keys',
     permission: 'developer_admin',
-    summary: 'One key of your developer_admin organizations (never its value)',
-    responses: { 200: json(ApiKeySchema, 'The key') },
-    errors: [404],
+    operation: 'ApiKey',
+    noun: 'key',
+    schema: ApiKeySchema,
   });
-  register({
-    method: 'patch',
-    path: '/v1/api-keys/{keyId}',
-    operationId: 'updateApiKey',
-    permission: 'developer_admin',
+  keys.get({ summary: 'One key of your developer_admin organizations (never its value)', errors: [404] });
+  keys.update({
     summary:
       'Change name, permissions, agent scope, allowed IPs, limits, active status or expiry; acts on the next request',
-    request: { body: jsonBody(UpdateApiKeySchema) },
-    responses: { 200: json(ApiKeySchema, 'The updated key') },
+    body: UpdateApiKeySchema,
     errors: [404],
   });
   register({
@@ -79,13 +73,5 @@ export function registerApiKeyPaths(registry: OpenAPIRegistry): void {
     },
     errors: [404],
   });
-  register({
-    method: 'delete',
-    path: '/v1/api-keys/{keyId}',
-    operationId: 'deleteApiKey',
-    permission: 'developer_admin',
-    summary: 'Delete a key permanently; refused from the next request on',
-    responses: { 204: noContent },
-    errors: [404],
-  });
+  keys.delete({ summary: 'Delete a key permanently; refused from the next request on', errors: [404] });
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { KEY_GRANT_COLUMNS } from '../../auth/credentials.repository.js';
 import type { Db } from '../../db/knex.js';
 
 export type ApiKeyRecord = {
@@ -46,12 +47,7 @@ const COLUMNS = [
   'created_by',
   'name',
   'key_prefix',
-  'permissions',
-  'allowed_agent_ids',
-  'allowed_ips',
-  'rate_limit_per_minute',
-  'rate_limit_per_hour',
-  'is_active',
+  ...KEY_GRANT_COLUMNS,
   'last_used_at',
   'expires_at',
   'created_at',

@@ -30,23 +30,18 @@ export type OutcomeRow = {
   done_duration: number;
 };
 
+/** The SQL value a call is grouped by, per group kind but `extracted` (a field of extracted_data). */
+const GROUP_COLUMNS: Record<Exclude<StatsGroup['kind'], 'extracted'>, string> = {
+  none: 'NULL::text',
+  done: 'c.done::text',
+  employee: 'c.employee_id::text',
+  agent: 'c.agent_id::text',
+  direction: 'c.direction',
+  variant: 'c.variant',
+};
+
 function groupSql(group: StatsGroup): [string, string[]] {
-  switch (group.kind) {
-    case 'none':
-      return ['NULL::text', []];
-    case 'done':
-      return ['c.done::text', []];
-    case 'employee':
-      return ['c.employee_id::text', []];
-    case 'agent':
-      return ['c.agent_id::text', []];
-    case 'direction':
-      return ['c.direction', []];
-    case 'variant':
-      return ['c.variant', []];
-    case 'extracted':
-      return ['c.extracted_data ->> ?', [group.name]];
-  }
+  return group.kind === 'extracted' ? ['c.extracted_data ->> ?', [group.name]] : [GROUP_COLUMNS[group.kind], []];
 }
 
 /** Counts per time bucket (in a time zone) for the statistics endpoints. */

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, PaginationQuerySchema, PaginationSchema } from '../../openapi/common.js';
+import { json, jsonBody, PaginationQuerySchema, PaginationSchema, queryFlag, queryText } from '../../openapi/common.js';
 import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import { QUERY_PREFIXES } from '../../http/strict-query.js';
@@ -9,26 +9,11 @@ import { CallListItemSchema, CallSchema, IntakeCallSchema, UpdateCallSchema } fr
 
 const ListQuery = PaginationQuerySchema.extend({
   done: z.enum(['true', 'false']).optional(),
-  from: z
-    .string()
-    .optional()
-    .openapi({ description: 'Created at or after; ISO date-time, or a date (start of that UTC day)' }),
-  to: z
-    .string()
-    .optional()
-    .openapi({ description: 'Created at or before; ISO date-time, or a date (the whole UTC day)' }),
-  phone_number: z
-    .string()
-    .optional()
-    .openapi({ description: 'Caller number; spaces, dashes and brackets are ignored' }),
-  search: z
-    .string()
-    .optional()
-    .openapi({ description: 'Case-insensitive text in name, number, request, summary, note or transcript' }),
-  include_deleted: z
-    .enum(['true', 'false'])
-    .optional()
-    .openapi({ description: 'Include calls in the trash (default false)' }),
+  from: queryText('Created at or after; ISO date-time, or a date (start of that UTC day)'),
+  to: queryText('Created at or before; ISO date-time, or a date (the whole UTC day)'),
+  phone_number: queryText('Caller number; spaces, dashes and brackets are ignored'),
+  search: queryText('Case-insensitive text in name, number, request, summary, note or transcript'),
+  include_deleted: queryFlag('Include calls in the trash (default false)'),
   cursor: z
     .string()
     .optional()
@@ -199,7 +184,7 @@ export function registerCallPaths(registry: OpenAPIRegistry): void {
   const calls = resourceOperations(register, {
     path: base,
     permission: 'calls',
-    names: { operation: 'Call', noun: 'call' },
+    operation: 'Call',
     schema: CallSchema,
   });
   calls.get({ summary: 'Get one call with its transcript (calls:read)' });

@@ -14,6 +14,5 @@ export function buildContactModule(deps: SharedDeps): BuiltModule {
       ],
       openapi: registerContactPaths,
     },
-    workers: [],
   };
 }

@@ -6,7 +6,7 @@ export function registerContactPaths(registry: OpenAPIRegistry): void {
   const contacts = resourceOperations(agentOperations(registry, 'Contacts'), {
     path: '/v1/agents/{agentId}/contacts',
     permission: 'contacts',
-    names: { operation: 'Contact', noun: 'contact' },
+    operation: 'Contact',
     schema: ContactSchema,
   });
   contacts.list({ summary: 'List contacts (contacts:read), newest first', query: ListContactsQueryDoc });

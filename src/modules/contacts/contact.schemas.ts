@@ -1,9 +1,10 @@
 import { paginationShape } from '../../api/pagination.js';
-import { paginationQueryDocShape } from '../../openapi/common.js';
+import { paginationQueryDocShape, queryText } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField, phoneNumberField } from '../../phone/phone-number.js';
 import { cleanTags } from './contact-rules.js';
 import { text } from '../../validation/text.js';
+import { optionalEmailField } from '../../validation/email.js';
 
 /** Optional text: trimmed; an empty string is stored as null. */
 const optionalText = (max: number) =>
@@ -21,12 +22,7 @@ const fields = {
   }),
   mobile_number: optionalPhoneNumberField,
   landline_number: optionalPhoneNumberField,
-  email: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    text({ max: 255, trim: true })
-      .pipe(z.email({ message: 'Must be an email address' }))
-      .nullable(),
-  ),
+  email: optionalEmailField,
   address: optionalText(500),
   company: optionalText(255),
   tags: z
@@ -99,10 +95,7 @@ export const ListContactsQuery = z.object({
 
 export const ListContactsQueryDoc = z.object({
   ...paginationQueryDocShape,
-  phone_number: z
-    .string()
-    .optional()
-    .openapi({ description: 'Matches phone_number, mobile_number or landline_number (normalised like the fields)' }),
+  phone_number: queryText('Matches phone_number, mobile_number or landline_number (normalised like the fields)'),
   tag: z.string().optional().openapi({ description: 'Contacts carrying this tag, compared case-insensitively' }),
   search: z.string().optional().openapi({
     description: 'Case-insensitive substring of the names, company, email, customer_number or one of the numbers',

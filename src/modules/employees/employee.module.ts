@@ -29,6 +29,5 @@ export function buildEmployeeModule(deps: SharedDeps): BuiltModule {
       ],
       openapi: registerEmployeePaths,
     },
-    workers: [],
   };
 }

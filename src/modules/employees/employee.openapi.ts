@@ -11,7 +11,7 @@ export function registerEmployeePaths(registry: OpenAPIRegistry): void {
   const employees = resourceOperations(agentOperations(registry, 'Employees'), {
     path: '/v1/agents/{agentId}/employees',
     permission: 'employees',
-    names: { operation: 'Employee', noun: 'employee' },
+    operation: 'Employee',
     schema: EmployeeSchema,
   });
   employees.list({ summary: 'List employees (employees:read), alphabetical by name', query: ListEmployeesQueryDoc });

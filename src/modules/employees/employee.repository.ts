@@ -21,9 +21,8 @@ export type Employee = {
 
 export type EmployeeFields = Omit<Employee, 'id' | 'agent_id' | 'created_at' | 'updated_at'>;
 
-const COLUMNS = [
-  'id',
-  'agent_id',
+/** The columns an employee is configured by (its EmployeeFields): what an agent bundle carries. */
+export const EMPLOYEE_FIELD_COLUMNS = [
   'name',
   'phone_number',
   'email',
@@ -32,9 +31,9 @@ const COLUMNS = [
   'get_mail',
   'back_at_work_at',
   'notdienst_bereich',
-  'created_at',
-  'updated_at',
-];
+] as const satisfies readonly (keyof EmployeeFields)[];
+
+const COLUMNS = ['id', 'agent_id', ...EMPLOYEE_FIELD_COLUMNS, 'created_at', 'updated_at'];
 
 function toEmployee(row: Record<string, unknown>): Employee {
   return { ...(row as Employee), back_at_work_at: dateColumn(row.back_at_work_at as Date | null) };

@@ -1,8 +1,9 @@
 import { paginationShape } from '../../api/pagination.js';
-import { paginationQueryDocShape } from '../../openapi/common.js';
+import { paginationQueryDocShape, queryFlag } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { optionalPhoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
+import { optionalEmailField } from '../../validation/email.js';
 
 export const EMPLOYEE_STATUSES = [
   'anwesend',
@@ -22,13 +23,7 @@ const date = (description: string) =>
 const fields = {
   name: text({ min: 1, max: 255, trim: true }),
   phone_number: optionalPhoneNumberField,
-  // An empty string means "none", as in a cleared form field.
-  email: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    text({ max: 255, trim: true })
-      .pipe(z.email({ message: 'Must be an email address' }))
-      .nullable(),
-  ),
+  email: optionalEmailField,
   status,
   active: z.boolean(),
   get_mail: z.boolean(),
@@ -96,10 +91,7 @@ export const ListEmployeesQuery = z.object({
 export const ListEmployeesQueryDoc = z.object({
   ...paginationQueryDocShape,
   status: status.optional().openapi({ description: 'Only employees with this status' }),
-  active: z
-    .enum(['true', 'false'])
-    .optional()
-    .openapi({ description: 'Only active (true) or inactive (false) employees' }),
+  active: queryFlag('Only active (true) or inactive (false) employees'),
 });
 
 export const EmployeeSchema = z

@@ -8,7 +8,7 @@ export function registerExperimentPaths(registry: OpenAPIRegistry): void {
   const experiments = resourceOperations(register, {
     path: '/v1/agents/{agentId}/experiments',
     permission: 'agents',
-    names: { operation: 'Experiment', noun: 'experiment' },
+    operation: 'Experiment',
     schema: ExperimentSchema,
   });
   experiments.list({

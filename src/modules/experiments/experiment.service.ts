@@ -40,48 +40,30 @@ const show = (value: unknown) => JSON.stringify(value);
  * assigns variants (`assign`) and the experiment ends itself at `ends_at` or after `max_calls`.
  */
 export class ExperimentService implements VariantAssigner {
-  private readonly audited: AuditedTransactions;
-  private readonly experiments: ExperimentRepository;
-  private readonly access: AgentAccess;
-  private readonly simulations: SimulationService;
-  private readonly simulator: CallSimulator;
-  private readonly cases: SimulationRepository;
-  private readonly clock: Clock;
-  private readonly events: EventRecorder;
-  private readonly ending: ExperimentEnding;
-
-  constructor(deps: {
-    audited: AuditedTransactions;
-    experiments: ExperimentRepository;
-    access: AgentAccess;
-    simulations: SimulationService;
-    simulator: CallSimulator;
-    cases: SimulationRepository;
-    clock: Clock;
-    events: EventRecorder;
-    ending: ExperimentEnding;
-  }) {
-    this.audited = deps.audited;
-    this.experiments = deps.experiments;
-    this.access = deps.access;
-    this.simulations = deps.simulations;
-    this.simulator = deps.simulator;
-    this.cases = deps.cases;
-    this.clock = deps.clock;
-    this.events = deps.events;
-    this.ending = deps.ending;
-  }
+  constructor(
+    private readonly deps: {
+      audited: AuditedTransactions;
+      experiments: ExperimentRepository;
+      access: AgentAccess;
+      simulations: SimulationService;
+      simulator: CallSimulator;
+      cases: SimulationRepository;
+      clock: Clock;
+      events: EventRecorder;
+      ending: ExperimentEnding;
+    },
+  ) {}
 
   async list(auth: AuthContext, agentId: string, query: unknown): Promise<Page<Experiment>> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
     const page = parse(ListExperimentsQuery, query, 'Invalid query parameters');
-    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
-    return this.experiments.list(agent.id, page);
+    await this.deps.ending.endDue({ agentId: agent.id }, this.deps.clock.now());
+    return this.deps.experiments.list(agent.id, page);
   }
 
   async get(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
-    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
+    await this.deps.ending.endDue({ agentId: agent.id }, this.deps.clock.now());
     return toExperiment(await this.found(agent.id, experimentId));
   }
 
@@ -92,11 +74,11 @@ export class ExperimentService implements VariantAssigner {
    * Aggregated by PostgreSQL in one query, whatever the number of calls.
    */
   async results(auth: AuthContext, agentId: string, experimentId: string): Promise<ExperimentResults> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:read');
-    await this.ending.endDue({ agentId: agent.id }, this.clock.now());
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:read');
+    await this.deps.ending.endDue({ agentId: agent.id }, this.deps.clock.now());
     const experiment = await this.found(agent.id, experimentId);
     const fields = distributedFields(agent.analysis_fields ?? []);
-    const rows = await this.experiments.results(
+    const rows = await this.deps.experiments.results(
       experiment,
       fields.map((f) => f.name),
     );
@@ -104,15 +86,15 @@ export class ExperimentService implements VariantAssigner {
   }
 
   async create(auth: AuthContext, agentId: string, body: unknown): Promise<Experiment> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:write');
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:write');
     const input = parseBody(CreateExperimentSchema, body);
-    const now = this.clock.now();
+    const now = this.deps.clock.now();
     const details: ErrorDetail[] = [];
     if (input.ends_at && new Date(input.ends_at) <= now)
       details.push({ field: 'ends_at', message: 'Must be in the future' });
     const variants: ExperimentVariant[] = [];
     for (const [i, v] of input.variants.entries()) {
-      const version = v.version_id ? await this.experiments.version(agent.id, v.version_id) : undefined;
+      const version = v.version_id ? await this.deps.experiments.version(agent.id, v.version_id) : undefined;
       if (v.version_id && !version)
         details.push({ field: `variants.${i}.version_id`, message: 'No configuration version of this agent' });
       variants.push({
@@ -124,8 +106,8 @@ export class ExperimentService implements VariantAssigner {
       });
     }
     if (details.length > 0) throw new ValidationError('Request body is invalid', details);
-    const row = await this.audited.transaction(async (trx) => {
-      const created = await this.experiments.with(trx).insert({
+    const row = await this.deps.audited.transaction(async (trx) => {
+      const created = await this.deps.experiments.with(trx).insert({
         organization_id: agent.organization_id,
         agent_id: agent.id,
         name: input.name,
@@ -137,7 +119,7 @@ export class ExperimentService implements VariantAssigner {
         updated_at: now,
       });
       noteAuditResource({ organizationId: agent.organization_id, resourceId: created.id, agentId: agent.id });
-      await this.events.record(trx, experimentEvent('experiment.created', created, now));
+      await this.deps.events.record(trx, experimentEvent('experiment.created', created, now));
       return created;
     });
     return toExperiment(row);
@@ -148,20 +130,20 @@ export class ExperimentService implements VariantAssigner {
    * TEST_CASES_FAILED naming the variant and case when a saved test case fails against a variant.
    */
   async start(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:write');
-    const now = this.clock.now();
-    await this.ending.endDue({ agentId: agent.id }, now);
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:write');
+    const now = this.deps.clock.now();
+    await this.deps.ending.endDue({ agentId: agent.id }, now);
     const current = await this.found(agent.id, experimentId);
     if (current.status !== 'draft') throw new ConflictError(`The experiment is ${current.status}; only a draft starts`);
     if (current.ends_at && current.ends_at <= now) throw new ConflictError('The experiment ends_at has passed');
     await this.assertVariantsPass(agent, current);
-    const row = await this.audited
+    const row = await this.deps.audited
       .transaction(async (trx) => {
-        const experiments = this.experiments.with(trx);
+        const experiments = this.deps.experiments.with(trx);
         const locked = await experiments.findForUpdate(agent.id, experimentId);
         if (!locked || locked.status !== 'draft') throw new ConflictError('The experiment is no longer a draft');
         const started = await experiments.update(experimentId, { status: 'running', started_at: now, updated_at: now });
-        await this.events.record(trx, experimentEvent('experiment.started', started, now));
+        await this.deps.events.record(trx, experimentEvent('experiment.started', started, now));
         return started;
       })
       .catch((error: unknown) => {
@@ -170,17 +152,17 @@ export class ExperimentService implements VariantAssigner {
         throw error;
       });
     // The next route answer on any instance assigns variants (it keeps whether one runs per number).
-    await this.access.changed();
+    await this.deps.access.changed();
     return toExperiment(row);
   }
 
   /** 409 unless it runs. */
   async stop(auth: AuthContext, agentId: string, experimentId: string): Promise<Experiment> {
-    const agent = await this.access.resolve(auth, agentId, 'agents:write');
-    const now = this.clock.now();
-    await this.ending.endDue({ agentId: agent.id }, now);
-    const row = await this.audited.transaction(async (trx) => {
-      const experiments = this.experiments.with(trx);
+    const agent = await this.deps.access.resolve(auth, agentId, 'agents:write');
+    const now = this.deps.clock.now();
+    await this.deps.ending.endDue({ agentId: agent.id }, now);
+    const row = await this.deps.audited.transaction(async (trx) => {
+      const experiments = this.deps.experiments.with(trx);
       const locked = await experiments.findForUpdate(agent.id, experimentId);
       if (!locked) throw new NotFoundError('Experiment');
       if (locked.status !== 'running') throw new ConflictError(`The experiment is ${locked.status}, not running`);
@@ -190,22 +172,22 @@ export class ExperimentService implements VariantAssigner {
         ended_at: now,
         updated_at: now,
       });
-      await this.events.record(trx, experimentEvent('experiment.stopped', stopped, now));
+      await this.deps.events.record(trx, experimentEvent('experiment.stopped', stopped, now));
       return stopped;
     });
-    await this.access.changed();
+    await this.deps.access.changed();
     return toExperiment(row);
   }
 
   /** The route answer's variant: the call's earlier one, or a new one by the stable hash (counted). */
   async assign(agent: { id: string; organization_id: string }, call: RoutedCall): Promise<VariantChoice | null> {
-    const running = await this.experiments.running(agent.id);
+    const running = await this.deps.experiments.running(agent.id);
     if (!running) return null;
     if (running.ends_at && new Date(running.ends_at) <= call.at) {
-      await this.ending.endDue({ agentId: agent.id }, call.at);
+      await this.deps.ending.endDue({ agentId: agent.id }, call.at);
       return null;
     }
-    const earlier = await this.experiments.assigned(agent.organization_id, call.callId);
+    const earlier = await this.deps.experiments.assigned(agent.organization_id, call.callId);
     const choose = (name: string) => {
       const variant = running.variants.find((v) => v.name === name);
       return variant
@@ -218,7 +200,7 @@ export class ExperimentService implements VariantAssigner {
       stickyKey(running.sticky_by, call.callId, call.callerNumber),
       running.variants,
     );
-    const stored = await this.experiments.assign({
+    const stored = await this.deps.experiments.assign({
       organization: agent.organization_id,
       call: call.callId,
       experiment: running.id,
@@ -227,22 +209,22 @@ export class ExperimentService implements VariantAssigner {
     });
     if (stored === undefined) return null;
     // The last call max_calls allows: the experiment ends now, with its event, rather than at the next pass.
-    if (stored.last_call) await this.ending.endDue({ agentId: agent.id }, call.at);
+    if (stored.last_call) await this.deps.ending.endDue({ agentId: agent.id }, call.at);
     return choose(stored.variant);
   }
 
   /** Every saved case against every variant's configuration; one 409 listing each failure. */
   private async assertVariantsPass(agent: Readonly<AgentRow>, experiment: ExperimentRow): Promise<void> {
-    const cases = await this.cases.listCases(agent.id);
+    const cases = await this.deps.cases.listCases(agent.id);
     if (cases.length === 0) return;
     const details: ErrorDetail[] = [];
     for (const [i, variant] of experiment.variants.entries()) {
-      const { simulated, surroundings } = await this.simulations.configuration(
+      const { simulated, surroundings } = await this.deps.simulations.configuration(
         agent,
         variant.version === null ? {} : { version: variant.version },
         callerNumbersOf(momentsOf(cases)),
       );
-      const run = await this.simulator.run(simulated, surroundings, cases, NO_DISCLOSURE);
+      const run = await this.deps.simulator.run(simulated, surroundings, cases, NO_DISCLOSURE);
       for (const result of run.results.filter((r) => !r.passed))
         for (const m of result.mismatches)
           details.push({
@@ -263,7 +245,7 @@ export class ExperimentService implements VariantAssigner {
   }
 
   private async found(agentId: string, experimentId: string): Promise<ExperimentRow> {
-    const row = await this.experiments.find(agentId, experimentId);
+    const row = await this.deps.experiments.find(agentId, experimentId);
     if (!row) throw new NotFoundError('Experiment');
     return row;
   }

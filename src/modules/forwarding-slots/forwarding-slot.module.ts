@@ -18,6 +18,5 @@ export function buildForwardingSlotModule(deps: SharedDeps): BuiltModule {
       ],
       openapi: registerForwardingSlotPaths,
     },
-    workers: [],
   };
 }

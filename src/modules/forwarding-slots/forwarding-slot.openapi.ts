@@ -15,7 +15,8 @@ export function registerForwardingSlotPaths(registry: OpenAPIRegistry): void {
   const slots = resourceOperations(register, {
     path,
     permission: 'forwarding',
-    names: { operation: 'ForwardingSlot', noun: 'slot' },
+    operation: 'ForwardingSlot',
+    noun: 'slot',
     schema: ForwardingSlotSchema,
   });
   slots.list({ summary: 'All forwarding slots of an agent (forwarding:read), ordered by slotnummer, not paginated' });

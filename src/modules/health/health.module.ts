@@ -10,6 +10,5 @@ export function buildHealthModule({ db, clock, config }: SharedDeps): BuiltModul
       mounts: [{ path: '/health', access: 'public', router: healthRouter(health) }],
       openapi: registerHealthPaths,
     },
-    workers: [],
   };
 }

@@ -57,8 +57,7 @@ export class KnowledgeBaseSourcesService {
     agentId: string,
     receive: () => Promise<ReceivedFile>,
   ): Promise<Stored<ReturnType<typeof toDocument>>> {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    const stored = await this.store({ organizationId: agent.organization_id, agentId: agent.id }, await receive());
+    const stored = await this.store(await this.agentPlace(auth, agentId), await receive());
     return { created: stored.created, document: toDocument(stored.document) };
   }
 
@@ -67,28 +66,35 @@ export class KnowledgeBaseSourcesService {
     orgId: string,
     receive: () => Promise<ReceivedFile>,
   ): Promise<Stored<DocumentRow>> {
-    this.authorize(auth, orgId, 'kb:write');
-    return this.store({ organizationId: orgId, agentId: null }, await receive());
+    return this.store(this.organizationPlace(auth, orgId), await receive());
   }
 
   async createWebSourceForAgent(auth: AuthContext, agentId: string, body: unknown) {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    return toDocument(await this.createWebSource({ organizationId: agent.organization_id, agentId: agent.id }, body));
+    return toDocument(await this.createWebSource(await this.agentPlace(auth, agentId), body));
   }
 
   async createWebSourceForOrganization(auth: AuthContext, orgId: string, body: unknown): Promise<DocumentRow> {
-    this.authorize(auth, orgId, 'kb:write');
-    return this.createWebSource({ organizationId: orgId, agentId: null }, body);
+    return this.createWebSource(this.organizationPlace(auth, orgId), body);
   }
 
   async syncForAgent(auth: AuthContext, agentId: string, documentId: string) {
-    const agent = await this.access.resolve(auth, agentId, 'kb:write');
-    return toDocument(await this.sync({ organizationId: agent.organization_id, agentId: agent.id }, documentId));
+    return toDocument(await this.sync(await this.agentPlace(auth, agentId), documentId));
   }
 
   async syncForOrganization(auth: AuthContext, orgId: string, documentId: string): Promise<DocumentRow> {
+    return this.sync(this.organizationPlace(auth, orgId), documentId);
+  }
+
+  /** An agent's documents, once the caller may write them (kb:write, agent scope). */
+  private async agentPlace(auth: AuthContext, agentId: string): Promise<Place> {
+    const agent = await this.access.resolve(auth, agentId, 'kb:write');
+    return { organizationId: agent.organization_id, agentId: agent.id };
+  }
+
+  /** The organization's own documents, once the caller may write them (kb:write). */
+  private organizationPlace(auth: AuthContext, orgId: string): Place {
     this.authorize(auth, orgId, 'kb:write');
-    return this.sync({ organizationId: orgId, agentId: null }, documentId);
+    return { organizationId: orgId, agentId: null };
   }
 
   private async store(place: Place, file: ReceivedFile): Promise<Stored<DocumentRow>> {

@@ -107,7 +107,8 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   const documents = resourceOperations(agentRoute, {
     path: base,
     permission: 'kb',
-    names: { operation: 'KnowledgeBaseDocument', noun: 'document' },
+    operation: 'KnowledgeBaseDocument',
+    noun: 'document',
     schema: DocumentSchema,
   });
   documents.list({
@@ -186,7 +187,9 @@ export function registerKnowledgeBasePaths(registry: OpenAPIRegistry): void {
   const orgDocuments = resourceOperations(orgRoute, {
     path: orgPath,
     permission: 'kb',
-    names: { operation: 'OrganizationKnowledgeBaseDocument', noun: 'document', plural: 'organization documents' },
+    operation: 'OrganizationKnowledgeBaseDocument',
+    noun: 'document',
+    plural: 'organization documents',
     schema: OrganizationDocumentSchema,
   });
   orgDocuments.list({

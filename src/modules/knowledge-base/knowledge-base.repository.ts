@@ -4,6 +4,7 @@ import type { Db } from '../../db/knex.js';
 import { paginate, type Page, type PageParams } from '../../api/pagination.js';
 import type { ChunkInput } from './knowledge-base.schemas.js';
 import type { TsConfig } from './text-search.js';
+import { pick } from '../../db/pick.js';
 
 type ChunkRow = {
   id: string;
@@ -19,15 +20,9 @@ type ChunkRow = {
 /** A chunk as the API shows it: never the embedding. */
 function toChunk(row: ChunkRow) {
   return {
-    id: row.id,
-    document_id: row.document_id,
-    agent_id: row.agent_id,
+    ...pick(row, ['id', 'document_id', 'agent_id']),
     chunk_index: row.position,
-    position: row.position,
-    content: row.content,
-    token_count: row.token_count,
-    metadata: row.metadata,
-    created_at: row.created_at,
+    ...pick(row, ['position', 'content', 'token_count', 'metadata', 'created_at']),
   };
 }
 export type KnowledgeBaseChunk = ReturnType<typeof toChunk>;

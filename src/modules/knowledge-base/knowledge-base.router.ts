@@ -56,6 +56,45 @@ export function documentItemRoutes(router: Router, owner: 'agentId' | 'orgId', k
       kb.delete(auth, ownerId, documentId, writeConditions(req)),
     );
 }
+/** How an owner's documents are added from a source: the stored document as the answer shows it. */
+export type DocumentSources = {
+  upload(
+    auth: AuthContext,
+    ownerId: string,
+    receive: () => ReturnType<typeof receiveUpload>,
+  ): Promise<{ created: boolean; document: unknown }>;
+  webSource(auth: AuthContext, ownerId: string, body: unknown): Promise<unknown>;
+};
+
+/**
+ * `POST /files` (202 with the new document, 200 with the one the same file made before) and
+ * `POST /urls` (202) of the owner's documents; another method on either is 405.
+ */
+export function documentSourceRoutes(
+  router: Router,
+  owner: 'agentId' | 'orgId',
+  maxFileBytes: number,
+  sources: DocumentSources,
+): void {
+  const params = uuidParams(owner);
+  // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
+  router.post('/files', async (req, res) => {
+    const { [owner]: ownerId } = parse(params, req.params);
+    const { created, document } = await sources.upload(authOf(req), ownerId, () => receiveUpload(req, maxFileBytes));
+    sendResource(req, res, document, { status: created ? 202 : 200 });
+  });
+
+  routesOf(router)
+    .post('/urls', params)
+    .resource((auth, { [owner]: ownerId }, req) => sources.webSource(auth, ownerId, req.body), 202);
+
+  for (const path of ['/files', '/urls']) {
+    router.all(path, (req) => {
+      throw new MethodNotAllowedError(req.method, ['POST']);
+    });
+  }
+}
+
 const documentParams = uuidParams('agentId', 'documentId');
 
 /** Mounted at /v1/agents/:agentId/knowledge-base. */
@@ -67,24 +106,10 @@ export function knowledgeBaseRouter(
   const router = Router({ mergeParams: true });
   const route = routesOf(router);
 
-  // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
-  router.post('/files', async (req, res) => {
-    const { agentId } = parse(agentParams, req.params);
-    const { created, document } = await sources.uploadForAgent(authOf(req), agentId, () =>
-      receiveUpload(req, maxFileBytes),
-    );
-    sendResource(req, res, document, { status: created ? 202 : 200 });
+  documentSourceRoutes(router, 'agentId', maxFileBytes, {
+    upload: (auth, agentId, receive) => sources.uploadForAgent(auth, agentId, receive),
+    webSource: (auth, agentId, body) => sources.createWebSourceForAgent(auth, agentId, body),
   });
-
-  route
-    .post('/urls', agentParams)
-    .resource((auth, { agentId }, req) => sources.createWebSourceForAgent(auth, agentId, req.body), 202);
-
-  for (const path of ['/files', '/urls']) {
-    router.all(path, (req) => {
-      throw new MethodNotAllowedError(req.method, ['POST']);
-    });
-  }
 
   documentCollectionRoutes(router, 'agentId', kb);
 

@@ -6,11 +6,8 @@ import { authOf } from '../../http/request.js';
 import { parse, uuidParams } from '../../api/validate.js';
 import type { OrganizationKnowledgeBaseService } from './organization-knowledge-base.service.js';
 import type { KnowledgeBaseSourcesService } from './kb-files.service.js';
-import { receiveUpload } from './multipart-upload.js';
-import { documentCollectionRoutes, documentItemRoutes } from './knowledge-base.router.js';
-import { MethodNotAllowedError } from '../../errors/index.js';
+import { documentCollectionRoutes, documentItemRoutes, documentSourceRoutes } from './knowledge-base.router.js';
 
-const orgParams = uuidParams('orgId');
 const documentParams = uuidParams('orgId', 'documentId');
 
 /** Mounted at /v1/organization/:orgId/knowledge-base; dashboard token only (knowledge-base.module.ts). */
@@ -22,28 +19,15 @@ export function organizationKnowledgeBaseRouter(
   const router = Router({ mergeParams: true });
   const route = routesOf(router);
 
-  // multipart/form-data, streamed: the JSON body parser leaves this operation alone (app.ts).
-  router.post('/files', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    const auth = authOf(req);
-    const { created, document } = await sources.uploadForOrganization(auth, orgId, () =>
-      receiveUpload(req, maxFileBytes),
-    );
-    sendResource(req, res, await kb.get(auth, orgId, document.id), { status: created ? 202 : 200 });
+  // Both answer the document as GET does, with its grants.
+  documentSourceRoutes(router, 'orgId', maxFileBytes, {
+    upload: async (auth, orgId, receive) => {
+      const { created, document } = await sources.uploadForOrganization(auth, orgId, receive);
+      return { created, document: await kb.get(auth, orgId, document.id) };
+    },
+    webSource: async (auth, orgId, body) =>
+      kb.get(auth, orgId, (await sources.createWebSourceForOrganization(auth, orgId, body)).id),
   });
-
-  router.post('/urls', async (req, res) => {
-    const { orgId } = parse(orgParams, req.params);
-    const auth = authOf(req);
-    const document = await sources.createWebSourceForOrganization(auth, orgId, req.body);
-    sendResource(req, res, await kb.get(auth, orgId, document.id), { status: 202 });
-  });
-
-  for (const path of ['/files', '/urls']) {
-    router.all(path, (req) => {
-      throw new MethodNotAllowedError(req.method, ['POST']);
-    });
-  }
 
   router.post('/:documentId/sync', async (req, res) => {
     const { orgId, documentId } = parse(documentParams, req.params);

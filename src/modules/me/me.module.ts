@@ -13,6 +13,5 @@ export function buildMeModule({ db, audited, clock, config }: SharedDeps): Built
       mounts: [{ path: '/me', access: { tokenOnly: 'This endpoint' }, router: meRouter(me) }],
       openapi: registerMePaths,
     },
-    workers: [],
   };
 }

@@ -11,6 +11,5 @@ export function buildOrganizationModule({ db, audited, clock }: SharedDeps): Bui
       mounts: [{ path: '/organization', router: organizationRouter(organizations) }],
       openapi: registerOrganizationPaths,
     },
-    workers: [],
   };
 }

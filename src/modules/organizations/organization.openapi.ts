@@ -1,43 +1,23 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { json, jsonBody } from '../../openapi/common.js';
-import { operationGroup } from '../../openapi/operations.js';
-import { z } from '../../openapi/zod.js';
+import { operationGroup, resourceOperations } from '../../openapi/operations.js';
 import { OrganizationPatchSchema, OrganizationSchema } from './organization.schemas.js';
 
 export function registerOrganizationPaths(registry: OpenAPIRegistry): void {
   const register = operationGroup(registry, { tags: ['Organization'], agentScope: 'none', errors: [401, 403, 429] });
-  register({
-    method: 'get',
+  const organizations = resourceOperations(register, {
     path: '/v1/organization',
-    operationId: 'listOrganizations',
-    permission: 'organization:read',
-    summary: 'Organizations the caller reaches (organization:read); not paginated',
-    responses: {
-      200: json(z.object({ data: z.array(OrganizationSchema) }), 'The organizations'),
-    },
+    permission: 'organization',
+    operation: 'Organization',
+    param: 'orgId',
+    schema: OrganizationSchema,
   });
-  register({
-    method: 'get',
-    path: '/v1/organization/{orgId}',
-    operationId: 'getOrganization',
-    permission: 'organization:read',
-    summary: 'One organization the caller reaches (organization:read)',
-    responses: {
-      200: json(OrganizationSchema, 'The organization'),
-    },
-    errors: [400, 404],
-  });
-  register({
-    method: 'patch',
-    path: '/v1/organization/{orgId}',
-    operationId: 'updateOrganization',
-    permission: 'organization:write',
+  organizations.list({ summary: 'Organizations the caller reaches (organization:read); not paginated' });
+  organizations.get({ summary: 'One organization the caller reaches (organization:read)', errors: [400, 404] });
+  organizations.update({
     summary:
       'Update organization settings (organization:write): auto_delete_done_calls, cascade_done_same_number, calendar_status_update, forward_call_email, transfer_popup_enabled, notdienst_bereiche, require_if_match, call_retention_days; unknown fields are ignored',
-    request: { body: jsonBody(OrganizationPatchSchema) },
-    responses: {
-      200: json(OrganizationSchema, 'The updated organization'),
-    },
+    body: OrganizationPatchSchema,
     errors: [400, 404, 413],
   });
   register({

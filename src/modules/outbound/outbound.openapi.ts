@@ -31,7 +31,7 @@ function registerCampaignPaths(registry: OpenAPIRegistry): void {
   const campaigns = resourceOperations(register, {
     path: '/v1/agents/{agentId}/campaigns',
     permission: 'outbound',
-    names: { operation: 'Campaign', noun: 'campaign' },
+    operation: 'Campaign',
     schema: CampaignSchema,
   });
   campaigns.list({
@@ -84,14 +84,18 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
   registerCampaignPaths(registry);
   const register = agentOperations(registry, 'Outbound calls');
   const base = '/v1/agents/{agentId}/outbound-calls';
-  register({
-    method: 'get',
+  const jobs = resourceOperations(register, {
     path: base,
-    operationId: 'listOutboundCalls',
-    permission: 'outbound:read',
+    permission: 'outbound',
+    operation: 'OutboundCall',
+    noun: 'job',
+    param: 'outboundCallId',
+    schema: OutboundCallSchema,
+  });
+  jobs.list({
     summary: 'List outbound call jobs (outbound:read), newest first, cursor paging',
-    request: { query: ListOutboundCallsQueryDoc },
-    responses: { 200: json(OutboundCallPageSchema, 'A page of jobs') },
+    query: ListOutboundCallsQueryDoc,
+    page: OutboundCallPageSchema,
   });
   register({
     method: 'post',
@@ -119,21 +123,10 @@ export function registerOutboundPaths(registry: OpenAPIRegistry): void {
       200: json(PreviewResponseSchema, 'The next allowed moments'),
     },
   });
-  register({
-    method: 'get',
-    path: `${base}/{outboundCallId}`,
-    operationId: 'getOutboundCall',
-    permission: 'outbound:read',
-    summary: 'Get one outbound call job with its attempts (outbound:read)',
-    responses: { 200: json(OutboundCallSchema, 'The job') },
-  });
-  register({
-    method: 'post',
-    path: `${base}/{outboundCallId}/cancel`,
-    operationId: 'cancelOutboundCall',
-    permission: 'outbound:write',
+  jobs.get({ summary: 'Get one outbound call job with its attempts (outbound:read)' });
+  jobs.action('cancel', {
     summary: 'Cancel a job not yet final (outbound:write); a final job is answered as it is',
-    responses: { 200: json(OutboundCallSchema, 'The job') },
+    response: 'The job',
   });
 
   const dnc = '/v1/organization/{orgId}/do-not-call';

@@ -437,6 +437,11 @@ export class OutboundRepository {
     return new OutboundRepository(trx);
   }
 
+  /** The rows of one agent's jobs or campaigns, scoped by its organization too. */
+  private ofAgent(table: 'outbound_jobs' | 'outbound_campaigns', agent: AgentRef) {
+    return this.db(table).where({ agent_id: agent.id, organization_id: agent.organization_id });
+  }
+
   async insertJobs(jobs: JobFields[]): Promise<JobRow[]> {
     if (jobs.length === 0) return [];
     const rows: JobRow[] = [];
@@ -454,15 +459,13 @@ export class OutboundRepository {
   }
 
   findJob(agent: AgentRef, id: string): Promise<JobRow | undefined> {
-    return this.db('outbound_jobs')
-      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
-      .first() as Promise<JobRow | undefined>;
+    return this.ofAgent('outbound_jobs', agent).where({ id }).first() as Promise<JobRow | undefined>;
   }
 
   findByExternalId(agent: AgentRef, externalId: string): Promise<JobRow | undefined> {
-    return this.db('outbound_jobs')
-      .where({ agent_id: agent.id, organization_id: agent.organization_id, external_id: externalId })
-      .first() as Promise<JobRow | undefined>;
+    return this.ofAgent('outbound_jobs', agent).where({ external_id: externalId }).first() as Promise<
+      JobRow | undefined
+    >;
   }
 
   /** Call it on `with(trx)`. */
@@ -777,22 +780,19 @@ export class OutboundRepository {
   }
 
   findCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
-    return this.db('outbound_campaigns')
-      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
-      .first() as Promise<CampaignRow | undefined>;
+    return this.ofAgent('outbound_campaigns', agent).where({ id }).first() as Promise<CampaignRow | undefined>;
   }
 
   /** Call it on `with(trx)`. */
   lockCampaign(agent: AgentRef, id: string): Promise<CampaignRow | undefined> {
-    return this.db('outbound_campaigns')
-      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
-      .forUpdate()
-      .first() as Promise<CampaignRow | undefined>;
+    return this.ofAgent('outbound_campaigns', agent).where({ id }).forUpdate().first() as Promise<
+      CampaignRow | undefined
+    >;
   }
 
   async updateCampaign(agent: AgentRef, id: string, changes: Partial<CampaignRow>): Promise<CampaignRow> {
-    const [row] = (await this.db('outbound_campaigns')
-      .where({ id, agent_id: agent.id, organization_id: agent.organization_id })
+    const [row] = (await this.ofAgent('outbound_campaigns', agent)
+      .where({ id })
       .update(changes)
       .returning('*')) as CampaignRow[];
     return row!;

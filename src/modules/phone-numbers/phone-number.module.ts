@@ -22,7 +22,6 @@ export function buildPhoneNumberModule(deps: SharedDeps): BuiltModule<{ service:
       ],
       openapi: registerPhoneNumberPaths,
     },
-    workers: [],
     service,
   };
 }

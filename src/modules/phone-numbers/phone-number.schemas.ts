@@ -1,6 +1,6 @@
 import { paginationShape } from '../../api/pagination.js';
 import { uuidField } from '../../api/validate.js';
-import { paginationQueryDocShape } from '../../openapi/common.js';
+import { paginationQueryDocShape, queryFlag } from '../../openapi/common.js';
 import { z } from '../../openapi/zod.js';
 import { phoneNumberField } from '../../phone/phone-number.js';
 import { text } from '../../validation/text.js';
@@ -63,10 +63,7 @@ export const ListPhoneNumbersQuery = z.object({
 export const ListPhoneNumbersQueryDoc = z.object({
   ...paginationQueryDocShape,
   agent_id: z.uuid().optional().openapi({ description: 'The number of this agent' }),
-  assigned: z
-    .enum(['true', 'false'])
-    .optional()
-    .openapi({ description: 'Only numbers with (true) or without an agent' }),
+  assigned: queryFlag('Only numbers with (true) or without an agent'),
 });
 
 export const PhoneNumberSchema = z

@@ -20,6 +20,5 @@ export function buildDataSubjectModule({ db, audited, events, clock }: SharedDep
       ],
       openapi: registerDataSubjectPaths,
     },
-    workers: [],
   };
 }

@@ -28,6 +28,7 @@ import {
   identifierOf,
   type DataSubjectIdentifier,
 } from './data-subject.schemas.js';
+import { pick } from '../../db/pick.js';
 
 type KeptRecords = { type: keyof KeptCounts; count: number; reason: string };
 
@@ -70,14 +71,7 @@ function noteErasure(erasure: ErasureRow): ErasureRow {
 const BATCH_SIZE = 500;
 
 function countsOf(row: ErasureRow): ErasureCounts {
-  return {
-    contacts: row.contacts,
-    calls: row.calls,
-    webhook_deliveries: row.webhook_deliveries,
-    idempotency_records: row.idempotency_records,
-    test_cases: row.test_cases,
-    outbound_calls: row.outbound_calls,
-  };
+  return pick(row, ['contacts', 'calls', 'webhook_deliveries', 'idempotency_records', 'test_cases', 'outbound_calls']);
 }
 
 /**

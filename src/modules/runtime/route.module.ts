@@ -19,6 +19,5 @@ export function buildRuntimeModule(
   );
   return {
     module: { mounts: [{ path: '/runtime', router: runtimeRouter(routes) }], openapi: registerRuntimePaths },
-    workers: [],
   };
 }

@@ -58,7 +58,6 @@ export function buildSimulationModule(
       ],
       openapi: registerSimulationPaths,
     },
-    workers: [],
     simulations,
   };
 }

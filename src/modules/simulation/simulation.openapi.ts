@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { json, jsonBody, noContent } from '../../openapi/common.js';
-import { agentOperations } from '../../openapi/operations.js';
+import { json, jsonBody } from '../../openapi/common.js';
+import { agentOperations, resourceOperations } from '../../openapi/operations.js';
 import { z } from '../../openapi/zod.js';
 import {
   RunTestCasesRequestSchema,
@@ -26,68 +26,53 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
       'Availability, routing (self, backup, vacation backup), the greeting the caller hears, the transfer targets and the enabled tools, decided by the same code as GET /status and the greeting preview. `changes` (an agent PATCH body, validated like PATCH) and `version` (a stored configuration version) are applied in memory only. What the caller may not read is not looked up: without contacts:read the caller is simulated as unknown (`contact` null, no names or tags in the greeting), without calls:read as one without calls today.',
     request: {
       params: z.object({ agentId }),
-      body: {
-        ...jsonBody(SimulateRequestSchema),
-        content: {
-          'application/json': {
-            schema: SimulateRequestSchema,
-            examples: {
-              christmasEve: {
-                summary: 'A known caller on Christmas Eve, with the planned closure not yet saved',
-                value: {
-                  at: '2026-12-24T19:30:00+01:00',
-                  caller_number: '+491701234567',
-                  changes: {
-                    schedule: {
-                      timezone: 'Europe/Berlin',
-                      rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
-                      exceptions: [{ date: '2026-12-24', closed: true, note: 'Heiligabend' }],
-                    },
-                  },
+      body: jsonBody(SimulateRequestSchema, {
+        examples: {
+          christmasEve: {
+            summary: 'A known caller on Christmas Eve, with the planned closure not yet saved',
+            value: {
+              at: '2026-12-24T19:30:00+01:00',
+              caller_number: '+491701234567',
+              changes: {
+                schedule: {
+                  timezone: 'Europe/Berlin',
+                  rules: [{ days: [1, 2, 3, 4, 5], start_time: '08:00', end_time: '17:00' }],
+                  exceptions: [{ date: '2026-12-24', closed: true, note: 'Heiligabend' }],
                 },
-              },
-              storedVersion: {
-                summary: 'Version 3 on a Monday morning',
-                value: { at: '2026-11-23T10:00:00+01:00', version: 3 },
               },
             },
           },
+          storedVersion: {
+            summary: 'Version 3 on a Monday morning',
+            value: { at: '2026-11-23T10:00:00+01:00', version: 3 },
+          },
         },
-      },
+      }),
     },
     responses: { 200: json(SimulationSchema, 'The simulated call') },
     errors: [413],
   });
-  register({
-    method: 'get',
+  const cases = resourceOperations(register, {
     path: '/v1/agents/{agentId}/test-cases',
-    operationId: 'listTestCases',
-    permission: 'agents:read',
-    summary: "The agent's saved test cases, oldest first (agents:read)",
-    request: { params: z.object({ agentId }) },
-    responses: { 200: json(z.object({ data: z.array(TestCaseSchema) }), 'Every test case (at most 200)') },
+    permission: 'agents',
+    operation: 'TestCase',
+    noun: 'case',
+    param: 'caseId',
+    schema: TestCaseSchema,
   });
-  register({
-    method: 'post',
-    path: '/v1/agents/{agentId}/test-cases',
-    operationId: 'createTestCase',
-    permission: 'agents:write',
+  cases.list({
+    summary: "The agent's saved test cases, oldest first (agents:read)",
+    response: 'Every test case (at most 200)',
+  });
+  cases.create({
     summary: 'Save a test case (agents:write); at most 200 per agent (409)',
     description:
       '`expect` holds at least one of its fields; each one given must match the simulation of `input` (`greeting_contains`: a case-insensitive part of the greeting text; `transfer_employee_id`: the employee of the first available transfer target).',
-    request: { params: z.object({ agentId }), body: jsonBody(TestCaseInputSchema) },
-    responses: { 201: json(TestCaseSchema, 'The saved case') },
+    body: TestCaseInputSchema,
+    response: 'The saved case',
     errors: [409, 413],
   });
-  register({
-    method: 'delete',
-    path: '/v1/agents/{agentId}/test-cases/{caseId}',
-    operationId: 'deleteTestCase',
-    permission: 'agents:write',
-    summary: 'Delete a test case (agents:write)',
-    request: { params: z.object({ agentId, caseId: z.uuid() }) },
-    responses: { 204: noContent },
-  });
+  cases.delete({ summary: 'Delete a test case (agents:write)' });
   register({
     method: 'post',
     path: '/v1/agents/{agentId}/test-cases/run',
@@ -98,15 +83,7 @@ export function registerSimulationPaths(registry: OpenAPIRegistry): void {
       'The verdicts read everything a call reads, exactly as `require_passing_test_cases` does. A greeting chosen with the caller’s contact (without contacts:read) or the caller’s calls today (without calls:read) is reported as `actual: null`.',
     request: {
       params: z.object({ agentId }),
-      body: {
-        ...jsonBody(RunTestCasesRequestSchema),
-        content: {
-          'application/json': {
-            schema: RunTestCasesRequestSchema,
-            example: { changes: { vacation_mode: true } },
-          },
-        },
-      },
+      body: jsonBody(RunTestCasesRequestSchema, { example: { changes: { vacation_mode: true } } }),
     },
     responses: { 200: json(TestRunSchema, 'One result per case') },
     errors: [413],

@@ -23,14 +23,11 @@ import { transferEmployeeOf } from './simulation-rules.js';
 import type { SimulationRepository, TestCaseRow } from './simulation.repository.js';
 import { parseChoiceBody, type SimulationService } from './simulation.service.js';
 import { suggestedMoments, type MomentKind } from './suggestions.js';
+import { pick } from '../../db/pick.js';
 
 function toTestCase(row: TestCaseRow) {
   return {
-    id: row.id,
-    agent_id: row.agent_id,
-    name: row.name,
-    input: row.input,
-    expect: row.expect,
+    ...pick(row, ['id', 'agent_id', 'name', 'input', 'expect']),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

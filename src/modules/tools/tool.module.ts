@@ -33,7 +33,6 @@ export function buildToolModule(
       mounts: [{ path: '/agents/:agentId/tools', router: toolRouter(service), resources: toolResources(service) }],
       openapi: registerToolPaths,
     },
-    workers: [],
     service,
     repository,
   };

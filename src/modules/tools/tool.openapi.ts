@@ -6,7 +6,7 @@ export function registerToolPaths(registry: OpenAPIRegistry): void {
   const tools = resourceOperations(agentOperations(registry, 'Tools'), {
     path: '/v1/agents/{agentId}/tools',
     permission: 'tools',
-    names: { operation: 'Tool', noun: 'tool' },
+    operation: 'Tool',
     schema: ToolSchema,
   });
   tools.list({

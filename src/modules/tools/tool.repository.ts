@@ -22,9 +22,8 @@ export type ToolFields = Omit<Tool, 'id' | 'agent_id' | 'created_at' | 'updated_
 export const TOOL_NAME_UNIQUE = 'tools_agent_id_name_unique';
 export const TOOL_EMPLOYEE_FK = 'tools_employee_fk';
 
-const COLUMNS = [
-  'id',
-  'agent_id',
+/** The columns a tool is configured by (its ToolFields): a configuration version keeps them with the id. */
+export const TOOL_FIELD_COLUMNS = [
   'name',
   'display_name',
   'description',
@@ -33,9 +32,9 @@ const COLUMNS = [
   'is_enabled',
   'priority',
   'employee_id',
-  'created_at',
-  'updated_at',
-];
+] as const satisfies readonly (keyof ToolFields)[];
+
+const COLUMNS = ['id', 'agent_id', ...TOOL_FIELD_COLUMNS, 'created_at', 'updated_at'];
 
 export class ToolRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}

@@ -149,15 +149,10 @@ export class WebhookDeliveryRepository {
    * URL retries when one of the members who set it turned `webhook_retries` on.
    */
   async memberWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
-    const rows: WebhookTarget[] = await this.db('memberships as m')
+    const members = this.db('memberships as m')
       .join('users as u', 'u.id', 'm.user_id')
-      .where('m.organization_id', organizationId)
-      .whereNotNull('u.webhook_url')
-      .whereRaw('? = ANY(u.webhook_events)', [eventType])
-      .groupBy('u.webhook_url')
-      .orderBy('u.webhook_url')
-      .select('u.webhook_url as url', this.db.raw('bool_or(u.webhook_retries) AS retries'));
-    return rows;
+      .where('m.organization_id', organizationId);
+    return this.subscribedUrls(members, 'u.webhook_', eventType);
   }
 
   /**
@@ -165,14 +160,22 @@ export class WebhookDeliveryRepository {
    * order; a URL retries when one of the agents that set it turned `post_call_webhook_retries` on.
    */
   async agentWebhookUrls(organizationId: string, eventType: string): Promise<WebhookTarget[]> {
-    const rows: WebhookTarget[] = await this.db('agents')
-      .where({ organization_id: organizationId })
-      .whereNotNull('post_call_webhook_url')
-      .whereRaw('? = ANY(post_call_webhook_events)', [eventType])
-      .groupBy('post_call_webhook_url')
-      .orderBy('post_call_webhook_url')
-      .select('post_call_webhook_url as url', this.db.raw('bool_or(post_call_webhook_retries) AS retries'));
-    return rows;
+    return this.subscribedUrls(
+      this.db('agents').where({ organization_id: organizationId }),
+      'post_call_webhook_',
+      eventType,
+    );
+  }
+
+  /** The distinct `{columns}url` of the rows whose `{columns}events` hold `eventType`, with `{columns}retries`. */
+  private async subscribedUrls(rows: Knex.QueryBuilder, columns: string, eventType: string): Promise<WebhookTarget[]> {
+    const targets: WebhookTarget[] = await rows
+      .whereNotNull(`${columns}url`)
+      .whereRaw(`? = ANY(${columns}events)`, [eventType])
+      .groupBy(`${columns}url`)
+      .orderBy(`${columns}url`)
+      .select(`${columns}url as url`, this.db.raw(`bool_or(${columns}retries) AS retries`));
+    return targets;
   }
 
   /** The signed-in user's own webhook URL (/v1/me), for a test ping. */

@@ -2,6 +2,7 @@ import { paginationShape } from '../../api/pagination.js';
 import { EVENT_TYPES } from '../../events/event-recorder.js';
 import { z } from '../../openapi/zod.js';
 import type { AttemptRow, DeliveryWithAttempts } from './webhook-delivery.repository.js';
+import { pick } from '../../db/pick.js';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
@@ -72,12 +73,7 @@ export const WebhookDeliverySchema = z
 function toAttempt(row: AttemptRow) {
   return {
     attempt: row.attempt_number,
-    trigger: row.trigger,
-    status: row.status,
-    http_status: row.http_status,
-    duration_ms: row.duration_ms,
-    error: row.error,
-    attempted_at: row.attempted_at,
+    ...pick(row, ['trigger', 'status', 'http_status', 'duration_ms', 'error', 'attempted_at']),
   };
 }
 

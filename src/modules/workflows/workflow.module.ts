@@ -19,6 +19,5 @@ export function buildWorkflowModule(deps: SharedDeps): BuiltModule {
       mounts: [{ path: '/agents/:agentId/workflow', router: workflowRouter(workflows) }],
       openapi: registerWorkflowPaths,
     },
-    workers: [],
   };
 }
