@@ -54,6 +54,20 @@ export function preparedSql(label: string, text: string, { pipelined = false } =
   };
 }
 
+/**
+ * A statement composed at run time from parts already written with `$1`, `$2`, ... (pg-boss's job
+ * insert among them), taking `count` positional values; the same text always gets the same name.
+ */
+export function preparedNativeSql(label: string, text: string, count: number): PreparedSql {
+  if (/\*\s*(,|from\b)/i.test(text)) throw new Error(`Prepared statement ${label} must name its columns`);
+  return {
+    name: `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
+    text,
+    parameters: count,
+    pipelined: false,
+  };
+}
+
 /** The pipelined connections of each database (`createDb`), by its knex client. */
 const pipelines = new WeakMap<object, PipelinedReads>();
 

@@ -12,7 +12,9 @@ import type { AgentAccess } from '../agents/agent-access.js';
 import type { Schedule } from '../agents/schedule.js';
 import { blockedReason, nextAllowed, previewMoments, windowRules, type WindowAgent } from './calling-window.js';
 import {
+  answeredChange,
   JOB_EXTERNAL_ID_UNIQUE,
+  readFinished,
   toAttempt,
   toDoNotCall,
   toOutboundCall,
@@ -347,20 +349,10 @@ export class OutboundService {
       // The usual case, a valid result for an open attempt within its lease: the attempt finished
       // (and the job completed when answered) in one statement.
       const valid = ResultSchema.safeParse(body ?? {});
-      const open = valid.success
-        ? await repo.finishOpenAttempt(
-            organizations,
-            attemptId,
-            { outcome: valid.data.outcome, call_id: valid.data.call_id ?? null, finished_at: now },
-            now,
-          )
-        : undefined;
+      const open = valid.success ? await this.finishOpen(trx, organizations, attemptId, valid.data, now) : undefined;
       if (valid.success && open) {
         const attempts = [...open.earlier, open.attempt];
-        if (open.completed) {
-          const call = await this.finished(trx, open.completed, {}, attempts);
-          return { attempt: toAttempt(open.attempt), job: call! };
-        }
+        if (open.completed) return { attempt: toAttempt(open.attempt), job: toOutboundCall(open.completed, attempts) };
         const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
         const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
         return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
@@ -402,6 +394,29 @@ export class OutboundService {
         { field: 'outcome', message: 'The attempt is finished' },
       ]);
     return answer;
+  }
+
+  /**
+   * A valid result for an attempt still open within its lease (else undefined). Answered, it also
+   * completes the job while the job is in progress, and that job's `outbound_call.completed` is
+   * written in the same statement.
+   */
+  private async finishOpen(
+    trx: Knex.Transaction,
+    organizations: string[],
+    attemptId: string,
+    input: { outcome: Outcome; call_id?: string | null | undefined },
+    now: Date,
+  ) {
+    const changes = { call_id: input.call_id ?? null, finished_at: now };
+    if (input.outcome !== 'answered')
+      return this.repo.with(trx).finishOpenAttempt(organizations, attemptId, { outcome: input.outcome, ...changes });
+    const rows = await this.events.recordFrom(
+      trx,
+      'outbound_answered',
+      answeredChange(organizations, attemptId, changes),
+    );
+    return readFinished(rows);
   }
 
   // Do-not-call list (organization)
