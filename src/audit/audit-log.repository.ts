@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import type { Statement } from '../db/statement.js';
 import { paginate, type Page, type PageParams } from '../api/pagination.js';
 
 /**
@@ -77,7 +78,17 @@ export class AuditLogRepository {
   }
 
   async insert(entry: NewAuditEntry): Promise<void> {
-    await this.db('audit_log').insert(entry);
+    await this.insertQuery(entry);
+  }
+
+  /** `insert` as a statement to run as part of another one (`oneStatement`). */
+  insertStatement(entry: NewAuditEntry): Statement {
+    const { sql, bindings } = this.insertQuery(entry).toSQL().toNative();
+    return { text: sql, values: bindings };
+  }
+
+  private insertQuery(entry: NewAuditEntry): Knex.QueryBuilder {
+    return this.db('audit_log').insert(entry);
   }
 
   /** The organization of an agent, when the agent (still) exists. */

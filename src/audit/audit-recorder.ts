@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Clock } from '../clock.js';
 import { describeRoute, openApiRoute } from './audit-entry.js';
-import type { AuditLogRepository } from './audit-log.repository.js';
+import type { Statement } from '../db/statement.js';
+import type { AuditLogRepository, NewAuditEntry } from './audit-log.repository.js';
 import { currentRequestContext, isWriteMethod, requestKeyPrefix, type RequestContext } from './request-context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -32,9 +33,10 @@ const NO_NOTES: WriteNotes = { writing: async () => {}, wrote: () => {} };
 
 /**
  * Writes the audit row of the current write request. `inTransaction` is called by a service's
- * audited transaction (audited-transactions.ts), inside it before it commits; `afterResponse` is
- * the fallback for a write that ran without a transaction of its own (single statement), called
- * before the response is sent.
+ * audited transaction (audited-transactions.ts), inside it before it commits; `statement` gives the
+ * row to a service's audited single statement (the same file) to write as part of it;
+ * `afterResponse` is the fallback for a write that ran without either, called before the response
+ * is sent.
  */
 export class AuditRecorder {
   constructor(
@@ -52,7 +54,30 @@ export class AuditRecorder {
     }
     if (!context || !this.auditable(context)) return;
     context.audited = true;
-    await this.write(this.entries.with(trx), context);
+    const entries = this.entries.with(trx);
+    const entry = await this.entry(entries, context);
+    if (entry) await entries.insert(entry);
+  }
+
+  /**
+   * The audit row of the current write request as a statement for the caller to run as part of its
+   * own single statement (`AuditedTransactions.statement`), or none; `rolledBack` when that statement
+   * failed, `announce` after it succeeded.
+   */
+  async statement(): Promise<Statement[]> {
+    const context = currentRequestContext();
+    if (!context || !this.auditable(context)) return [];
+    context.audited = true;
+    const entry = await this.entry(this.entries, context);
+    return entry ? [this.entries.insertStatement(entry)] : [];
+  }
+
+  /** The current write request's single statement (`statement`) committed: announced at once. Never throws. */
+  async announce(): Promise<void> {
+    const context = currentRequestContext();
+    if (!context?.auth) return;
+    await this.announceCommitted(context);
+    this.writes.wrote(context.auth);
   }
 
   /** The transaction inTransaction wrote the row in is rolled back: a retried one writes it again. */
@@ -70,19 +95,25 @@ export class AuditRecorder {
   /** Never throws: the change is already committed and the caller is owed its answer. */
   async afterResponse(context: RequestContext, status: number): Promise<void> {
     if (status >= 400) return;
-    if (context.auth && !context.announced) {
-      try {
-        await this.writes.writing(context.auth);
-      } catch (error) {
-        this.logger.error({ err: error, request_id: context.requestId }, 'write not announced to the other instances');
-      }
-    }
+    await this.announceCommitted(context);
     if (!this.auditable(context)) return;
     context.audited = true;
     try {
-      await this.write(this.entries, context);
+      const entry = await this.entry(this.entries, context);
+      if (entry) await this.entries.insert(entry);
     } catch (error) {
       this.logger.error({ err: error, request_id: context.requestId }, 'audit entry not written');
+    }
+  }
+
+  /** A committed write, not yet announced, announced at once; never throws (the caller is owed its answer). */
+  private async announceCommitted(context: RequestContext): Promise<void> {
+    if (!context.auth || context.announced) return;
+    try {
+      await this.writes.writing(context.auth);
+      context.announced = true;
+    } catch (error) {
+      this.logger.error({ err: error, request_id: context.requestId }, 'write not announced to the other instances');
     }
   }
 
@@ -98,10 +129,11 @@ export class AuditRecorder {
     );
   }
 
-  private async write(entries: AuditLogRepository, context: RequestContext): Promise<void> {
+  /** The row describing the request, or none (no organization of the caller's to file it under). */
+  private async entry(entries: AuditLogRepository, context: RequestContext): Promise<NewAuditEntry | undefined> {
     const auth = context.auth;
     const pattern = context.route();
-    if (!auth || !pattern) return;
+    if (!auth || !pattern) return undefined;
     const params = context.params();
     const described = describeRoute(context.method, pattern, params);
     const agentId = uuidOrNull(context.note.agentId ?? params.agentId);
@@ -111,10 +143,10 @@ export class AuditRecorder {
       (agentId ? await entries.agentOrganization(agentId) : undefined) ??
       (auth.organizations.size === 1 ? [...auth.organizations.keys()][0] : undefined);
     // A user-level write (their own profile) with several organizations belongs to none of them.
-    if (!organizationId || !auth.organizations.has(organizationId)) return;
+    if (!organizationId || !auth.organizations.has(organizationId)) return undefined;
     const isKey = auth.kind === 'api_key';
     const apiKeyId = auth.apiKeyId;
-    await entries.insert({
+    return {
       organization_id: organizationId,
       agent_id: agentId,
       action: context.note.action ?? described.action,
@@ -128,6 +160,6 @@ export class AuditRecorder {
       request_id: context.requestId,
       details: context.note.details ?? null,
       created_at: this.clock.now(),
-    });
+    };
   }
 }

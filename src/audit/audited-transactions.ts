@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { inTransaction, type Db } from '../db/knex.js';
+import { isRetryableConflict } from '../db/pg-errors.js';
+import type { Statement } from '../db/statement.js';
 import type { AuditRecorder } from './audit-recorder.js';
 
 /**
@@ -44,5 +46,31 @@ export class AuditedTransactions {
       this.recorder.committed();
       return result;
     });
+  }
+
+  /**
+   * A write that is one statement: `work` runs, on the pool and without a transaction, one statement
+   * that includes the statements `audit` holds (the request's audit row, `oneStatement`; none
+   * outside a write request): the change and its row are written together or not at all, in one
+   * round trip instead of four (BEGIN, the row, the change, COMMIT), and no lock the change takes is
+   * held past its statement. One retry after a lost race, as `transaction`. A failed `work` wrote
+   * no row: the request's row is then written after it, as for a write without a transaction.
+   */
+  async statement<T>(work: (db: Db, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      const audit = await this.recorder.statement();
+      try {
+        result = await work(this.db, audit);
+      } catch (error) {
+        if (!isRetryableConflict(error)) throw error;
+        result = await work(this.db, audit);
+      }
+    } catch (error) {
+      this.recorder.rolledBack();
+      throw error;
+    }
+    await this.recorder.announce();
+    return result;
   }
 }

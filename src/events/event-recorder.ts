@@ -4,6 +4,7 @@ import { preparedNativeSql, runPrepared, type PreparedSql } from '../db/prepared
 import { emitKnexQuery, queryOnConnection } from '../platform/knex.js';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { oneStatement, shiftParameters, type Statement } from '../db/statement.js';
 
 /** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
 export const PHONE_NUMBER_EVENT_TYPES = [
@@ -76,35 +77,28 @@ export class EventRecorder {
 
   /**
    * `change` (an INSERT ... RETURNING of the change that caused the event, with `$n` values) run
-   * together with the event's row and its dispatch job, as one statement of data-modifying CTEs: the
-   * same rows as `change` followed by `record`, in one round trip instead of three (the call intake,
-   * `npm run bench -- calls`). The event's id is made here instead of by the column's default.
-   * Gives the rows `change` returns; when it fails, nothing of the three is written.
+   * together with the event's row, its dispatch job and `others` (an audit row,
+   * `AuditedTransactions.statement`), as one statement (`oneStatement`): one round trip instead of
+   * one per row (the call intake, `npm run bench -- calls`). `db` is the pool or a transaction. The
+   * event's id is made here instead of by the column's default. Gives the rows `change` returns;
+   * when it fails, nothing of it is written.
    */
   async recordWith<R>(
-    trx: Knex.Transaction,
-    change: { text: string; values: readonly unknown[] },
+    db: Knex | Knex.Transaction,
+    change: Statement,
     event: NewEvent,
+    others: readonly Statement[] = [],
   ): Promise<R[]> {
     const id = randomUUID();
     const job = await this.queue.sendStatement(EVENT_DISPATCH_QUEUE, { eventId: id });
-    const n = change.values.length;
-    const text =
-      `WITH change AS (${change.text}), ` +
-      `event AS (INSERT INTO events (id, organization_id, agent_id, type, payload) VALUES ($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5})), ` +
-      `job AS (${shiftParameters(job.text, n + 5)}) SELECT * FROM change`;
-    const values = [
-      ...change.values,
-      id,
-      event.organization_id,
-      event.agent_id,
-      event.type,
-      JSON.stringify(event.payload),
-      ...job.values,
-    ];
-    emitKnexQuery(trx, { method: 'raw', sql: text, bindings: values });
-    const { rows } = await queryOnConnection(trx, { text, values });
-    this.queue.queuedIn(EVENT_DISPATCH_QUEUE, trx);
+    const row: Statement = {
+      text: 'INSERT INTO events (id, organization_id, agent_id, type, payload) VALUES ($1, $2, $3, $4, $5)',
+      values: [id, event.organization_id, event.agent_id, event.type, JSON.stringify(event.payload)],
+    };
+    const { text, values } = oneStatement(change, [row, job, ...others]);
+    emitKnexQuery(db, { method: 'raw', sql: text, bindings: values });
+    const { rows } = await queryOnConnection(db, { text, values: [...values] });
+    this.queue.queuedIn(EVENT_DISPATCH_QUEUE, db);
     return rows as R[];
   }
 
@@ -157,9 +151,6 @@ export class EventRecorder {
   }
 }
 
-/** A statement with `$1`, `$2`, ... placeholders and their values, as the driver takes it. */
-export type Statement = { text: string; values: readonly unknown[] };
-
 /**
  * A change whose event, if any, the database makes from the change's own rows (for `recordFrom`),
  * with `$n` values from `values`: `ctes`, the change's data-modifying CTEs; `event`, a SELECT over
@@ -167,8 +158,3 @@ export type Statement = { text: string; values: readonly unknown[] };
  * will be sent); `select`, what the statement answers.
  */
 export type ChangeWithEvent = { ctes: string; event: string; select: string; values: readonly unknown[] };
-
-/** `text`'s `$1`, `$2`, ... as `$(1 + by)`, `$(2 + by)`, ...: its values follow `by` others. */
-function shiftParameters(text: string, by: number): string {
-  return text.replace(/\$(\d+)/g, (_, k: string) => `$${Number(k) + by}`);
-}

@@ -80,6 +80,67 @@ describe('GET /v1/organization/{orgId}/audit-log', () => {
     expect(JSON.stringify(raw)).not.toContain('4930111222');
   });
 
+  it('records a call intake (one statement, no transaction) with the same row as a transaction writes', async () => {
+    const res = await ctx.http
+      .post(`/v1/agents/${w.agentId}/calls`)
+      .set('X-API-Key', w.key)
+      .set('X-Request-Id', 'audit-intake-1')
+      .send({ call_id: 'audit-intake-1', phone_number: '+4930111333', duration: 12 });
+    expect(res.status).toBe(201);
+    const rows = await ctx.db('audit_log').where({ request_id: 'audit-intake-1' });
+    expect(rows).toHaveLength(1);
+    const { id, ...row } = rows[0];
+    expect(typeof id).toBe('string');
+    expect(row).toEqual({
+      organization_id: w.orgId,
+      agent_id: w.agentId,
+      action: 'agents.calls.create',
+      method: 'POST',
+      route: '/v1/agents/{agentId}/calls',
+      resource_type: 'calls',
+      resource_id: w.agentId,
+      actor_type: 'api_key',
+      actor_user_id: null,
+      actor_key_prefix: await keyPrefix(),
+      request_id: 'audit-intake-1',
+      details: null,
+      created_at: ctx.clock.now(),
+    });
+  });
+
+  it('writes a call, its event and job and its audit row together: none of them when the row cannot be written', async () => {
+    const agent = await ctx.build.agent(w.orgId, { name: 'Intake refused' });
+    // Dispatch jobs whose event was never stored.
+    const orphanJobs = async () =>
+      (
+        await ctx.db.raw(
+          `SELECT count(*)::int AS n FROM pgboss.job j WHERE j.name = 'events.dispatch'
+              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = (j.data->>'eventId')::uuid)`,
+        )
+      ).rows[0].n as number;
+    await ctx.db.raw('ALTER TABLE audit_log ADD CONSTRAINT test_refuse_entries CHECK (false) NOT VALID');
+    try {
+      const res = await ctx.http
+        .post(`/v1/agents/${agent.id}/calls`)
+        .set('X-API-Key', w.key)
+        .send({ call_id: 'audit-intake-refused', duration: 12 });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await ctx.db.raw('ALTER TABLE audit_log DROP CONSTRAINT test_refuse_entries');
+    }
+    expect(await ctx.db('calls').where({ agent_id: agent.id })).toHaveLength(0);
+    expect(await ctx.db('events').where({ agent_id: agent.id })).toHaveLength(0);
+    expect(await orphanJobs()).toBe(0);
+    // Reported again, it is stored as new, with its row.
+    const again = await ctx.http
+      .post(`/v1/agents/${agent.id}/calls`)
+      .set('X-API-Key', w.key)
+      .set('X-Request-Id', 'audit-intake-again')
+      .send({ call_id: 'audit-intake-refused', duration: 12 });
+    expect(again.status).toBe(201);
+    expect(await ctx.db('audit_log').where({ request_id: 'audit-intake-again' })).toHaveLength(1);
+  });
+
   it('records nothing for a rejected write, a read, or a search', async () => {
     const bad = await ctx.http
       .patch(`/v1/agents/${w.agentId}`)

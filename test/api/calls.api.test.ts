@@ -127,7 +127,7 @@ describe('POST /v1/agents/{agentId}/calls (intake)', () => {
     expect(again.body).toEqual(first);
     expect(await ctx.db('calls').where({ agent_id: world.agentId }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await eventsOf(world.agentId)).toHaveLength(1);
-    // Each request has its audit row: the repeat's, written in its rolled-back transaction, again after it.
+    // Each request has its audit row: the repeat's, part of its failed insert, again after it.
     const audited = await ctx.db('audit_log').where({ agent_id: world.agentId, action: 'agents.calls.create' });
     expect(audited).toHaveLength(2);
   });

@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.js';
 import type { AuditedTransactions } from '../../audit/audited-transactions.js';
 import type { ReadRouting } from '../../db/replicas.js';
 import { NotFoundError, ValidationError } from '../../errors/index.js';
-import type { EventRecorder } from '../../events/event-recorder.js';
+import type { EventRecorder, NewEvent } from '../../events/event-recorder.js';
 import type { WriteConditions } from '../../api/entity-tag.js';
 import { rejectCursorWithPage, type CursorPage } from '../../api/pagination.js';
 import { parseBody } from '../../api/validate.js';
@@ -85,10 +85,11 @@ export class CallService {
 
   /**
    * Intake of a finished call. Idempotent on `call_id`: a repeat returns the stored call
-   * (`created: false`) and records nothing. A new call records `call.completed` in the same
-   * transaction, for the webhook worker. Per new call: BEGIN, the audit row, the organization's
-   * setting with the call's experiment variant, one statement of the insert (its triggers count it),
-   * the event and its dispatch job, COMMIT (docs/calls.md).
+   * (`created: false`) and records nothing. A new call records `call.completed` with it, for the
+   * webhook worker. Per new call: one read (the organization's setting with the call's experiment
+   * variant), then one statement of the insert (its triggers count it), the event, its dispatch
+   * job and the audit row, without a transaction; an opt-out is listed in a transaction with them
+   * (docs/calls.md).
    */
   async intake(auth: AuthContext, agentId: string, body: unknown): Promise<{ created: boolean; call: Call }> {
     const agent = await this.access.resolve(auth, agentId, 'calls:write');
@@ -97,57 +98,68 @@ export class CallService {
     // The audit row's organization, known here: its writer need not look the agent up again.
     noteAuditResource({ organizationId: agent.organization_id });
     try {
-      // The audit row first: the insert's triggers lock the agent's day and hour counter rows, which
-      // every intake of the agent updates, until COMMIT; written after the insert, the row held them
-      // a round trip longer, and concurrent intakes queued behind the lock.
-      return await this.audited.transaction(
-        async (trx) => {
-          const calls = this.calls.with(trx);
-          const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
-          if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
-            throw new ValidationError('Request body is invalid', [
-              { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
-            ]);
-          const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
-          const call: NewCall = {
-            ...this.newCall(agent, input, autoDeleteDoneCalls),
-            extracted_data: extracted,
-            experiment_id: assigned?.experiment_id ?? null,
-            variant: assigned?.variant ?? null,
-          };
-          // Before the insert: a repeat's insert fails and takes the opt-out back with it.
-          if (input.opt_out && call.phone_number && E164_PATTERN.test(call.phone_number))
-            await this.outbound.optOut?.(trx, agent.organization_id, call.phone_number);
-          // The call, its event and the event's dispatch job in one statement. The event carries the
-          // call as it is stored: every stored value is the one given here (the payload is jsonb, so
-          // the key order of outcomes is the column's either way).
-          const insert = calls.insertStatement(call);
-          const stored: CallRow = {
-            ...call,
-            id: insert.id,
-            is_purged: false,
-            purged_at: null,
-            employee_name: employeeName,
-          };
-          const [row] = await this.events.recordWith<CallRow>(trx, insert, {
-            organization_id: agent.organization_id,
-            agent_id: agent.id,
-            type: 'call.completed',
-            payload: { event: 'call.completed', call: toEventCall(stored) },
-          });
-          row!.employee_name = employeeName;
-          return { created: true, call: toCall(row!) };
-        },
-        { auditFirst: true },
-      );
+      const { call, employeeName } = await this.intakeCall(agent, input, extracted);
+      const insert = this.calls.insertStatement(call);
+      // The event carries the call as it is stored: every stored value is the one given here (the
+      // payload is jsonb, so the key order of outcomes is the column's either way).
+      const stored: CallRow = {
+        ...call,
+        id: insert.id,
+        is_purged: false,
+        purged_at: null,
+        employee_name: employeeName,
+      };
+      const event: NewEvent = {
+        organization_id: agent.organization_id,
+        agent_id: agent.id,
+        type: 'call.completed',
+        payload: { event: 'call.completed', call: toEventCall(stored) },
+      };
+      const optOut = this.outbound.optOut;
+      const phoneNumber = call.phone_number;
+      const [row] =
+        input.opt_out && optOut && phoneNumber && E164_PATTERN.test(phoneNumber)
+          ? // Before the insert: a repeat's insert fails and takes the opt-out back with it.
+            await this.audited.transaction(
+              async (trx) => {
+                await optOut(trx, agent.organization_id, phoneNumber);
+                return this.events.recordWith<CallRow>(trx, insert, event);
+              },
+              { auditFirst: true },
+            )
+          : await this.audited.statement((db, audit) => this.events.recordWith<CallRow>(db, insert, event, audit));
+      row!.employee_name = employeeName;
+      return { created: true, call: toCall(row!) };
     } catch (error) {
       if (!isCallKeyConflict(error)) throw error;
     }
-    // A repeat: its insert ended the transaction (nothing of it is kept; the audit row is written
-    // after it, as for a write without a transaction), and the call it repeats is committed.
+    // A repeat: its insert failed and wrote nothing (the audit row is written after it, as for a
+    // write without a transaction), and the call it repeats is committed.
     const stored = await this.calls.findByCallId(agent, input.call_id);
     if (!stored) throw new Error('call_id conflict without a stored call');
     return { created: false, call: toCall(stored) };
+  }
+
+  /** The new call as it will be stored, after the reads it depends on (400 for a foreign employee or outbound job). */
+  private async intakeCall(
+    agent: AgentRow,
+    input: IntakeCallInput,
+    extracted: ExtractedData,
+  ): Promise<{ call: NewCall; employeeName: string | null }> {
+    const calls = this.calls;
+    const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
+    if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
+      throw new ValidationError('Request body is invalid', [
+        { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
+      ]);
+    const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
+    const call: NewCall = {
+      ...this.newCall(agent, input, autoDeleteDoneCalls),
+      extracted_data: extracted,
+      experiment_id: assigned?.experiment_id ?? null,
+      variant: assigned?.variant ?? null,
+    };
+    return { call, employeeName };
   }
 
   /** done, note, employee_id, extracted_data (replaced whole). Marking a call done trashes it when the organization auto-deletes done calls. */
