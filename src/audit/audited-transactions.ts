@@ -55,11 +55,18 @@ export class AuditedTransactions {
    * round trip instead of four (BEGIN, the row, the change, COMMIT), and no lock the change takes is
    * held past its statement. One retry after a lost race, as `transaction`. A failed `work` wrote
    * no row: the request's row is then written after it, as for a write without a transaction.
+   *
+   * `only`: a statement that may find nothing to change (then the request goes on another way, and
+   * that way writes the row): its row is written only when `only.when` (SQL over the statement)
+   * holds, and `only.wrote(result)` tells whether it did.
    */
-  async statement<T>(work: (db: Db, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+  async statement<T>(
+    work: (db: Db, audit: readonly Statement[]) => Promise<T>,
+    only?: { when: string; wrote: (result: T) => boolean },
+  ): Promise<T> {
     let result: T;
     try {
-      const audit = await this.recorder.statement();
+      const audit = await this.recorder.statement(only?.when);
       try {
         result = await work(this.db, audit);
       } catch (error) {
@@ -70,6 +77,7 @@ export class AuditedTransactions {
       this.recorder.rolledBack();
       throw error;
     }
+    if (only && !only.wrote(result)) this.recorder.rolledBack();
     await this.recorder.announce();
     return result;
   }

@@ -338,7 +338,7 @@ async function newestFirst<Row extends Record<string, unknown>>(
   const page = base()
     .select(
       `${alias}.*`,
-      db.raw(`to_char(?? AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS position_at`, [at]),
+      db.raw(`to_char(?? AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`, [at]),
     )
     .orderBy([
       { column: at, order: 'desc' },
@@ -560,8 +560,10 @@ export function answeredChange(
   organizationIds: string[],
   id: string,
   changes: { call_id: string | null; finished_at: Date },
-): ChangeWithEvent {
+): ChangeWithEvent & { applied: string } {
   return {
+    /** SQL over the statement: the attempt was open, and is finished. */
+    applied: 'EXISTS (SELECT 1 FROM a)',
     ctes: FINISH_CTES,
     event: COMPLETED_EVENT,
     select: FINISH_SELECT,
@@ -606,9 +608,15 @@ export class OutboundRepository {
 
   /** Call it on `with(trx)`. */
   lockJob(organizationId: string, id: string): Promise<JobRow | undefined> {
-    return this.db('outbound_jobs').where({ id, organization_id: organizationId }).forUpdate().first() as Promise<
-      JobRow | undefined
-    >;
+    return this.jobOf(organizationId, id).forUpdate().first() as Promise<JobRow | undefined>;
+  }
+
+  findJobOf(organizationId: string, id: string): Promise<JobRow | undefined> {
+    return this.jobOf(organizationId, id).first() as Promise<JobRow | undefined>;
+  }
+
+  private jobOf(organizationId: string, id: string): Knex.QueryBuilder {
+    return this.db('outbound_jobs').where({ id, organization_id: organizationId });
   }
 
   async updateJob(organizationId: string, id: string, changes: Partial<JobRow>): Promise<JobRow> {
@@ -846,11 +854,11 @@ export class OutboundRepository {
 
   /**
    * A dialer's result for an attempt still open within its lease, in one statement: the attempt is
-   * finished and the job's other attempts read; an answered call also completes its job when the
-   * job is still in progress (`completed`: the job after it, its times `now`; else null, and the
-   * caller locks the job and settles it). Undefined when the attempt is not of these
-   * organizations, already finished or past its lease: the caller then looks at it as it is. The
-   * attempt's row is locked before its job's, as on every other path. Call it on `with(trx)`.
+   * finished and the job's other attempts read (`completed` null: the caller locks the job and
+   * settles it; `answered` goes through answeredChange, which completes the job in the same
+   * statement). Undefined when the attempt is not of these organizations, already finished or past
+   * its lease: the caller then looks at it as it is. The attempt's row is locked before its job's,
+   * as on every other path. Call it on `with(trx)`.
    */
   async finishOpenAttempt(
     organizationIds: string[],

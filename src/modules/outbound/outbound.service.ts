@@ -341,18 +341,28 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     // The path's id is parsed after the permission check: a caller without it learns nothing from a 400.
     const { attemptId } = parse(attemptParams, { attemptId: attemptIdParam }, 'Invalid path parameters');
+    // The usual case, a valid result for an open attempt within its lease: answered, it is one
+    // statement without a transaction; the other outcomes need the job's window.
+    const valid = ResultSchema.safeParse(body ?? {});
+    if (valid.success && valid.data.outcome === 'answered') {
+      const answered = await this.answered(organizations, attemptId, valid.data.call_id ?? null);
+      if (answered) return answered;
+    }
     // Only this attempt's lease is looked at here (other leases are settled by the claims): a
     // result is one short transaction.
     const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const now = this.clock.now();
-      // The usual case, a valid result for an open attempt within its lease: the attempt finished
-      // (and the job completed when answered) in one statement.
-      const valid = ResultSchema.safeParse(body ?? {});
-      const open = valid.success ? await this.finishOpen(trx, organizations, attemptId, valid.data, now) : undefined;
+      const open =
+        valid.success && valid.data.outcome !== 'answered'
+          ? await repo.finishOpenAttempt(organizations, attemptId, {
+              outcome: valid.data.outcome,
+              call_id: valid.data.call_id ?? null,
+              finished_at: now,
+            })
+          : undefined;
       if (valid.success && open) {
         const attempts = [...open.earlier, open.attempt];
-        if (open.completed) return { attempt: toAttempt(open.attempt), job: toOutboundCall(open.completed, attempts) };
         const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
         const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
         return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
@@ -397,26 +407,20 @@ export class OutboundService {
   }
 
   /**
-   * A valid result for an attempt still open within its lease (else undefined). Answered, it also
-   * completes the job while the job is in progress, and that job's `outbound_call.completed` is
-   * written in the same statement.
+   * `answered` for an attempt still open within its lease (else undefined, and nothing written): the
+   * attempt finished, the job completed while it is in progress, its `outbound_call.completed` with
+   * its dispatch job and the audit row, in one statement.
    */
-  private async finishOpen(
-    trx: Knex.Transaction,
-    organizations: string[],
-    attemptId: string,
-    input: { outcome: Outcome; call_id?: string | null | undefined },
-    now: Date,
-  ) {
-    const changes = { call_id: input.call_id ?? null, finished_at: now };
-    if (input.outcome !== 'answered')
-      return this.repo.with(trx).finishOpenAttempt(organizations, attemptId, { outcome: input.outcome, ...changes });
-    const rows = await this.events.recordFrom(
-      trx,
-      'outbound_answered',
-      answeredChange(organizations, attemptId, changes),
+  private async answered(organizations: string[], attemptId: string, callId: string | null) {
+    const change = answeredChange(organizations, attemptId, { call_id: callId, finished_at: this.clock.now() });
+    const open = await this.audited.statement(
+      async (db, audit) => readFinished(await this.events.recordFrom(db, 'outbound_answered', change, audit)),
+      { when: change.applied, wrote: (finished) => finished !== undefined },
     );
-    return readFinished(rows);
+    if (!open) return undefined;
+    // A job no longer in progress (cancelled while its call ran) is left as it is.
+    const job = open.completed ?? (await this.repo.findJobOf(open.attempt.organization_id, open.attempt.job_id))!;
+    return { attempt: toAttempt(open.attempt), job: toOutboundCall(job, [...open.earlier, open.attempt]) };
   }
 
   // Do-not-call list (organization)
