@@ -49,6 +49,25 @@ export class AuditedTransactions {
   }
 
   /**
+   * `transaction` whose `work` writes the request's audit row (`audit`, none outside a write
+   * request) as part of one of its own statements: for work whose first statement takes locks held
+   * to the commit (a claim's dispatch locks), the row is written in that statement, in the same
+   * round trip, instead of one before it. A failed `work` wrote no row, as `statement`.
+   */
+  async transactionWithRow<T>(work: (trx: Knex.Transaction, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      const audit = await this.recorder.statement();
+      result = await inTransaction(this.db, (trx) => work(trx, audit));
+    } catch (error) {
+      this.recorder.rolledBack();
+      throw error;
+    }
+    await this.recorder.announce();
+    return result;
+  }
+
+  /**
    * A write that is one statement: `work` runs, on the pool and without a transaction, one statement
    * that includes the statements `audit` holds (the request's audit row, `oneStatement`; none
    * outside a write request): the change and its row are written together or not at all, in one

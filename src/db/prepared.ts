@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
+import { shiftParameters } from './statement.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 
 /**
@@ -67,6 +68,35 @@ export function preparedNativeSql(label: string, text: string, count: number): P
     pipelined: false,
   };
 }
+
+/**
+ * `sql` with `others` (statements with their own `$n` values, such as an audit row) run as
+ * data-modifying CTEs of it, for `sql` a `WITH` statement: one statement, prepared under a name of
+ * its own. Gives it with its values, for `runPrepared`.
+ */
+export function withStatements(
+  sql: PreparedSql,
+  bindings: Readonly<Record<string, unknown>>,
+  others: readonly { text: string; values: readonly unknown[] }[],
+): { sql: PreparedSql; values: readonly unknown[] | Readonly<Record<string, unknown>> } {
+  if (others.length === 0) return { sql, values: bindings };
+  const values = valuesOf(sql, bindings);
+  if (!/^\s*WITH\s/i.test(sql.text)) throw new Error(`Prepared statement ${sql.name} is not a WITH statement`);
+  const parts = others.map((other, i) => {
+    const part = `other_${i} AS (${shiftParameters(other.text, values.length)})`;
+    values.push(...other.values);
+    return part;
+  });
+  const text = sql.text.replace(/^\s*WITH\s/i, `WITH ${parts.join(', ')}, `);
+  const known = composed.get(sql.name);
+  if (known?.text === text) return { sql: known, values };
+  const made = preparedNativeSql(sql.name, text, values.length);
+  composed.set(sql.name, made);
+  return { sql: made, values };
+}
+
+/** withStatements' statements by the name of the one they extend: the same parts make the same text. */
+const composed = new Map<string, PreparedSql>();
 
 /** The pipelined connections of each database (`createDb`), by its knex client. */
 const pipelines = new WeakMap<object, PipelinedReads>();

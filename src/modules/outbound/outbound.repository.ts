@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { preparedNativeSql, preparedSql, runPrepared } from '../../db/prepared.js';
+import { preparedNativeSql, preparedSql, runPrepared, withStatements } from '../../db/prepared.js';
+import type { Statement } from '../../db/statement.js';
 import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
 import type { ChangeWithEvent } from '../../events/event-recorder.js';
 import type { CallingWindow } from './calling-window.js';
@@ -468,11 +469,10 @@ const START_ATTEMPTS_SQL = preparedSql(
    RETURNING id, job_id`,
 );
 
-const ANY_EXPIRED_SQL = preparedSql(
-  'outbound_any_expired',
-  `SELECT 1 AS found FROM outbound_attempts
-    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at <= :now
-    LIMIT 1`,
+const FIRST_LEASE_END_SQL = preparedSql(
+  'outbound_first_lease_end',
+  `SELECT min(lease_expires_at) AS first FROM outbound_attempts
+    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL`,
 );
 
 /**
@@ -748,19 +748,21 @@ export class OutboundRepository {
    * never wait on each other in a cycle) and held until the transaction ends: claims of one agent
    * take turns, and the counts a later statement reads under them are exact. With one
    * organization the read walks the partial index outbound_jobs_due_org in order and stops at
-   * `limit`, however many jobs are due. Call it on `with(trx)`.
+   * `limit`, however many jobs are due. `others` (the claim's audit row) are written in the same
+   * statement. Call it on `with(trx)`.
    */
   async peekAndLockAgents(
     organizationIds: string[],
     now: Date,
     limit: number,
+    others: readonly Statement[] = [],
   ): Promise<{ id: string; agent_id: string }[]> {
     // One organization (the usual key) as an equality: an index scan over `= ANY(array)` yields no order in PostgreSQL 15.
-    const { rows } = (await (organizationIds.length === 1
-      ? runPrepared(this.db, PEEK_ONE_SQL, { organization: organizationIds[0]!, now, limit })
-      : runPrepared(this.db, PEEK_ANY_SQL, { organizations: organizationIds, now, limit }))) as {
-      rows: { id: string; agent_id: string }[];
-    };
+    const { sql, values } =
+      organizationIds.length === 1
+        ? withStatements(PEEK_ONE_SQL, { organization: organizationIds[0]!, now, limit }, others)
+        : withStatements(PEEK_ANY_SQL, { organizations: organizationIds, now, limit }, others);
+    const { rows } = (await runPrepared(this.db, sql, values)) as { rows: { id: string; agent_id: string }[] };
     return rows;
   }
 
@@ -817,10 +819,12 @@ export class OutboundRepository {
     return rows;
   }
 
-  /** Whether an open attempt's lease ran out (read without locking). */
-  async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
-    const { rows } = await runPrepared(this.db, ANY_EXPIRED_SQL, { organizations: organizationIds, now });
-    return rows.length > 0;
+  /** When the first open attempt's lease runs (or ran) out; null without open attempts (read without locking). */
+  async firstLeaseEnd(organizationIds: string[]): Promise<Date | null> {
+    const { rows } = (await runPrepared(this.db, FIRST_LEASE_END_SQL, { organizations: organizationIds })) as {
+      rows: { first: Date | null }[];
+    };
+    return rows[0]?.first ?? null;
   }
 
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
