@@ -81,8 +81,21 @@ export class AuditLogRepository {
     await this.insertQuery(entry);
   }
 
-  /** `insert` as a statement to run as part of another one (`oneStatement`). */
-  insertStatement(entry: NewAuditEntry): Statement {
+  /**
+   * `insert` as a statement to run as part of another one (`oneStatement`). `when`: written only when
+   * this SQL condition over the other statement holds (the row's fields then go as one JSON value,
+   * typed by the table's own row type).
+   */
+  insertStatement(entry: NewAuditEntry, when?: string): Statement {
+    if (when !== undefined) {
+      const columns = COLUMNS.filter((c) => c !== 'id');
+      return {
+        text:
+          `INSERT INTO audit_log (${columns.join(', ')}) SELECT ${columns.map((c) => `r.${c}`).join(', ')} ` +
+          `FROM jsonb_populate_record(NULL::audit_log, $1::jsonb) r WHERE ${when}`,
+        values: [JSON.stringify({ details: null, ...entry })],
+      };
+    }
     const { sql, bindings } = this.insertQuery(entry).toSQL().toNative();
     return { text: sql, values: bindings };
   }

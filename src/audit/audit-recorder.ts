@@ -62,14 +62,14 @@ export class AuditRecorder {
   /**
    * The audit row of the current write request as a statement for the caller to run as part of its
    * own single statement (`AuditedTransactions.statement`), or none; `rolledBack` when that statement
-   * failed, `announce` after it succeeded.
+   * failed (or its row's condition `when` did not hold), `announce` after it succeeded.
    */
-  async statement(): Promise<Statement[]> {
+  async statement(when?: string): Promise<Statement[]> {
     const context = currentRequestContext();
     if (!context || !this.auditable(context)) return [];
     context.audited = true;
     const entry = await this.entry(this.entries, context);
-    return entry ? [this.entries.insertStatement(entry)] : [];
+    return entry ? [this.entries.insertStatement(entry, when)] : [];
   }
 
   /** The current write request's single statement (`statement`) committed: announced at once. Never throws. */

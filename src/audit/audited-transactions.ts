@@ -49,17 +49,43 @@ export class AuditedTransactions {
   }
 
   /**
+   * `transaction` whose `work` writes the request's audit row (`audit`, none outside a write
+   * request) as part of one of its own statements: for work whose first statement takes locks held
+   * to the commit (a claim's dispatch locks), the row is written in that statement, in the same
+   * round trip, instead of one before it. A failed `work` wrote no row, as `statement`.
+   */
+  async transactionWithRow<T>(work: (trx: Knex.Transaction, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      const audit = await this.recorder.statement();
+      result = await inTransaction(this.db, (trx) => work(trx, audit));
+    } catch (error) {
+      this.recorder.rolledBack();
+      throw error;
+    }
+    await this.recorder.announce();
+    return result;
+  }
+
+  /**
    * A write that is one statement: `work` runs, on the pool and without a transaction, one statement
    * that includes the statements `audit` holds (the request's audit row, `oneStatement`; none
    * outside a write request): the change and its row are written together or not at all, in one
    * round trip instead of four (BEGIN, the row, the change, COMMIT), and no lock the change takes is
    * held past its statement. One retry after a lost race, as `transaction`. A failed `work` wrote
    * no row: the request's row is then written after it, as for a write without a transaction.
+   *
+   * `only`: a statement that may find nothing to change (then the request goes on another way, and
+   * that way writes the row): its row is written only when `only.when` (SQL over the statement)
+   * holds, and `only.wrote(result)` tells whether it did.
    */
-  async statement<T>(work: (db: Db, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+  async statement<T>(
+    work: (db: Db, audit: readonly Statement[]) => Promise<T>,
+    only?: { when: string; wrote: (result: T) => boolean },
+  ): Promise<T> {
     let result: T;
     try {
-      const audit = await this.recorder.statement();
+      const audit = await this.recorder.statement(only?.when);
       try {
         result = await work(this.db, audit);
       } catch (error) {
@@ -70,6 +96,7 @@ export class AuditedTransactions {
       this.recorder.rolledBack();
       throw error;
     }
+    if (only && !only.wrote(result)) this.recorder.rolledBack();
     await this.recorder.announce();
     return result;
   }

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
+import { shiftParameters } from './statement.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 import type { Statement } from './statement.js';
 
@@ -53,6 +54,42 @@ export function preparedSql(label: string, text: string, { pipelined = false } =
     parameters: names.length > 0 ? names : count,
     pipelined,
   };
+}
+
+/**
+ * A statement composed at run time from parts already written with `$1`, `$2`, ... (pg-boss's job
+ * insert among them), taking `count` positional values; the same text always gets the same name.
+ */
+export function preparedNativeSql(label: string, text: string, count: number): PreparedSql {
+  if (/\*\s*(,|from\b)/i.test(text)) throw new Error(`Prepared statement ${label} must name its columns`);
+  return {
+    name: `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
+    text,
+    parameters: count,
+    pipelined: false,
+  };
+}
+
+/**
+ * `sql` with `others` (statements with their own `$n` values, such as an audit row) run as
+ * data-modifying CTEs of it, for `sql` a `WITH` statement: one statement, prepared under a name of
+ * its own. Gives it with its values, for `runPrepared`.
+ */
+export function withStatements(
+  sql: PreparedSql,
+  bindings: Readonly<Record<string, unknown>>,
+  others: readonly { text: string; values: readonly unknown[] }[],
+): { sql: PreparedSql; values: readonly unknown[] | Readonly<Record<string, unknown>> } {
+  if (others.length === 0) return { sql, values: bindings };
+  const values = valuesOf(sql, bindings);
+  if (!/^\s*WITH\s/i.test(sql.text)) throw new Error(`Prepared statement ${sql.name} is not a WITH statement`);
+  const parts = others.map((other, i) => {
+    const part = `other_${i} AS (${shiftParameters(other.text, values.length)})`;
+    values.push(...other.values);
+    return part;
+  });
+  const text = sql.text.replace(/^\s*WITH\s/i, `WITH ${parts.join(', ')}, `);
+  return { sql: namedStatement(sql.name, text, values.length), values };
 }
 
 /** The pipelined connections of each database (`createDb`), by its knex client. */
@@ -142,14 +179,19 @@ export function runStatementPrepared(
   label: string,
   statement: Statement,
 ): Promise<{ rows: unknown[] }> {
-  let sql = namedTexts.get(statement.text);
+  return runPrepared(db, namedStatement(label, statement.text, statement.values.length), statement.values);
+}
+
+/** A statement composed at run time, named after its text once (the same text, the same name). */
+function namedStatement(label: string, text: string, count: number): PreparedSql {
+  let sql = namedTexts.get(text);
   if (!sql) {
     if (namedTexts.size >= NAMED_TEXTS_KEPT) namedTexts.clear();
-    const hash = createHash('sha1').update(statement.text).digest('hex').slice(0, 12);
-    sql = { name: `${label}_${hash}`, text: statement.text, parameters: statement.values.length, pipelined: false };
-    namedTexts.set(statement.text, sql);
+    const hash = createHash('sha1').update(text).digest('hex').slice(0, 12);
+    sql = { name: `${label}_${hash}`, text, parameters: count, pipelined: false };
+    namedTexts.set(text, sql);
   }
-  return runPrepared(db, sql, statement.values);
+  return sql;
 }
 
 /**

@@ -18,6 +18,6 @@ export function oneStatement(first: Statement, others: readonly Statement[]): St
 }
 
 /** `text`'s `$1`, `$2`, ... as `$(1 + by)`, `$(2 + by)`, ...: its values follow `by` others. */
-function shiftParameters(text: string, by: number): string {
+export function shiftParameters(text: string, by: number): string {
   return by === 0 ? text : text.replace(/\$(\d+)/g, (_, k: string) => `$${Number(k) + by}`);
 }

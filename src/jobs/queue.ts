@@ -184,6 +184,19 @@ export class JobQueue {
     return statement;
   }
 
+  /**
+   * `sendStatement` for a job that exists only when `condition` (SQL over the caller's statement,
+   * such as `EXISTS (SELECT 1 FROM event)`) holds: otherwise the statement inserts nothing. pg-boss
+   * joins a job's queue name to its queue; the name is made NULL when the condition fails, and
+   * matches no queue (pinned in test/jobs/job-queue.test.ts).
+   */
+  async sendStatementIf(name: string, data: object, condition: string): Promise<{ text: string; values: unknown[] }> {
+    const statement = await this.sendStatement(name, data);
+    // pg-boss's values start (id, name, data, ...).
+    if (statement.values[1] !== name) throw new Error(`pg-boss's job statement no longer takes the queue name as $2`);
+    return { ...statement, text: statement.text.replace(/\$2(?!\d)/g, `(CASE WHEN ${condition} THEN $2::text END)`) };
+  }
+
   /** After a `sendStatement` statement ran in `trx` (or without a transaction): as after `send`. */
   queuedIn(name: string, trx?: Knex | Knex.Transaction): void {
     this.notifyAfter(name, trx);

@@ -7,6 +7,7 @@ import {
   OutboundCallSchema,
   PreviewResponseSchema,
 } from '../../src/modules/outbound/outbound.schemas.js';
+import { EVENT_DISPATCH_QUEUE } from '../../src/jobs/queue-definitions.js';
 import type { World } from '../support/builders.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { expectSchema } from '../support/expect-schema.js';
@@ -334,6 +335,8 @@ describe('dispatch', () => {
     const empty = await claim().expect(200);
     expect(empty.body.data).toEqual([]);
 
+    // A time with microseconds (as now() writes one): the event, written by the database, shows it as the API does.
+    await ctx.db('outbound_jobs').where({ id: job.body.id }).update({ created_at: '2026-11-30T08:59:59.123987Z' });
     const done = await report(claimed[0]!.attempt_id, { outcome: 'answered', call_id: 'c-1' }).expect(200);
     const body = expectSchema(done, AttemptResultResponseSchema);
     expect(body.job).toMatchObject({ status: 'completed', finished_at: MONDAY_10 });
@@ -345,6 +348,15 @@ describe('dispatch', () => {
     expect(events).toHaveLength(1);
     expect(events[0].payload.outbound_call.id).toBe(job.body.id);
     expect(events[0].payload.outbound_call.attempts).toEqual([body.attempt]);
+    // The event carries the job exactly as the result answered it and as its GET shows it.
+    const shown = await ctx.http
+      .get(`${base(agent.id)}/${job.body.id}`)
+      .set('X-API-Key', w.key)
+      .expect(200);
+    expect(body.job.created_at).toBe('2026-11-30T08:59:59.123Z');
+    expect(events[0].payload).toStrictEqual({ event: 'outbound_call.completed', outbound_call: body.job });
+    expect(events[0].payload.outbound_call).toStrictEqual(shown.body);
+    expect(await ctx.db('pgboss.job').whereRaw("data->>'eventId' = ?", [events[0].id])).toHaveLength(1);
     // Each accepted result is audited with the dialer's key (the 409 is not).
     const { key_prefix: prefix } = await ctx.db('api_keys').where({ id: w.keyId }).first('key_prefix');
     const audited = await ctx.db('audit_log').where({ resource_id: claimed[0]!.attempt_id });
@@ -375,7 +387,11 @@ describe('dispatch', () => {
       .set('X-API-Key', w.key)
       .expect(200);
 
+    const dispatchJobs = () => ctx.db('pgboss.job').where({ name: EVENT_DISPATCH_QUEUE }).count({ n: '*' }).first();
+    const jobsBefore = await dispatchJobs();
     const late = await report(attemptOf(cancelled.body.id), { outcome: 'answered' }).expect(200);
+    // No event, and no dispatch job for one.
+    expect(await dispatchJobs()).toEqual(jobsBefore);
     expect(late.body.job).toMatchObject({ id: cancelled.body.id, status: 'cancelled' });
     expect(late.body.attempt).toMatchObject({ outcome: 'answered', lease_expired: false });
     const other = await ctx.http

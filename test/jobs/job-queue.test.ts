@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_SEND_QUEUE } from '../../src/jobs/queue-definitions.js';
+import { queryOnConnection } from '../../src/platform/knex.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -71,6 +72,18 @@ describe('job queue', () => {
     }
     await ctx.queue.send(WEBHOOK_SEND_QUEUE, { marker: 'after' });
     expect(told).toBe(1);
+  });
+
+  it('enqueues a conditional job statement only when its condition holds', async () => {
+    for (const [marker, holds] of [
+      ['condition-true', true],
+      ['condition-false', false],
+    ] as const) {
+      const job = await ctx.queue.sendStatementIf(WEBHOOK_SEND_QUEUE, { marker }, 'EXISTS (SELECT 1 FROM c)');
+      const text = `WITH c AS (SELECT 1 WHERE ${holds}), job AS (${job.text}) SELECT 1`;
+      await queryOnConnection(ctx.db, { text, values: job.values });
+      expect(await jobsWith(marker)).toHaveLength(holds ? 1 : 0);
+    }
   });
 
   it('refuses a batch for a queue that is not defined instead of dropping it', async () => {

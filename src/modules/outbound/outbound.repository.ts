@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { preparedSql, runPrepared } from '../../db/prepared.js';
+import { preparedNativeSql, preparedSql, runPrepared, withStatements } from '../../db/prepared.js';
+import type { Statement } from '../../db/statement.js';
 import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
+import type { ChangeWithEvent } from '../../events/event-recorder.js';
 import type { CallingWindow } from './calling-window.js';
 import type { JobStatus, Outcome, Purpose } from './outbound.schemas.js';
 
@@ -136,6 +138,77 @@ export function toAttempt(row: AttemptRow) {
     finished_at: iso(row.finished_at),
   };
 }
+
+/** The columns toAttempt reads. */
+const ATTEMPT_COLUMNS = [
+  'id',
+  'number',
+  'outcome',
+  'lease_expired',
+  'call_id',
+  'claimed_at',
+  'lease_expires_at',
+  'finished_at',
+] as const satisfies readonly (keyof AttemptRow)[];
+
+/** `iso` in SQL: a time as `toISOString` writes it (milliseconds cut off, as the driver's Date does). */
+const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** `toAttempt` in SQL, over a row `alias` of outbound_attempts. */
+function attemptJson(alias: string): string {
+  return `jsonb_build_object('id', ${alias}.id, 'number', ${alias}.number, 'outcome', ${alias}.outcome,
+    'lease_expired', ${alias}.lease_expired, 'call_id', ${alias}.call_id, 'claimed_at', ${isoSql(`${alias}.claimed_at`)},
+    'lease_expires_at', ${isoSql(`${alias}.lease_expires_at`)}, 'finished_at', ${isoSql(`${alias}.finished_at`)})`;
+}
+
+/**
+ * `toOutboundCall` in SQL, over a row `job` of outbound_jobs and the rows of its attempts
+ * (`attempts`, a subquery of ATTEMPT_COLUMNS), for an event the database writes from a job it
+ * changed. The two must give the same JSON: test/api/outbound.api.test.ts compares an event with
+ * the API's answer for the same job.
+ */
+function outboundCallJson(job: string, attempts: string): string {
+  const fields = OUTBOUND_CALL_FIELDS.map((name) => {
+    if (name === 'attempts')
+      return `'attempts', (SELECT coalesce(jsonb_agg(${attemptJson('t')} ORDER BY t.number), '[]'::jsonb) FROM ${attempts} t)`;
+    return `'${name}', ${TIMES.has(name) ? isoSql(`${job}.${name}`) : `${job}."${name}"`}`;
+  });
+  return `jsonb_build_object(${fields.join(', ')})`;
+}
+
+/** The fields of an outbound call (toOutboundCall), those written by `iso` among them. */
+const OUTBOUND_CALL_FIELDS = [
+  'id',
+  'agent_id',
+  'campaign_id',
+  'to_number',
+  'contact_id',
+  'purpose',
+  'status',
+  'window',
+  'respect_opening_hours',
+  'not_before',
+  'not_after',
+  'max_attempts',
+  'retry_after_minutes',
+  'variables',
+  'external_id',
+  'consent',
+  'next_attempt_at',
+  'failure_reason',
+  'attempts',
+  'finished_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof OutboundCall)[];
+const TIMES = new Set<string>([
+  'not_before',
+  'not_after',
+  'next_attempt_at',
+  'finished_at',
+  'created_at',
+  'updated_at',
+]);
 
 export type OutboundCall = ReturnType<typeof toOutboundCall>;
 
@@ -396,39 +469,107 @@ const START_ATTEMPTS_SQL = preparedSql(
    RETURNING id, job_id`,
 );
 
-const ANY_EXPIRED_SQL = preparedSql(
-  'outbound_any_expired',
-  `SELECT 1 AS found FROM outbound_attempts
-    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at <= :now
-    LIMIT 1`,
+const FIRST_LEASE_END_SQL = preparedSql(
+  'outbound_first_lease_end',
+  `SELECT min(lease_expires_at) AS first FROM outbound_attempts
+    WHERE organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL`,
 );
 
 /**
- * finishOpenAttempt's statement, prepared: a dialer reports every job it got, so this runs once per
- * job (`npm run bench -- outbound`) and is parsed and planned once per connection. The job is
- * looked up by its key through the attempt's values (InitPlans); `IS NOT DISTINCT FROM` (the same
- * as `=` for the non-null status) keeps the planner from walking the partial index of the jobs in
- * progress (outbound_jobs_running) instead, which read every running job for each result.
+ * A dialer's result for an attempt still open within its lease, as data-modifying CTEs with `$n`
+ * values (`finishValues`): the attempt finished (`a`) and, when answered, its job completed while it
+ * is still in progress (`done`). A dialer reports every job it got, so this runs once per job
+ * (`npm run bench -- outbound`), always prepared. The job is looked up by its key through the
+ * attempt's values (InitPlans); `IS NOT DISTINCT FROM` (the same as `=` for the non-null status)
+ * keeps the planner from walking the partial index of the jobs in progress (outbound_jobs_running)
+ * instead, which read every running job for each result.
  */
-const FINISH_OPEN_ATTEMPT_SQL = preparedSql(
-  'outbound_finish_open_attempt',
-  `WITH a AS (
-     UPDATE outbound_attempts SET outcome = :outcome, call_id = :call, lease_expired = false, finished_at = :finished
-      WHERE id = :id AND organization_id = ANY(:organizations::uuid[]) AND outcome IS NULL AND lease_expires_at > :now
+const FINISH_CTES = `a AS (
+     UPDATE outbound_attempts SET outcome = $1, call_id = $2, lease_expired = false, finished_at = $3
+      WHERE id = $4 AND organization_id = ANY($5::uuid[]) AND outcome IS NULL AND lease_expires_at > $3
       RETURNING *
    ), done AS (
      UPDATE outbound_jobs j SET status = 'completed', failure_reason = NULL, next_attempt_at = NULL,
-            finished_at = :now, updated_at = :now
+            finished_at = $3, updated_at = $3
       WHERE j.id = (SELECT job_id FROM a WHERE outcome = 'answered')
         AND j.organization_id = (SELECT organization_id FROM a)
         AND j.status IS NOT DISTINCT FROM 'in_progress'
       RETURNING j.*
-   )
-   SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
-          (SELECT coalesce(jsonb_agg(to_jsonb(o) ORDER BY o.number), '[]'::jsonb) FROM outbound_attempts o
-            WHERE o.organization_id = a.organization_id AND o.job_id = a.job_id AND o.id <> a.id) AS earlier
-     FROM a`,
+   )`;
+
+/** The job's other attempts, read in the same statement as `a` (which it sees before `a`'s change). */
+const EARLIER_ATTEMPTS = `SELECT ${ATTEMPT_COLUMNS.map((c) => `o.${c}`).join(', ')} FROM outbound_attempts o
+    WHERE o.organization_id = (SELECT organization_id FROM a) AND o.job_id = (SELECT job_id FROM a)
+      AND o.id <> (SELECT id FROM a)`;
+
+const FINISH_SELECT = `SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FROM done) AS completed,
+          (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.number), '[]'::jsonb) FROM (${EARLIER_ATTEMPTS}) e) AS earlier
+     FROM a`;
+
+const FINISH_OPEN_ATTEMPT_SQL = preparedNativeSql(
+  'outbound_finish_open_attempt',
+  `WITH ${FINISH_CTES} ${FINISH_SELECT}`,
+  5,
 );
+
+/** `outbound_call.completed` of the job `done` completed, its attempts `a` and the earlier ones. */
+const COMPLETED_EVENT = `SELECT done.organization_id, done.agent_id, 'outbound_call.completed' AS type,
+          jsonb_build_object('event', 'outbound_call.completed', 'outbound_call', ${outboundCallJson(
+            'done',
+            `(SELECT ${ATTEMPT_COLUMNS.join(', ')} FROM a UNION ALL ${EARLIER_ATTEMPTS})`,
+          )}) AS payload
+     FROM done`;
+
+/** What finishing an open attempt found: the attempt, its job when answered completed it, its other attempts. */
+export type FinishedOpenAttempt = { attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] };
+
+function finishValues(
+  organizationIds: string[],
+  id: string,
+  changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
+): unknown[] {
+  return [changes.outcome, changes.call_id, changes.finished_at, id, organizationIds];
+}
+
+/**
+ * The row of FINISH_SELECT (none when the attempt is not of these organizations, already finished
+ * or past its lease).
+ */
+export function readFinished(rows: unknown[]): FinishedOpenAttempt | undefined {
+  const row = rows[0] as
+    | {
+        attempt: Record<string, unknown>;
+        completed: Record<string, unknown> | null;
+        earlier: Record<string, unknown>[];
+      }
+    | undefined;
+  if (!row) return undefined;
+  return {
+    attempt: attemptFromJson(row.attempt),
+    completed: row.completed === null ? null : jobFromJson(row.completed),
+    earlier: row.earlier.map(attemptFromJson),
+  };
+}
+
+/**
+ * finishOpenAttempt for `answered`, with the `outbound_call.completed` event of the job it completes
+ * (none when the job is no longer in progress), for `EventRecorder.recordFrom`; its rows are read
+ * with `readFinished`.
+ */
+export function answeredChange(
+  organizationIds: string[],
+  id: string,
+  changes: { call_id: string | null; finished_at: Date },
+): ChangeWithEvent & { applied: string } {
+  return {
+    /** SQL over the statement: the attempt was open, and is finished. */
+    applied: 'EXISTS (SELECT 1 FROM a)',
+    ctes: FINISH_CTES,
+    event: COMPLETED_EVENT,
+    select: FINISH_SELECT,
+    values: finishValues(organizationIds, id, { outcome: 'answered', ...changes }),
+  };
+}
 
 export class OutboundRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
@@ -470,9 +611,15 @@ export class OutboundRepository {
 
   /** Call it on `with(trx)`. */
   lockJob(organizationId: string, id: string): Promise<JobRow | undefined> {
-    return this.db('outbound_jobs').where({ id, organization_id: organizationId }).forUpdate().first() as Promise<
-      JobRow | undefined
-    >;
+    return this.jobOf(organizationId, id).forUpdate().first() as Promise<JobRow | undefined>;
+  }
+
+  findJobOf(organizationId: string, id: string): Promise<JobRow | undefined> {
+    return this.jobOf(organizationId, id).first() as Promise<JobRow | undefined>;
+  }
+
+  private jobOf(organizationId: string, id: string): Knex.QueryBuilder {
+    return this.db('outbound_jobs').where({ id, organization_id: organizationId });
   }
 
   async updateJob(organizationId: string, id: string, changes: Partial<JobRow>): Promise<JobRow> {
@@ -604,19 +751,21 @@ export class OutboundRepository {
    * never wait on each other in a cycle) and held until the transaction ends: claims of one agent
    * take turns, and the counts a later statement reads under them are exact. With one
    * organization the read walks the partial index outbound_jobs_due_org in order and stops at
-   * `limit`, however many jobs are due. Call it on `with(trx)`.
+   * `limit`, however many jobs are due. `others` (the claim's audit row) are written in the same
+   * statement. Call it on `with(trx)`.
    */
   async peekAndLockAgents(
     organizationIds: string[],
     now: Date,
     limit: number,
+    others: readonly Statement[] = [],
   ): Promise<{ id: string; agent_id: string }[]> {
     // One organization (the usual key) as an equality: an index scan over `= ANY(array)` yields no order in PostgreSQL 15.
-    const { rows } = (await (organizationIds.length === 1
-      ? runPrepared(this.db, PEEK_ONE_SQL, { organization: organizationIds[0]!, now, limit })
-      : runPrepared(this.db, PEEK_ANY_SQL, { organizations: organizationIds, now, limit }))) as {
-      rows: { id: string; agent_id: string }[];
-    };
+    const { sql, values } =
+      organizationIds.length === 1
+        ? withStatements(PEEK_ONE_SQL, { organization: organizationIds[0]!, now, limit }, others)
+        : withStatements(PEEK_ANY_SQL, { organizations: organizationIds, now, limit }, others);
+    const { rows } = (await runPrepared(this.db, sql, values)) as { rows: { id: string; agent_id: string }[] };
     return rows;
   }
 
@@ -673,10 +822,12 @@ export class OutboundRepository {
     return rows;
   }
 
-  /** Whether an open attempt's lease ran out (read without locking). */
-  async anyExpiredAttempt(organizationIds: string[], now: Date): Promise<boolean> {
-    const { rows } = await runPrepared(this.db, ANY_EXPIRED_SQL, { organizations: organizationIds, now });
-    return rows.length > 0;
+  /** When the first open attempt's lease runs (or ran) out; null without open attempts (read without locking). */
+  async firstLeaseEnd(organizationIds: string[]): Promise<Date | null> {
+    const { rows } = (await runPrepared(this.db, FIRST_LEASE_END_SQL, { organizations: organizationIds })) as {
+      rows: { first: Date | null }[];
+    };
+    return rows[0]?.first ?? null;
   }
 
   /** Open attempts whose lease ran out, locked (others' skipped). Call it on `with(trx)`. */
@@ -710,39 +861,19 @@ export class OutboundRepository {
 
   /**
    * A dialer's result for an attempt still open within its lease, in one statement: the attempt is
-   * finished and the job's other attempts read; an answered call also completes its job when the
-   * job is still in progress (`completed`: the job after it, its times `now`; else null, and the
-   * caller locks the job and settles it). Undefined when the attempt is not of these
-   * organizations, already finished or past its lease: the caller then looks at it as it is. The
-   * attempt's row is locked before its job's, as on every other path. Call it on `with(trx)`.
+   * finished and the job's other attempts read (`completed` null: the caller locks the job and
+   * settles it; `answered` goes through answeredChange, which completes the job in the same
+   * statement). Undefined when the attempt is not of these organizations, already finished or past
+   * its lease: the caller then looks at it as it is. The attempt's row is locked before its job's,
+   * as on every other path. Call it on `with(trx)`.
    */
   async finishOpenAttempt(
     organizationIds: string[],
     id: string,
     changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
-    now: Date,
-  ): Promise<{ attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] } | undefined> {
-    const { rows } = (await runPrepared(this.db, FINISH_OPEN_ATTEMPT_SQL, {
-      outcome: changes.outcome,
-      call: changes.call_id,
-      finished: changes.finished_at,
-      id,
-      organizations: organizationIds,
-      now,
-    })) as {
-      rows: {
-        attempt: Record<string, unknown>;
-        completed: Record<string, unknown> | null;
-        earlier: Record<string, unknown>[];
-      }[];
-    };
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      attempt: attemptFromJson(row.attempt),
-      completed: row.completed === null ? null : jobFromJson(row.completed),
-      earlier: row.earlier.map(attemptFromJson),
-    };
+  ): Promise<FinishedOpenAttempt | undefined> {
+    const { rows } = await runPrepared(this.db, FINISH_OPEN_ATTEMPT_SQL, finishValues(organizationIds, id, changes));
+    return readFinished(rows);
   }
 
   /** The agent fields the calling window needs. */

@@ -135,10 +135,13 @@ export const PreviewSchema = z
   .superRefine(boundsRule)
   .openapi('OutboundPreviewRequest');
 
+/** The shortest lease a claim may ask for. */
+export const MIN_LEASE_SECONDS = 30;
+
 export const ClaimSchema = z
   .strictObject({
     max: z.int().min(1).max(50).default(10),
-    lease_seconds: z.int().min(30).max(900).default(120),
+    lease_seconds: z.int().min(MIN_LEASE_SECONDS).max(900).default(120),
   })
   .openapi('OutboundClaimRequest');
 

@@ -12,7 +12,9 @@ import type { AgentAccess } from '../agents/agent-access.js';
 import type { Schedule } from '../agents/schedule.js';
 import { blockedReason, nextAllowed, previewMoments, windowRules, type WindowAgent } from './calling-window.js';
 import {
+  answeredChange,
   JOB_EXTERNAL_ID_UNIQUE,
+  readFinished,
   toAttempt,
   toDoNotCall,
   toOutboundCall,
@@ -28,6 +30,7 @@ import {
   CreateDoNotCallSchema,
   CreateOutboundCallSchema,
   DeleteDoNotCallQuery,
+  MIN_LEASE_SECONDS,
   ListDoNotCallQuery,
   ListOutboundCallsQuery,
   PreviewSchema,
@@ -41,6 +44,8 @@ export const CONSENT_RETENTION_YEARS = 5;
 const RECHECK_MS = 15 * 60_000;
 const MINUTE = 60_000;
 const attemptParams = uuidParams('attemptId');
+/** Bound of OutboundService's leasesHeld: the sets of organizations of the dialers' keys. */
+const LEASES_HELD_KEPT = 10_000;
 
 export type OutboundSettings = { maxConcurrentPerAgent: number };
 
@@ -122,6 +127,12 @@ type ClaimedJob = {
  * it never dials.
  */
 export class OutboundService {
+  /**
+   * Per dialer's organizations: from when until when none of their open leases can run out (the
+   * first one's end, at most MIN_LEASE_SECONDS after the look; a clock set back looks again).
+   */
+  private readonly leasesHeld = new Map<string, { from: number; until: number }>();
+
   constructor(
     private readonly audited: AuditedTransactions,
     private readonly repo: OutboundRepository,
@@ -254,78 +265,74 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     const { max, lease_seconds: leaseSeconds } = parseBody(ClaimSchema, body);
     await this.expireLeases(organizations);
-    // The claim's audit row is written first, before the agents' locks are taken: claims of one
-    // agent take turns, and what runs under the locks is only the three statements below and the commit.
-    return this.audited.transaction(
-      async (trx) => {
-        const repo = this.repo.with(trx);
-        const now = this.clock.now();
-        // The agents' dispatch locks are taken with the read, before any job is locked: a claimer
-        // waiting for them holds no job rows.
-        const peek = await repo.peekAndLockAgents(organizations, now, max * 4);
-        if (peek.length === 0) return { data: [] };
-        // Only peeked jobs whose agent and campaign have room are locked (none when every one is at
-        // its limit); a job that became due since the peek waits for the next claim.
-        const due = await repo.dueJobs(
-          organizations,
-          [...new Set(peek.map((j) => j.agent_id))],
-          peek.map((j) => j.id),
-          now,
-          this.settings.maxConcurrentPerAgent,
-        );
-        const running = { agents: new Map<string, number>(), campaigns: new Map<string, number>() };
-        for (const job of due) {
-          running.agents.set(job.agent_id, job.agent_running);
-          if (job.campaign_id) running.campaigns.set(job.campaign_id, job.campaign_running);
+    // The claim's audit row is written by the statement that takes the agents' locks: claims of one
+    // agent take turns, and what runs under the locks is only the statements below and the commit.
+    return this.audited.transactionWithRow(async (trx, audit) => {
+      const repo = this.repo.with(trx);
+      const now = this.clock.now();
+      // The agents' dispatch locks are taken with the read, before any job is locked: a claimer
+      // waiting for them holds no job rows.
+      const peek = await repo.peekAndLockAgents(organizations, now, max * 4, audit);
+      if (peek.length === 0) return { data: [] };
+      // Only peeked jobs whose agent and campaign have room are locked (none when every one is at
+      // its limit); a job that became due since the peek waits for the next claim.
+      const due = await repo.dueJobs(
+        organizations,
+        [...new Set(peek.map((j) => j.agent_id))],
+        peek.map((j) => j.id),
+        now,
+        this.settings.maxConcurrentPerAgent,
+      );
+      const running = { agents: new Map<string, number>(), campaigns: new Map<string, number>() };
+      for (const job of due) {
+        running.agents.set(job.agent_id, job.agent_running);
+        if (job.campaign_id) running.campaigns.set(job.campaign_id, job.campaign_running);
+      }
+      const picked: DueJob[] = [];
+      for (const job of due) {
+        if (picked.length >= max) break;
+        if (job.listed) {
+          await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
+          continue;
         }
-        const picked: DueJob[] = [];
-        for (const job of due) {
-          if (picked.length >= max) break;
-          if (job.listed) {
-            await repo.updateJob(job.organization_id, job.id, this.finalChanges('blocked', null, now));
-            continue;
-          }
-          const rules = windowRules(this.dueAgent(job), job);
-          const reason = blockedReason(rules, now.getTime());
-          if (reason !== null) {
-            const changes = this.reschedule(
-              job,
-              rules,
-              reason === 'vacation' ? now.getTime() + RECHECK_MS : now.getTime(),
-              now,
-            );
-            await repo.updateJob(job.organization_id, job.id, changes);
-            if (changes.status === 'failed') await this.finished(trx, job, changes);
-            continue;
-          }
-          if (!this.hasRoom(job, running)) continue;
-          running.agents.set(job.agent_id, (running.agents.get(job.agent_id) ?? 0) + 1);
-          if (job.campaign_id)
-            running.campaigns.set(job.campaign_id, (running.campaigns.get(job.campaign_id) ?? 0) + 1);
-          picked.push(job);
+        const rules = windowRules(this.dueAgent(job), job);
+        const reason = blockedReason(rules, now.getTime());
+        if (reason !== null) {
+          const changes = this.reschedule(
+            job,
+            rules,
+            reason === 'vacation' ? now.getTime() + RECHECK_MS : now.getTime(),
+            now,
+          );
+          await repo.updateJob(job.organization_id, job.id, changes);
+          if (changes.status === 'failed') await this.finished(trx, job, changes);
+          continue;
         }
-        const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
-        // Attempts, the jobs in progress and (a call to a number keeps every consent record of that
-        // number five years from now) the consents, in one statement.
-        const attempts = await repo.startAttempts(picked, now, leaseExpiresAt, keepUntil(now));
-        const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
-        return {
-          data: picked.map((job) => ({
-            job_id: job.id,
-            attempt_id: attemptOf.get(job.id)!.id,
-            agent_id: job.agent_id,
-            campaign_id: job.campaign_id,
-            to_number: job.to_number,
-            from_number: job.agent_phone_number,
-            purpose: job.purpose,
-            variables: job.variables,
-            attempt_number: job.attempt_count + 1,
-            lease_expires_at: leaseExpiresAt.toISOString(),
-          })),
-        };
-      },
-      { auditFirst: true },
-    );
+        if (!this.hasRoom(job, running)) continue;
+        running.agents.set(job.agent_id, (running.agents.get(job.agent_id) ?? 0) + 1);
+        if (job.campaign_id) running.campaigns.set(job.campaign_id, (running.campaigns.get(job.campaign_id) ?? 0) + 1);
+        picked.push(job);
+      }
+      const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
+      // Attempts, the jobs in progress and (a call to a number keeps every consent record of that
+      // number five years from now) the consents, in one statement.
+      const attempts = await repo.startAttempts(picked, now, leaseExpiresAt, keepUntil(now));
+      const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
+      return {
+        data: picked.map((job) => ({
+          job_id: job.id,
+          attempt_id: attemptOf.get(job.id)!.id,
+          agent_id: job.agent_id,
+          campaign_id: job.campaign_id,
+          to_number: job.to_number,
+          from_number: job.agent_phone_number,
+          purpose: job.purpose,
+          variables: job.variables,
+          attempt_number: job.attempt_count + 1,
+          lease_expires_at: leaseExpiresAt.toISOString(),
+        })),
+      };
+    });
   }
 
   /**
@@ -339,28 +346,28 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     // The path's id is parsed after the permission check: a caller without it learns nothing from a 400.
     const { attemptId } = parse(attemptParams, { attemptId: attemptIdParam }, 'Invalid path parameters');
+    // The usual case, a valid result for an open attempt within its lease: answered, it is one
+    // statement without a transaction; the other outcomes need the job's window.
+    const valid = ResultSchema.safeParse(body ?? {});
+    if (valid.success && valid.data.outcome === 'answered') {
+      const answered = await this.answered(organizations, attemptId, valid.data.call_id ?? null);
+      if (answered) return answered;
+    }
     // Only this attempt's lease is looked at here (other leases are settled by the claims): a
     // result is one short transaction.
     const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const now = this.clock.now();
-      // The usual case, a valid result for an open attempt within its lease: the attempt finished
-      // (and the job completed when answered) in one statement.
-      const valid = ResultSchema.safeParse(body ?? {});
-      const open = valid.success
-        ? await repo.finishOpenAttempt(
-            organizations,
-            attemptId,
-            { outcome: valid.data.outcome, call_id: valid.data.call_id ?? null, finished_at: now },
-            now,
-          )
-        : undefined;
+      const open =
+        valid.success && valid.data.outcome !== 'answered'
+          ? await repo.finishOpenAttempt(organizations, attemptId, {
+              outcome: valid.data.outcome,
+              call_id: valid.data.call_id ?? null,
+              finished_at: now,
+            })
+          : undefined;
       if (valid.success && open) {
         const attempts = [...open.earlier, open.attempt];
-        if (open.completed) {
-          const call = await this.finished(trx, open.completed, {}, attempts);
-          return { attempt: toAttempt(open.attempt), job: call! };
-        }
         const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
         const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
         return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
@@ -402,6 +409,23 @@ export class OutboundService {
         { field: 'outcome', message: 'The attempt is finished' },
       ]);
     return answer;
+  }
+
+  /**
+   * `answered` for an attempt still open within its lease (else undefined, and nothing written): the
+   * attempt finished, the job completed while it is in progress, its `outbound_call.completed` with
+   * its dispatch job and the audit row, in one statement.
+   */
+  private async answered(organizations: string[], attemptId: string, callId: string | null) {
+    const change = answeredChange(organizations, attemptId, { call_id: callId, finished_at: this.clock.now() });
+    const open = await this.audited.statement(
+      async (db, audit) => readFinished(await this.events.recordFrom(db, 'outbound_answered', change, audit)),
+      { when: change.applied, wrote: (finished) => finished !== undefined },
+    );
+    if (!open) return undefined;
+    // A job no longer in progress (cancelled while its call ran) is left as it is.
+    const job = open.completed ?? (await this.repo.findJobOf(open.attempt.organization_id, open.attempt.job_id))!;
+    return { attempt: toAttempt(open.attempt), job: toOutboundCall(job, [...open.earlier, open.attempt]) };
   }
 
   // Do-not-call list (organization)
@@ -480,8 +504,20 @@ export class OutboundService {
 
   /** Settles every open attempt whose lease ran out: it counts as failed. */
   private async expireLeases(organizations: string[]): Promise<void> {
-    // Leases rarely run out: a claim looks (one statement) before it opens a transaction for them.
-    if (!(await this.repo.anyExpiredAttempt(organizations, this.clock.now()))) return;
+    // Leases rarely run out: a claim looks (one statement) before it opens a transaction for them,
+    // and not again while no lease can have run out since (a dialer claims many times a second).
+    const key = organizations.join(',');
+    const now = this.clock.now().getTime();
+    const held = this.leasesHeld.get(key);
+    if (held && held.from <= now && now < held.until) return;
+    const first = (await this.repo.firstLeaseEnd(organizations))?.getTime() ?? Infinity;
+    if (first > now) {
+      // A lease handed out from now on runs at least MIN_LEASE_SECONDS.
+      if (this.leasesHeld.size >= LEASES_HELD_KEPT) this.leasesHeld.clear();
+      this.leasesHeld.set(key, { from: now, until: Math.min(first, now + MIN_LEASE_SECONDS * 1000) });
+      return;
+    }
+    this.leasesHeld.delete(key);
     for (;;) {
       const settled = await this.audited.transaction(async (trx) => {
         const repo = this.repo.with(trx);
