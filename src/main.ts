@@ -9,6 +9,7 @@ import { migrationConfig } from './db/knex.js';
 import { GracefulShutdown } from './http/graceful-shutdown.js';
 import { createHttpServer } from './http/http-server.js';
 import { PortReservation } from './http/port-reservation.js';
+import { keepTickObjectShape } from './platform/node.js';
 import { openRateLimitStore } from './http/redis-rate-limit-store.js';
 import { JobQueue } from './jobs/queue.js';
 import { createLogger } from './logger.js';
@@ -78,6 +79,7 @@ async function openMigratedDatabase(config: Config, logger: Logger): Promise<Dat
  * changed anything (migrations, the demo organization and its printed credentials).
  */
 async function main(): Promise<void> {
+  keepTickObjectShape();
   loadDotEnv(); // .env, when present; the real environment wins
   const config = await setupStep('config', undefined, () => withSecretsKey(withJwtSecret(parseConfig(process.env))));
   const logger = createLogger(config);

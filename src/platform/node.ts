@@ -1,3 +1,4 @@
+import { executionAsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import type * as NodeHttp from 'node:http';
 import { Server as NetServer } from 'node:net';
@@ -22,4 +23,27 @@ export const http = createRequire(import.meta.url)('node:http') as typeof NodeHt
  */
 export function stopAccepting(server: NodeHttp.Server, done: () => void): void {
   NetServer.prototype.close.call(server, () => done());
+}
+
+/** One of Node's tick objects, kept for as long as the process runs (`keepTickObjectShape`). */
+let keptTickObject: object | undefined;
+
+/**
+ * Keeps one `process.nextTick` tick object alive, and with it the hidden classes V8 builds for that
+ * object literal (its first keys are computed: Node's async-id symbols). The literal's feedback holds
+ * those classes weakly: a full collection while no tick object lives (the idle trim's memory-reducing
+ * one right after the start, say) frees them, the next tick builds new ones, and V8 marks the literal
+ * megamorphic for good. Every optimised function that inlines `nextTick` (the stream code each
+ * request runs) then defines its tick objects through the runtime: a few per cent of the uncached
+ * chain's instructions per request (`npm run bench -- compare` with BENCH_INSTRUCTIONS, cache off),
+ * on some starts and not others. A class lives as long as an object of it or of one derived from it.
+ *
+ * A nextTick callback's resource is its tick object. Asking for it marks that resources are asked
+ * for, which changes nothing unless async hooks are enabled (AsyncLocalStorage on Node 20, which asks
+ * for them itself).
+ */
+export function keepTickObjectShape(): void {
+  process.nextTick(() => {
+    keptTickObject ??= executionAsyncResource();
+  });
 }

@@ -1,3 +1,4 @@
+import { executionAsyncResource } from 'node:async_hooks';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -47,5 +48,20 @@ describe("Node's HTTP server closing", () => {
     expect(done).toBe(false);
     agent.destroy();
     await expect.poll(() => done).toBe(true);
+  });
+});
+
+describe("Node's tick objects", () => {
+  it("are their callback's async resource, the object keepTickObjectShape keeps", async () => {
+    let callback = () => {};
+    const resource = await new Promise<object>((resolve) => {
+      callback = () => resolve(executionAsyncResource());
+      process.nextTick(callback);
+    });
+    // The literal in Node's nextTick: the two async-id symbols first, then the callback and its arguments.
+    expect(Object.getOwnPropertySymbols(resource).map((s) => s.description)).toEqual(
+      expect.arrayContaining(['async_id_symbol', 'trigger_async_id_symbol']),
+    );
+    expect(resource).toMatchObject({ callback, args: undefined });
   });
 });
