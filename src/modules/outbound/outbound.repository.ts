@@ -176,9 +176,8 @@ function outboundCallJson(job: string, attempts: string): string {
   return `jsonb_build_object(${fields.join(', ')})`;
 }
 
-/** The fields of an outbound call (toOutboundCall), those written by `iso` among them. */
-const OUTBOUND_CALL_FIELDS = [
-  'id',
+/** A job's columns that an outbound call shows under the same name, in the order it shows them. */
+const JOB_SETTING_COLUMNS = [
   'agent_id',
   'campaign_id',
   'to_number',
@@ -195,6 +194,12 @@ const OUTBOUND_CALL_FIELDS = [
   'external_id',
   'consent',
   'next_attempt_at',
+] as const;
+
+/** The fields of an outbound call (toOutboundCall), those written by `iso` among them. */
+const OUTBOUND_CALL_FIELDS = [
+  'id',
+  ...JOB_SETTING_COLUMNS,
   'failure_reason',
   'attempts',
   'finished_at',
@@ -394,22 +399,7 @@ const PEEK_ANY_SQL = peekSql('outbound_peek_any', 'j.organization_id = ANY(:orga
 const JOB_COLUMNS = [
   'id',
   'organization_id',
-  'agent_id',
-  'campaign_id',
-  'to_number',
-  'contact_id',
-  'purpose',
-  'status',
-  'window',
-  'respect_opening_hours',
-  'not_before',
-  'not_after',
-  'max_attempts',
-  'retry_after_minutes',
-  'variables',
-  'external_id',
-  'consent',
-  'next_attempt_at',
+  ...JOB_SETTING_COLUMNS,
   'attempt_count',
   'failure_reason',
   'finished_at',
