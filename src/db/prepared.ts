@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { emitKnexQuery, knexClient, knexConfigField, queryOnConnection } from '../platform/knex.js';
 import { isStalePreparedStatement } from './pg-errors.js';
-import { shiftParameters } from './statement.js';
+import { namedCtes } from './statement.js';
 import type { PipelinedReads } from './pipelined-reads.js';
 import type { Statement } from './statement.js';
 
@@ -83,11 +83,7 @@ export function withStatements(
   if (others.length === 0) return { sql, values: bindings };
   const values = valuesOf(sql, bindings);
   if (!/^\s*WITH\s/i.test(sql.text)) throw new Error(`Prepared statement ${sql.name} is not a WITH statement`);
-  const parts = others.map((other, i) => {
-    const part = `other_${i} AS (${shiftParameters(other.text, values.length)})`;
-    values.push(...other.values);
-    return part;
-  });
+  const parts = namedCtes(others, values, (i) => `other_${i}`);
   const text = sql.text.replace(/^\s*WITH\s/i, `WITH ${parts.join(', ')}, `);
   return { sql: namedStatement(sql.name, text, values.length), values };
 }

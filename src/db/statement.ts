@@ -9,15 +9,23 @@ export type Statement = { text: string; values: readonly unknown[] };
  */
 export function oneStatement(first: Statement, others: readonly Statement[]): Statement {
   const values: unknown[] = [];
-  const parts = [first, ...others].map((statement, i) => {
-    const text = shiftParameters(statement.text, values.length);
-    values.push(...statement.values);
-    return `s${i} AS (${text})`;
-  });
+  const parts = namedCtes([first, ...others], values, (i) => `s${i}`);
   return { text: `WITH ${parts.join(', ')} SELECT * FROM s0`, values };
 }
 
+/**
+ * `statements` as CTEs named by `name`, for a WITH that already takes `values`: each one's `$n` moved
+ * past the values before it, whose list it extends.
+ */
+export function namedCtes(statements: readonly Statement[], values: unknown[], name: (i: number) => string): string[] {
+  return statements.map((statement, i) => {
+    const part = `${name(i)} AS (${shiftParameters(statement.text, values.length)})`;
+    values.push(...statement.values);
+    return part;
+  });
+}
+
 /** `text`'s `$1`, `$2`, ... as `$(1 + by)`, `$(2 + by)`, ...: its values follow `by` others. */
-export function shiftParameters(text: string, by: number): string {
+function shiftParameters(text: string, by: number): string {
   return by === 0 ? text : text.replace(/\$(\d+)/g, (_, k: string) => `$${Number(k) + by}`);
 }

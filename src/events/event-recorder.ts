@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { runStatementPrepared } from '../db/prepared.js';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { oneStatement, shiftParameters, type Statement } from '../db/statement.js';
+import { namedCtes, oneStatement, type Statement } from '../db/statement.js';
 
 /** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
 export const PHONE_NUMBER_EVENT_TYPES = [
@@ -125,11 +125,8 @@ export class EventRecorder {
       change.ctes,
       `recorded_event AS (INSERT INTO events (id, organization_id, agent_id, type, payload) ` +
         `SELECT $${values.length}::uuid, e.organization_id, e.agent_id, e.type, e.payload FROM (${change.event}) e RETURNING id)`,
+      ...namedCtes([job, ...others], values, (i) => (i === 0 ? 'event_job' : `other_${i}`)),
     ];
-    for (const [i, statement] of [job, ...others].entries()) {
-      parts.push(`${i === 0 ? 'event_job' : `other_${i}`} AS (${shiftParameters(statement.text, values.length)})`);
-      values.push(...statement.values);
-    }
     const text = `WITH ${parts.join(', ')} ${change.select}`;
     const { rows } = await runStatementPrepared(db, label, { text, values });
     // Told even when no event was made: a listener then fetches and finds nothing.
