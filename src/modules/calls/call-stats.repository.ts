@@ -8,6 +8,16 @@ import type { StatsInterval } from './call-stats.schemas.js';
 /** Whose calls: one organization, and within it some agents (null = all). */
 export type StatsScope = { organizationId: string; agentIds: readonly string[] | null };
 
+/** The scope, filters, whole UTC hours [from, before), interval, grouping and bucket starts of hour counts. */
+type HourCountsArgs = [
+  scope: StatsScope,
+  filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
+  hours: Required<TimeRange>,
+  interval: StatsInterval,
+  group: StatsGroup,
+  starts: readonly Date[],
+];
+
 /** What a bucket may be split by. */
 export type StatsGroup =
   | { kind: 'none' }
@@ -99,25 +109,11 @@ export class CallStatsRepository {
    * The same figures from the hourly counters, for whole UTC hours [from, before) (both on an hour):
    * only for the filters and groups the counters keep (done, trash; none, done, agent).
    */
-  async countsFromHours(
-    scope: StatsScope,
-    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
-    hours: Required<TimeRange>,
-    interval: StatsInterval,
-    group: StatsGroup,
-    starts: readonly Date[],
-  ): Promise<StatsRow[]> {
-    return this.readSums(await this.hourSums(scope, filters, hours, interval, group, starts), STATS_FIGURES, starts);
+  async countsFromHours(...args: HourCountsArgs): Promise<StatsRow[]> {
+    return this.readSums(await this.hourSums(...args), STATS_FIGURES, args[5]);
   }
 
-  private hourSums(
-    scope: StatsScope,
-    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
-    hours: Required<TimeRange>,
-    interval: StatsInterval,
-    group: StatsGroup,
-    starts: readonly Date[],
-  ): Knex.QueryBuilder {
+  private hourSums(...[scope, filters, hours, interval, group, starts]: HourCountsArgs): Knex.QueryBuilder {
     const query = this.db('call_hour_stats as h')
       .where('h.organization_id', scope.organizationId)
       .where('h.hour', '>=', hours.from)
