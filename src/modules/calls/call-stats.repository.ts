@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex.js';
-import type { TimeRange } from './call.rules.js';
+import { dayPlan, type TimeRange } from './call.rules.js';
 import { whereCallFilters } from './call.repository.js';
 import type { ListCallsFilters } from './call.schemas.js';
 import type { StatsInterval } from './call-stats.schemas.js';
@@ -130,19 +130,64 @@ export class CallStatsRepository {
     });
   }
 
-  /** One agent's outcome counters of field `name` for whole UTC hours [from, before), trash only with `includeDeleted`. */
+  /**
+   * One agent's outcome counters of field `name` (only `value`, a JSON value, when given) for whole
+   * UTC hours [from, before), trash only with `includeDeleted`, as rows `o` (hour, value and the four
+   * figures) whose `hour` lies in the bucket the row counts in. For day, week and month buckets the
+   * whole UTC days are day rows (call_outcome_day_stats) at their 12:00 UTC, and hour rows only
+   * where that is not enough (`dayHours`): the hours beside the whole days, and the hours of a day
+   * that the zone puts in another bucket than the day's 12:00, added at their hour and subtracted at
+   * the day's 12:00. Those are found by their UTC hour of the day (in Berlin 22 and 23), so a year
+   * per value reads about 366 day rows and, in a zone with an offset from UTC, a few hundred hour
+   * rows instead of 8,760.
+   */
   private outcomeRows(
     scope: { organizationId: string; agentId: string },
-    name: string,
+    field: { name: string; value?: string | number | boolean },
     includeDeleted: boolean,
     hours: Required<TimeRange>,
+    interval: StatsInterval,
+    starts: readonly Date[],
   ): Knex.QueryBuilder {
-    const query = this.db('call_outcome_hour_stats as o')
-      .where({ 'o.organization_id': scope.organizationId, 'o.agent_id': scope.agentId, 'o.name': name })
+    const days = interval === 'hour' ? null : dayPlan(hours).days;
+    const owned = (query: Knex.QueryBuilder, alias: string) => {
+      query.where({ [`${alias}.organization_id`]: scope.organizationId, [`${alias}.agent_id`]: scope.agentId });
+      query.where(`${alias}.name`, field.name);
+      if (field.value !== undefined) query.whereRaw(`${alias}.value = ?::jsonb`, [JSON.stringify(field.value)]);
+      if (!includeDeleted) query.where(`${alias}.deleted`, false);
+      return query;
+    };
+    if (!days) {
+      const query = owned(this.db('call_outcome_hour_stats as o'), 'o');
+      return query.where('o.hour', '>=', hours.from).where('o.hour', '<', hours.before);
+    }
+    const [from, before] = [days.from!, days.before!];
+    const figures = FIGURE_COLUMNS.join(', ');
+    const dayRows = owned(this.db('call_outcome_day_stats as d'), 'd')
+      .where('d.day', '>=', from)
+      .where('d.day', '<', before)
+      .select(this.db.raw(`(d.day + time '12:00') AT TIME ZONE 'UTC' AS hour`), 'd.value', ...FIGURE_COLUMNS);
+    const needed = dayHours(hours, { from: dayStart(from), before: dayStart(before) }, starts);
+    if (needed.length === 0) return this.db.from(this.db.raw('(?) AS o', [dayRows]));
+    const hoursOfDay = [...new Set(needed.map((at) => at.getUTCHours()))];
+    // The hours of the day and the range are the index's; the exact hours are checked on its
+    // entries (`IS TRUE`: not one index search per hour).
+    const hourRows = owned(this.db('call_outcome_hour_stats as o'), 'o')
+      .whereRaw(`${HOUR_OF_DAY} = ANY(?::integer[])`, [`{${hoursOfDay.join(',')}}`])
       .where('o.hour', '>=', hours.from)
-      .where('o.hour', '<', hours.before);
-    if (!includeDeleted) query.where('o.deleted', false);
-    return query;
+      .where('o.hour', '<', hours.before)
+      .whereRaw('(o.hour = ANY(?::timestamptz[])) IS TRUE', [`{${needed.map((at) => at.toISOString()).join(',')}}`])
+      .select('o.hour', 'o.value', ...FIGURE_COLUMNS);
+    const negated = FIGURE_COLUMNS.map((c) => `-${c}`).join(', ');
+    const rows = this.db.raw(
+      `(WITH h AS MATERIALIZED (?)
+        SELECT hour, value, ${figures} FROM (?) d
+        UNION ALL SELECT hour, value, ${figures} FROM h
+        UNION ALL SELECT date_trunc('day', hour, 'UTC') + interval '12 hours', value, ${negated}
+                    FROM h WHERE hour >= ? AND hour < ?) AS o`,
+      [hourRows, dayRows, dayStart(from), dayStart(before)],
+    );
+    return this.db.from(rows);
   }
 
   /** Per bucket, the stored value as text (as `->>` gives it). */
@@ -164,8 +209,7 @@ export class CallStatsRepository {
     interval: StatsInterval,
     starts: readonly Date[],
   ): Promise<OutcomeRow[]> {
-    const query = this.outcomeRows(scope, field.name, includeDeleted, hours);
-    if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
+    const query = this.outcomeRows(scope, field, includeDeleted, hours, interval, starts);
     const figures = {
       calls: 'sum(o.calls)',
       done_calls: 'sum(o.done_calls)',
@@ -193,7 +237,8 @@ export class CallStatsRepository {
   ): Promise<{ values: StatsRow[]; all: StatsRow[] }> {
     const counted = filters.done === undefined ? 'o.calls' : filters.done ? 'o.done_calls' : 'o.calls - o.done_calls';
     const owner = { organizationId: scope.organizationId, agentId: field.agentId };
-    const query = this.outcomeRows(owner, field.name, filters.include_deleted, hours).havingRaw(`sum(${counted}) > 0`);
+    const query = this.outcomeRows(owner, field, filters.include_deleted, hours, interval, starts);
+    query.havingRaw(`sum(${counted}) > 0`);
     const values = this.sumsPerBucket(query, this.byValue(interval, starts), {
       count: `sum(${counted})`,
       done: filters.done === false ? '0' : 'sum(o.done_calls)',
@@ -268,3 +313,43 @@ export class CallStatsRepository {
 
 /** The figures of a statistics row. */
 const STATS_FIGURES = ['count', 'done', 'duration_total'] as const;
+
+/** The figures of an outcome counter row (hour or day). */
+const FIGURE_COLUMNS = ['calls', 'done_calls', 'duration_total', 'done_duration_total'] as const;
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The UTC hour of the day of call_outcome_hour_stats' `hour` (o), as its index
+ * call_outcome_hour_stats_by_hour_of_day has it (migrations/20261130040000_count_call_outcomes_by_day.ts).
+ */
+const HOUR_OF_DAY = `(extract(hour FROM o.hour AT TIME ZONE 'UTC'))::integer`;
+
+function dayStart(day: string): Date {
+  return new Date(`${day}T00:00:00Z`);
+}
+
+/**
+ * The hours whose hour rows outcomeRows needs beside the day rows of the whole UTC days [from,
+ * before) (both within `hours`): the hours of `hours` outside those days, and of each day the hours
+ * that lie in another bucket than its 12:00 (the buckets start at `starts`, in order, on whole hours).
+ */
+function dayHours(hours: Required<TimeRange>, days: { from: Date; before: Date }, starts: readonly Date[]): Date[] {
+  const needed: Date[] = [];
+  const add = (from: number, before: number) => {
+    for (let at = from; at < before; at += HOUR_MS) needed.push(new Date(at));
+  };
+  add(hours.from.getTime(), days.from.getTime());
+  let i = 0;
+  for (let day = days.from.getTime(); day < days.before.getTime(); day += DAY_MS) {
+    const noon = day + DAY_MS / 2;
+    while (i + 1 < starts.length && starts[i + 1]!.getTime() <= noon) i += 1;
+    const start = starts[i]!.getTime() <= noon ? starts[i]!.getTime() : -Infinity;
+    const end = i + 1 < starts.length && starts[i + 1]!.getTime() > noon ? starts[i + 1]!.getTime() : Infinity;
+    add(day, Math.min(start, day + DAY_MS));
+    add(Math.max(end, day), day + DAY_MS);
+  }
+  add(days.before.getTime(), hours.before.getTime());
+  return needed;
+}

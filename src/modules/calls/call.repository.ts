@@ -17,6 +17,7 @@ import {
   containsPattern,
   countPlan,
   DEFAULT_RETENTION_DAYS,
+  dayPlan,
   hourPlan,
   callerNumberOf,
   skipPlan,
@@ -790,9 +791,11 @@ export class CallRepository {
   }
 
   /**
-   * The total of one counted outcome condition from call_outcome_hour_stats. The counters are those
-   * of the field as the database defines it in this statement's snapshot: should the field have just
-   * stopped being enum or boolean (its counters dropped), the calls are counted instead.
+   * The total of one counted outcome condition from the outcome counters: day rows for the whole UTC
+   * days (call_outcome_day_stats), hour rows for the whole hours beside them, the calls for the
+   * partial hours at the edges. The counters are those of the field as the database defines it in
+   * this statement's snapshot: should the field have just stopped being enum or boolean (its
+   * counters dropped), the calls are counted instead.
    */
   private outcomeTotal(
     agent: AgentRef,
@@ -802,23 +805,29 @@ export class CallRepository {
   ): Knex.Raw {
     const plan = hourPlan(range);
     const parts: Knex.QueryBuilder[] = plan.edges.map((r) => this.filtered(agent, filters, r).count('*'));
-    if (plan.hours) {
-      const hours = this.db('call_outcome_hour_stats')
+    const counted = filters.done === undefined ? 'calls' : filters.done ? 'done_calls' : 'calls - done_calls';
+    const counters = (table: string, column: string, from?: Date | string, before?: Date | string) => {
+      const query = this.db(table)
         .where({ agent_id: agent.id, organization_id: agent.organization_id, name: outcome.name })
         .whereRaw('value = ?::jsonb', [JSON.stringify(outcome.value)]);
-      if (plan.hours.from) hours.where('hour', '>=', plan.hours.from);
-      if (plan.hours.before) hours.where('hour', '<', plan.hours.before);
-      if (!filters.include_deleted) hours.where('deleted', false);
-      const counted = filters.done === undefined ? 'calls' : filters.done ? 'done_calls' : 'calls - done_calls';
-      parts.push(hours.select(this.db.raw(`sum(${counted})`)));
+      if (from) query.where(column, '>=', from);
+      if (before) query.where(column, '<', before);
+      if (!filters.include_deleted) query.where('deleted', false);
+      parts.push(query.select(this.db.raw(`sum(${counted})`)));
+    };
+    if (plan.hours) {
+      const { lowerHours, days, upperHours } = dayPlan(plan.hours);
+      for (const hours of [lowerHours, upperHours])
+        if (hours) counters('call_outcome_hour_stats', 'hour', hours.from, hours.before);
+      if (days) counters('call_outcome_day_stats', 'day', days.from, days.before);
     }
-    const counted = this.db('agents')
+    const isCounted = this.db('agents')
       .where({ id: agent.id })
       .whereRaw('? = ANY(counted_outcome_names(analysis_fields))', [outcome.name])
       .select(this.db.raw('1'));
     const rows = this.filtered(agent, filters, range).count('*');
     return this.db.raw(`SELECT CASE WHEN EXISTS (?) THEN ${sumOf(parts)} ELSE (?) END AS total`, [
-      counted,
+      isCounted,
       ...parts,
       rows,
     ]);

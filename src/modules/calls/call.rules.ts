@@ -112,23 +112,32 @@ export function skipPlan(range: TimeRange): {
 } | null {
   const { hours } = hourPlan(range);
   if (!hours) return null;
-  const dayOf = (d: Date) => d.toISOString().slice(0, 10);
   const top =
     range.before && hours.before && hours.before.getTime() < range.before.getTime()
       ? { from: hours.before, before: range.before }
       : null;
-  const floor = hours.from ?? null;
+  return { top, ...dayPlan(hours), floor: hours.from ?? null };
+}
+
+/**
+ * Whole UTC hours [from, before) split into the whole UTC days inside them (`days`, as dates; null
+ * when there is none) and the hours above and below those days (`upperHours`, `lowerHours`).
+ */
+export function dayPlan(hours: TimeRange): {
+  upperHours: TimeRange | null;
+  days: { from?: string; before?: string } | null;
+  lowerHours: TimeRange | null;
+} {
+  const dayOf = (d: Date) => d.toISOString().slice(0, 10);
   const lo = hours.from ? new Date(Math.ceil(hours.from.getTime() / DAY_MS) * DAY_MS) : undefined;
   const hi = hours.before ? new Date(Math.floor(hours.before.getTime() / DAY_MS) * DAY_MS) : undefined;
-  if (lo && hi && lo.getTime() >= hi.getTime()) return { top, upperHours: hours, days: null, lowerHours: null, floor };
+  if (lo && hi && lo.getTime() >= hi.getTime()) return { upperHours: hours, days: null, lowerHours: null };
   const days: { from?: string; before?: string } = {};
   if (lo) days.from = dayOf(lo);
   if (hi) days.before = dayOf(hi);
   return {
-    top,
     upperHours: hi && hours.before && hi.getTime() < hours.before.getTime() ? { from: hi, before: hours.before } : null,
     days,
     lowerHours: lo && hours.from && hours.from.getTime() < lo.getTime() ? { from: hours.from, before: lo } : null,
-    floor,
   };
 }
