@@ -3,11 +3,16 @@ import type { Knex } from 'knex';
 /**
  * Outcome counters per UTC day beside the hourly ones (call_outcome_hour_stats): the same columns,
  * key and rules, with `day` (the UTC date of the calls' hour) instead of `hour`. A day row is always
- * the sum of that day's hour rows: every change of an hour row is applied to its day row in the same
- * statement, in the same order of keys (hour rows first, then day rows, each in key order), so two
- * statements never wait on each other crosswise:
+ * the sum of that day's hour rows: every change of hour rows is applied to their day rows in the
+ * same statement, and always after them (all hour rows first, then all day rows, each in key
+ * order), so two statements never wait on each other crosswise. Applying each hour delta's day
+ * delta right after it (in apply_call_outcome_stat) would not do: a statement changing two hours of
+ * one day would hold the day row while it waits for the second hour row, which an intake in that
+ * hour holds while it waits for the day row.
  * - calls_after_insert (intake) adds the grouped new rows to the day rows after the hour rows;
- * - apply_call_outcome_stat (update and delete of calls) applies each delta to the day row too;
+ * - update and delete of calls: a statement trigger of its own (calls_outcomes_<op>_days) applies the
+ *   deltas per day after calls_outcomes_<op> (triggers of one event fire in the order of their
+ *   names) applied them per hour, under the agents' shared locks that one took;
  * - recount_call_outcomes (a field starts or stops being counted) rebuilds the field's day rows as
  *   it rebuilds its hour rows.
  * A year of statistics grouped by an outcome then reads about one row per value and day instead of
@@ -77,7 +82,7 @@ const callsAfterInsert = (outcomes: string) => `CREATE OR REPLACE FUNCTION calls
       RETURN NULL;
     END $$`;
 
-/** One delta of an outcome counter row (update and delete of calls); `c` adds `p_bucket`'s row. */
+/** One delta of a counter row of `c` at `bucket` (as apply_call_outcome_stat applies one per hour). */
 const applyDelta = (c: Counters, bucket: string) => `
       IF p_calls > 0 THEN
         INSERT INTO ${c.table} AS s (agent_id, organization_id, name, value, ${c.column}, deleted, ${FIGURES})
@@ -92,14 +97,22 @@ const applyDelta = (c: Counters, bucket: string) => `
            AND deleted = p_deleted;
       END IF;`;
 
-const applyCallOutcomeStat = (body: string) => `
-    CREATE OR REPLACE FUNCTION apply_call_outcome_stat(p_agent uuid, p_org uuid, p_name text, p_value jsonb,
-                                                       p_hour timestamptz, p_deleted boolean, p_calls bigint,
-                                                       p_done bigint, p_duration double precision,
-                                                       p_done_duration double precision)
-      RETURNS void LANGUAGE plpgsql AS $$
-    BEGIN${body}
-    END $$`;
+/** The outcome rows of the calls in `table` that count (their agents' counted fields), signed. */
+const ROW = (sign: string, table: string) => `
+  SELECT r.agent_id, r.organization_id, k.name, r.extracted_data -> k.name AS value,
+         ${dayOf('r.created_at')} AS day, r.deleted_at IS NOT NULL AS deleted,
+         ${sign}1 AS n, ${sign}(CASE WHEN r.done THEN 1 ELSE 0 END) AS done_n, ${sign}r.duration AS duration,
+         ${sign}(CASE WHEN r.done THEN r.duration ELSE 0 END) AS done_duration
+    FROM ${table} r
+    JOIN (SELECT a.id AS agent_id, unnest(counted_outcome_names(a.analysis_fields)) AS name
+            FROM agents a WHERE a.id IN (SELECT agent_id FROM ${table})) k ON k.agent_id = r.agent_id
+   WHERE r.extracted_data \\? k.name`;
+
+/** Update and delete of calls: the changed rows' deltas per day, in key order. */
+const DAY_TRIGGERS = [
+  ['delete', 'OLD TABLE AS old_rows', [ROW('-', 'old_rows')]],
+  ['update', 'OLD TABLE AS old_rows NEW TABLE AS new_rows', [ROW('', 'new_rows'), ROW('-', 'old_rows')]],
+] as const;
 
 /** A field's counters in `c` rebuilt from the agent's calls (recount_call_outcomes). */
 const rebuild = (c: Counters) => `
@@ -146,11 +159,37 @@ export async function up(knex: Knex): Promise<void> {
     CREATE INDEX call_outcome_hour_stats_by_hour_of_day ON call_outcome_hour_stats (agent_id, name, (${HOUR_OF_DAY}), hour)
       INCLUDE (value, deleted, organization_id, calls, done_calls, duration_total, done_duration_total);
     DROP INDEX call_outcome_hour_stats_totals`);
-  await knex.raw(applyCallOutcomeStat(applyDelta(HOURS, 'p_hour') + applyDelta(DAYS, dayOf('p_hour'))));
+  await knex.raw(`
+    CREATE FUNCTION apply_call_outcome_day_stat(p_agent uuid, p_org uuid, p_name text, p_value jsonb, p_day date,
+                                                p_deleted boolean, p_calls bigint, p_done bigint,
+                                                p_duration double precision, p_done_duration double precision)
+      RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN${applyDelta(DAYS, 'p_day')}
+    END $$`);
+  for (const [op, transition, rows] of DAY_TRIGGERS)
+    await knex.raw(`
+      CREATE FUNCTION count_call_outcome_days_${op}() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE d record;
+      BEGIN
+        -- calls_outcomes_${op} fired first and holds the agents' shared locks: the definition is as it read it.
+        FOR d IN SELECT agent_id, organization_id, name, value, day, deleted, sum(n) AS n, sum(done_n) AS done_n,
+                        sum(duration) AS duration, sum(done_duration) AS done_duration
+                   FROM (${rows.join(' UNION ALL ')}) x
+                  GROUP BY 1, 2, 3, 4, 5, 6
+                 HAVING sum(n) <> 0 OR sum(done_n) <> 0 OR sum(duration) <> 0 OR sum(done_duration) <> 0
+                  ORDER BY 1, 3, 4, 6, 5
+        LOOP
+          PERFORM apply_call_outcome_day_stat(d.agent_id, d.organization_id, d.name, d.value, d.day, d.deleted, d.n,
+                                              d.done_n, d.duration, d.done_duration);
+        END LOOP;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER calls_outcomes_${op}_days AFTER ${op.toUpperCase()} ON calls REFERENCING ${transition}
+        FOR EACH STATEMENT EXECUTE FUNCTION count_call_outcome_days_${op}()`);
   await knex.raw(recountCallOutcomes(rebuild(HOURS) + rebuild(DAYS)));
   await knex.raw(callsAfterInsert(addNewRows(HOURS) + addNewRows(DAYS)));
-  // Existing counters summed per day while no one can change them (the triggers lock agents' rows
-  // in the order hours, days; this waits for every writer of calls and agents to finish).
+  // Existing counters summed per day while no statement can change them: SHARE on calls and agents
+  // waits for their writers to finish and keeps new ones out until the commit.
   await knex.raw(`LOCK TABLE agents, calls IN SHARE MODE`);
   await knex.raw(`
     INSERT INTO call_outcome_day_stats (agent_id, organization_id, name, value, day, deleted, ${FIGURES})
@@ -164,7 +203,10 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(callsAfterInsert(addNewRows(HOURS)));
   await knex.raw(recountCallOutcomes(rebuild(HOURS)));
-  await knex.raw(applyCallOutcomeStat(applyDelta(HOURS, 'p_hour')));
+  for (const [op] of DAY_TRIGGERS)
+    await knex.raw(`DROP TRIGGER calls_outcomes_${op}_days ON calls; DROP FUNCTION count_call_outcome_days_${op}()`);
+  await knex.raw(`DROP FUNCTION apply_call_outcome_day_stat(uuid, uuid, text, jsonb, date, boolean, bigint, bigint,
+                                                            double precision, double precision)`);
   await knex.raw(`DROP TABLE call_outcome_day_stats`);
   await knex.raw(`
     CREATE INDEX call_outcome_hour_stats_totals ON call_outcome_hour_stats (agent_id, name, value, deleted, hour)
