@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
+import type { Statement } from '../../db/statement.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
-import { preparedSql, runPrepared } from '../../db/prepared.js';
 import { statementsOn, type Statements } from '../../db/replicas.js';
 import { timeId, whereId } from '../../db/time-ids.js';
 import { runPreparedQuery } from '../../db/prepared.js';
@@ -451,20 +451,21 @@ export function isCallKeyConflict(error: unknown): boolean {
 }
 
 /**
- * What a new call takes from elsewhere (CallRepository.intakeSettings): two index lookups that every
- * intake makes, so it goes over the pipelined connections, prepared.
+ * The call's experiment assignment (`column` of it, none without one): the variant the routing
+ * answer assigned to the call_id (experiment_assignments, keyed by organization and call_id), when
+ * the experiment is the agent's (a call the dialled agent forwarded to another one did not run the
+ * variant). Values: organization, call_id, agent.
  */
-const INTAKE_SETTINGS_SQL = preparedSql(
-  'call_intake_settings',
-  `SELECT o.auto_delete_done_calls, v.experiment_id, v.variant
-     FROM organizations o
-     LEFT JOIN (SELECT a.experiment_id, a.variant FROM experiment_assignments a
-                  JOIN experiments x ON x.id = a.experiment_id
-                 WHERE a.organization_id = :org AND a.call_id = :callId AND x.agent_id = :agent
-                 LIMIT 1) v ON true
-    WHERE o.id = :org`,
-  { pipelined: true },
-);
+const ASSIGNED = (column: 'experiment_id' | 'variant') =>
+  `(SELECT a.${column} FROM experiment_assignments a JOIN experiments x ON x.id = a.experiment_id
+     WHERE a.organization_id = ? AND a.call_id = ? AND x.agent_id = ?)`;
+
+/**
+ * What an intake's call takes from elsewhere, read by its insert itself (one round trip per intake,
+ * none before it): a done call goes to the trash when its organization auto-deletes done calls, and
+ * the call carries its experiment assignment.
+ */
+export type IntakeCall = Omit<NewCall, 'deleted_at' | 'experiment_id' | 'variant'>;
 
 export class CallRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
@@ -490,16 +491,52 @@ export class CallRepository {
   }
 
   /**
-   * The same insert as a statement (`$n` values) for a caller that runs it as part of its own
-   * (CallService.intake: with the call's event), and the id it gives the call.
+   * An intake's insert as a statement (`$n` values) for a caller that runs it as part of its own
+   * (CallService.intake: with the call's event), and the id it gives the call. The statement reads
+   * the organization's auto_delete_done_calls and the call's experiment assignment (IntakeCall):
+   * `trash`, the call goes to the trash if its organization auto-deletes done calls.
    */
-  insertStatement(call: NewCall): { id: string; text: string; values: unknown[] } {
+  insertStatement(call: IntakeCall, trash: boolean): { id: string; text: string; values: unknown[] } {
     const id = timeId(call.created_at);
-    const { sql, bindings } = this.insertQuery(call, id).toSQL().toNative();
+    const assignment = [call.organization_id, call.call_id, call.agent_id];
+    const query = this.insertQuery(
+      {
+        ...call,
+        deleted_at: this.db.raw(
+          `CASE WHEN ?::boolean AND (SELECT o.auto_delete_done_calls FROM organizations o WHERE o.id = ?)
+                THEN ?::timestamptz END`,
+          [trash, call.organization_id, call.created_at],
+        ),
+        experiment_id: this.db.raw(ASSIGNED('experiment_id'), assignment),
+        variant: this.db.raw(ASSIGNED('variant'), assignment),
+      },
+      id,
+    );
+    const { sql, bindings } = query.toSQL().toNative();
     return { id, text: sql, values: [...bindings] };
   }
 
-  private insertQuery(call: NewCall, id: string): Knex.QueryBuilder {
+  /**
+   * The call.completed payload of an intake (`NewEvent.payloadSql`): `call`'s experiment_id and
+   * variant as its insert finds them, in the same statement.
+   */
+  intakeEventPayload(call: IntakeCall): Statement {
+    const assignment = [call.organization_id, call.call_id, call.agent_id];
+    const { sql, bindings } = this.db
+      .raw(
+        `jsonb_set(jsonb_set(?::jsonb, '{call,experiment_id}', coalesce(to_jsonb(${ASSIGNED('experiment_id')}), 'null')),
+                   '{call,variant}', coalesce(to_jsonb(${ASSIGNED('variant')}), 'null'))`,
+        ['payload', ...assignment, ...assignment],
+      )
+      .toSQL()
+      .toNative();
+    return { text: sql, values: bindings.slice(1) };
+  }
+
+  private insertQuery(
+    call: IntakeCall & { [K in 'deleted_at' | 'experiment_id' | 'variant']: NewCall[K] | Knex.Raw },
+    id: string,
+  ): Knex.QueryBuilder {
     return this.db('calls')
       .insert({
         ...call,
@@ -553,29 +590,6 @@ export class CallRepository {
       .where({ id: jobId, agent_id: agent.id, organization_id: agent.organization_id })
       .first('id');
     return row !== undefined;
-  }
-
-  /**
-   * What a new call of the agent takes from elsewhere, in one statement: the organization's
-   * auto_delete_done_calls and the experiment variant the routing answer assigned to `callId`
-   * (experiment_assignments), when the experiment is the agent's (a call the dialled agent forwarded
-   * to another one did not run the variant).
-   */
-  async intakeSettings(
-    agent: AgentRef,
-    callId: string,
-  ): Promise<{ autoDeleteDoneCalls: boolean; assigned: { experiment_id: string; variant: string } | undefined }> {
-    const { rows } = await runPrepared(this.db, INTAKE_SETTINGS_SQL, {
-      org: agent.organization_id,
-      agent: agent.id,
-      callId,
-    });
-    const row = rows[0] as
-      { auto_delete_done_calls: boolean; experiment_id: string | null; variant: string | null } | undefined;
-    return {
-      autoDeleteDoneCalls: row?.auto_delete_done_calls === true,
-      assigned: row?.experiment_id ? { experiment_id: row.experiment_id, variant: row.variant! } : undefined,
-    };
   }
 
   async autoDeleteDoneCalls(organizationId: string): Promise<boolean> {

@@ -1,0 +1,85 @@
+import type { Knex } from 'knex';
+import { runStatementPrepared } from './prepared.js';
+import { batchedStatement, oneStatement, STATEMENT_IN_BATCH, type Statement } from './statement.js';
+
+type Waiting = { parts: readonly Statement[]; resolve: (rows: unknown[]) => void; reject: (error: unknown) => void };
+/** The statements of one text waiting for the one in flight, and whether one is. */
+type Lane = { running: boolean; waiting: Waiting[] };
+
+/** At most this many statements in one: a stalled database makes a long queue, not one huge statement. */
+const MOST_IN_ONE = 32;
+
+/**
+ * `oneStatement`s on the pool that many requests make at once (a call intake's insert with its
+ * event, job and audit row), coalesced: while one of a text is in flight, the next ones of the same
+ * text wait and then go together as one statement (`batchedStatement`). One round trip, one commit
+ * and one run of each statement trigger for all of them, and no statement waits for another's
+ * counter rows (their locks are held to the commit: concurrent single inserts of one agent queued on
+ * them, `npm run bench -- calls` intake). An idle lane sends a statement at once, alone, as
+ * `oneStatement` would: nothing waits that did not already have to.
+ *
+ * When a batch fails, each of its statements runs again alone: one that fails (a repeated call_id)
+ * fails alone, with its own error, and the others are written as if they had never been together.
+ * Each keeps every row of its own (its event, job and audit row): a batch only joins statements.
+ */
+export class StatementBatches {
+  private readonly lanes = new WeakMap<object, Map<string, Lane>>();
+
+  /** `label` names the prepared statements in PostgreSQL's views (`<label>` alone, `<label>_batch` together). */
+  constructor(private readonly label: string) {}
+
+  /** `oneStatement(parts[0], parts.slice(1))` on `db` (the pool), with others of the same text: gives its `first` rows. */
+  run(db: Knex, parts: readonly Statement[]): Promise<unknown[]> {
+    let lanes = this.lanes.get(db.client);
+    if (!lanes) this.lanes.set(db.client, (lanes = new Map()));
+    const text = parts.map((part) => part.text).join('\n');
+    let lane = lanes.get(text);
+    if (!lane) lanes.set(text, (lane = { running: false, waiting: [] }));
+    const promise = new Promise<unknown[]>((resolve, reject) => lane.waiting.push({ parts, resolve, reject }));
+    // Started in the first request's asynchronous context, which the statements never read: each
+    // waiting request goes on in its own once its promise settles.
+    if (!lane.running) void this.drain(db, lanes, text, lane);
+    return promise;
+  }
+
+  private async drain(db: Knex, lanes: Map<string, Lane>, text: string, lane: Lane): Promise<void> {
+    lane.running = true;
+    while (lane.waiting.length > 0) await this.send(db, lane.waiting.splice(0, MOST_IN_ONE));
+    lane.running = false;
+    lanes.delete(text);
+  }
+
+  /** Never throws: every waiting statement's promise settles. */
+  private async send(db: Knex, batch: Waiting[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        const { rows } = await runStatementPrepared(
+          db,
+          `${this.label}_batch`,
+          batchedStatement(batch.map((w) => w.parts)),
+        );
+        const answers = batch.map((): unknown[] => []);
+        for (const row of rows as Record<string, unknown>[]) {
+          const at = row[STATEMENT_IN_BATCH] as number;
+          delete row[STATEMENT_IN_BATCH];
+          answers[at]!.push(row);
+        }
+        batch.forEach((w, i) => w.resolve(answers[i]!));
+        return;
+      } catch {
+        // Nothing of the batch was written: each alone below, failing with its own error if it does.
+      }
+    }
+    await Promise.all(
+      batch.map(async (w) => {
+        try {
+          const [first, ...others] = w.parts;
+          const { rows } = await runStatementPrepared(db, this.label, oneStatement(first!, others));
+          w.resolve(rows);
+        } catch (error) {
+          w.reject(error);
+        }
+      }),
+    );
+  }
+}
