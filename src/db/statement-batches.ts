@@ -6,6 +6,25 @@ type Waiting = { parts: readonly Statement[]; resolve: (rows: unknown[]) => void
 /** The statements of one text waiting for the one in flight, and whether one is. */
 type Lane = { running: boolean; waiting: Waiting[] };
 
+/** Texts of batches by their statements' text and count, kept while they are few. */
+const batchTexts = new Map<string, string>();
+const BATCH_TEXTS_KEPT = 200;
+
+/**
+ * The text of `batch` (statements of one text) as one: made once per text and count (moving every
+ * `$n` of a batch took as much CPU as the rest of its statement); the values follow the statements.
+ */
+function batchOf(text: string, batch: readonly Waiting[]): Statement {
+  const key = `${batch.length}\n${text}`;
+  let batched = batchTexts.get(key);
+  if (batched === undefined) {
+    if (batchTexts.size >= BATCH_TEXTS_KEPT) batchTexts.clear();
+    batched = batchedStatement(batch.map((w) => w.parts)).text;
+    batchTexts.set(key, batched);
+  }
+  return { text: batched, values: batch.flatMap((w) => w.parts.flatMap((part) => part.values)) };
+}
+
 /** At most this many statements in one: a stalled database makes a long queue, not one huge statement. */
 const MOST_IN_ONE = 32;
 
@@ -44,20 +63,16 @@ export class StatementBatches {
 
   private async drain(db: Knex, lanes: Map<string, Lane>, text: string, lane: Lane): Promise<void> {
     lane.running = true;
-    while (lane.waiting.length > 0) await this.send(db, lane.waiting.splice(0, MOST_IN_ONE));
+    while (lane.waiting.length > 0) await this.send(db, text, lane.waiting.splice(0, MOST_IN_ONE));
     lane.running = false;
     lanes.delete(text);
   }
 
   /** Never throws: every waiting statement's promise settles. */
-  private async send(db: Knex, batch: Waiting[]): Promise<void> {
+  private async send(db: Knex, text: string, batch: Waiting[]): Promise<void> {
     if (batch.length > 1) {
       try {
-        const { rows } = await runStatementPrepared(
-          db,
-          `${this.label}_batch`,
-          batchedStatement(batch.map((w) => w.parts)),
-        );
+        const { rows } = await runStatementPrepared(db, `${this.label}_batch`, batchOf(text, batch));
         const answers = batch.map((): unknown[] => []);
         for (const row of rows as Record<string, unknown>[]) {
           const at = row[STATEMENT_IN_BATCH] as number;

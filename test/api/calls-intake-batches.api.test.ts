@@ -36,7 +36,7 @@ async function heldBack<T>(world: World, intakes: (() => PromiseLike<T>)[]): Pro
       await new Promise((resolve) => setTimeout(resolve, 10));
       const { rows } = await ctx.db.raw(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE wait_event_type = 'Lock' AND query ILIKE '%insert into "calls"%' AND datname = current_database()`,
+          WHERE wait_event_type = 'Lock' AND query ILIKE '%insert into calls %' AND datname = current_database()`,
       );
       waiting = rows[0].n;
     }
