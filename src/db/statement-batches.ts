@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isDatabaseUnavailable } from './pg-errors.js';
 import { runStatementPrepared } from './prepared.js';
 import { batchedStatement, oneStatement, STATEMENT_IN_BATCH, type Statement } from './statement.js';
 
@@ -38,7 +39,8 @@ const MOST_IN_ONE = 32;
  * `oneStatement` would: nothing waits that did not already have to.
  *
  * When a batch fails, each of its statements runs again alone: one that fails (a repeated call_id)
- * fails alone, with its own error, and the others are written as if they had never been together.
+ * fails alone, with its own error, and the others are written as if they had never been together
+ * (when the database is out of reach, all fail at once with its error, as each would have).
  * Each keeps every row of its own (its event, job and audit row): a batch only joins statements.
  */
 export class StatementBatches {
@@ -81,7 +83,12 @@ export class StatementBatches {
         }
         batch.forEach((w, i) => w.resolve(answers[i]!));
         return;
-      } catch {
+      } catch (error) {
+        // A database out of reach fails each alone too: they are answered at once, not sent again.
+        if (isDatabaseUnavailable(error)) {
+          for (const w of batch) w.reject(error);
+          return;
+        }
         // Nothing of the batch was written: each alone below, failing with its own error if it does.
       }
     }
