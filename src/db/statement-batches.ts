@@ -4,8 +4,17 @@ import { runStatementPrepared } from './prepared.js';
 import { batchedStatement, oneStatement, STATEMENT_IN_BATCH, type Statement } from './statement.js';
 
 type Waiting = { parts: readonly Statement[]; resolve: (rows: unknown[]) => void; reject: (error: unknown) => void };
-/** The statements of one text waiting for the one in flight, and whether one is. */
-type Lane = { running: boolean; waiting: Waiting[] };
+/** The statements of one text waiting to be sent, and how many of its statements are in flight. */
+type Lane = { sending: number; waiting: Waiting[] };
+
+/**
+ * One statement of a text in flight, and up to this many while a full one (16) waits behind them: on
+ * a loaded machine each round trip also waits for the server and PostgreSQL to be scheduled, and one
+ * at a time fell behind (`npm run bench -- calls` intake). Two in flight queue on the agent's counter
+ * rows only until the first commits.
+ */
+const MOST_IN_FLIGHT = 4;
+const FULL = 16;
 
 /** Texts of batches by their statements' text and count, kept while they are few. */
 const batchTexts = new Map<string, string>();
@@ -34,7 +43,7 @@ function batchOf(text: string, batch: readonly Waiting[]): Statement {
  */
 function countToSend(waiting: number): number {
   let count = 1;
-  while (count * 2 <= Math.min(waiting, 16)) count *= 2;
+  while (count * 2 <= Math.min(waiting, FULL)) count *= 2;
   return count;
 }
 
@@ -42,10 +51,10 @@ function countToSend(waiting: number): number {
  * `oneStatement`s on the pool that many requests make at once (a call intake's insert with its
  * event, job and audit row), coalesced: while one of a text is in flight, the next ones of the same
  * text wait and then go together as one statement (`batchedStatement`). One round trip, one commit
- * and one run of each statement trigger for all of them, and no statement waits for another's
- * counter rows (their locks are held to the commit: concurrent single inserts of one agent queued on
- * them, `npm run bench -- calls` intake). An idle lane sends a statement at once, alone, as
- * `oneStatement` would: nothing waits that did not already have to.
+ * and one run of each statement trigger for all of them, and far fewer statements waiting for
+ * another's counter rows (their locks are held to the commit: concurrent single inserts of one agent
+ * queued on them, `npm run bench -- calls` intake). An idle lane sends a statement at once, alone,
+ * as `oneStatement` would: nothing waits that did not already have to.
  *
  * When a batch fails, each of its statements runs again alone: one that fails (a repeated call_id)
  * fails alone, with its own error, and the others are written as if they had never been together
@@ -64,19 +73,28 @@ export class StatementBatches {
     if (!lanes) this.lanes.set(db.client, (lanes = new Map()));
     const text = parts.map((part) => part.text).join('\n');
     let lane = lanes.get(text);
-    if (!lane) lanes.set(text, (lane = { running: false, waiting: [] }));
+    if (!lane) lanes.set(text, (lane = { sending: 0, waiting: [] }));
     const promise = new Promise<unknown[]>((resolve, reject) => lane.waiting.push({ parts, resolve, reject }));
-    // Started in the first request's asynchronous context, which the statements never read: each
+    // Sent from the first request's asynchronous context, which the statements never read: each
     // waiting request goes on in its own once its promise settles.
-    if (!lane.running) void this.drain(db, lanes, text, lane);
+    this.pump(db, lanes, text, lane);
     return promise;
   }
 
-  private async drain(db: Knex, lanes: Map<string, Lane>, text: string, lane: Lane): Promise<void> {
-    lane.running = true;
-    while (lane.waiting.length > 0) await this.send(db, text, lane.waiting.splice(0, countToSend(lane.waiting.length)));
-    lane.running = false;
-    lanes.delete(text);
+  /** Sends what may go now (see MOST_IN_FLIGHT); each answer sends again. */
+  private pump(db: Knex, lanes: Map<string, Lane>, text: string, lane: Lane): void {
+    while (
+      lane.waiting.length > 0 &&
+      (lane.sending === 0 || (lane.sending < MOST_IN_FLIGHT && lane.waiting.length >= FULL))
+    ) {
+      const batch = lane.waiting.splice(0, countToSend(lane.waiting.length));
+      lane.sending += 1;
+      void this.send(db, text, batch).then(() => {
+        lane.sending -= 1;
+        this.pump(db, lanes, text, lane);
+      });
+    }
+    if (lane.sending === 0 && lane.waiting.length === 0) lanes.delete(text);
   }
 
   /** Never throws: every waiting statement's promise settles. */
