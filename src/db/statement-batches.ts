@@ -22,7 +22,7 @@ const BATCH_TEXTS_KEPT = 200;
 
 /**
  * The text of `batch` (statements of one text) as one: made once per text and count (moving every
- * `$n` of a batch took as much CPU as the rest of its statement); the values follow the statements.
+ * `$n` again was most of the JavaScript time of sending a batch); the values follow the statements.
  */
 function batchOf(text: string, batch: readonly Waiting[]): Statement {
   const key = `${batch.length}\n${text}`;
