@@ -466,6 +466,66 @@ describe('statistics and totals from the outcome counters', () => {
     const grouped = await stats(path, `${range}&tz=UTC&group_by=extracted.urgency`, world.key);
     expect(summed(grouped).groups).toEqual({ emergency: 6, routine: 6, info: 6, none: 6 });
   });
+
+  it('grouped by an outcome, give each local day what counting its calls gives', async () => {
+    const world = await ctx.build.world();
+    const agentId = world.agentId;
+    await ctx.http
+      .patch(`/v1/agents/${agentId}`)
+      .set('X-API-Key', world.key)
+      .send({ analysis_fields: OUTCOME_FIELDS })
+      .expect(200);
+    const values = ['emergency', 'routine', 'info', undefined, 'emergency'];
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      // Around midnight in Berlin (22:00 and 23:00 UTC in summer), so each UTC day feeds two local days.
+      const urgency = values[i % 5];
+      ids.push(
+        await callAt(
+          agentId,
+          `2026-07-${String(1 + (i % 4)).padStart(2, '0')}T${20 + (i % 4)}:${i % 2 ? 40 : 10}:00Z`,
+          { extracted_data: urgency ? { urgency } : { heating: true }, done: i % 3 === 0, duration: i + 0.5 },
+          world.key,
+        ),
+      );
+    }
+    await ctx
+      .db('calls')
+      .whereIn('id', ids.slice(0, 4))
+      .update({ deleted_at: new Date('2026-07-10T00:00:00Z') });
+    const path = `/v1/agents/${agentId}/calls/stats`;
+    for (const filter of ['', '&done=true', '&done=false', '&include_deleted=true']) {
+      const body = await stats(
+        path,
+        `from=2026-06-30&to=2026-07-05&interval=day&tz=Europe/Berlin&group_by=extracted.urgency${filter}`,
+        world.key,
+      );
+      const { rows } = await ctx.db.raw(
+        `SELECT date_trunc('day', created_at, 'Europe/Berlin') AS start, coalesce(extracted_data->>'urgency', 'none') AS value,
+                count(*)::int AS count, (count(*) FILTER (WHERE done))::int AS done, sum(duration)::float AS duration
+           FROM calls WHERE agent_id = ? AND created_at >= '2026-06-30T00:00:00Z' AND created_at < '2026-07-06T00:00:00Z'
+            ${filter.includes('include_deleted') ? '' : 'AND deleted_at IS NULL'}
+            ${filter.includes('done=true') ? 'AND done' : filter.includes('done=false') ? 'AND NOT done' : ''}
+          GROUP BY 1, 2`,
+        [agentId],
+      );
+      const expected = new Map<string, { count: number; done: number; duration_total: number; groups: object }>();
+      for (const row of rows as { start: Date; value: string; count: number; done: number; duration: number }[]) {
+        const day = expected.get(row.start.toISOString()) ?? { count: 0, done: 0, duration_total: 0, groups: {} };
+        day.count += row.count;
+        day.done += row.done;
+        day.duration_total += row.duration;
+        day.groups = { ...day.groups, [row.value]: row.count };
+        expected.set(row.start.toISOString(), day);
+      }
+      const days = (
+        body.buckets as { start: string; count: number; done: number; duration_total: number; groups: object }[]
+      ).filter((b) => b.count > 0);
+      expect(days.length, filter).toBe(expected.size);
+      for (const { start, count, done, duration_total, groups } of days)
+        expect({ count, done, duration_total, groups }, `${filter} ${start}`).toEqual(expected.get(start));
+    }
+  });
 });
 
 describe('docs/calls.md', () => {

@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { routesOf } from '../../http/routes.js';
-import { stringify } from 'yaml';
 import { entityTag } from '../../api/entity-tag.js';
 import { agentIdParams, parse } from '../../api/validate.js';
 import { sendResource, writeConditions } from '../../http/entity-tag.js';
@@ -23,6 +22,8 @@ export function bundleRouter(bundles: BundleService): Router {
     const { agentId } = parse(agentIdParams, req.params);
     const bundle = await bundles.export(authOf(req), agentId);
     if (req.accepts(['application/json', 'application/yaml']) === 'application/yaml') {
+      // Imported on the first YAML export, not at start (memory, as extract.ts's libraries).
+      const { stringify } = await import('yaml');
       // The tag of the JSON form: If-Match of a PUT compares the same representation either way.
       res
         .set('ETag', entityTag(bundle))

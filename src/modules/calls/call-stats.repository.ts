@@ -8,6 +8,16 @@ import type { StatsInterval } from './call-stats.schemas.js';
 /** Whose calls: one organization, and within it some agents (null = all). */
 export type StatsScope = { organizationId: string; agentIds: readonly string[] | null };
 
+/** The scope, filters, whole UTC hours [from, before), interval, grouping and bucket starts of hour counts. */
+type HourCountsArgs = [
+  scope: StatsScope,
+  filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
+  hours: Required<TimeRange>,
+  interval: StatsInterval,
+  group: StatsGroup,
+  starts: readonly Date[],
+];
+
 /** What a bucket may be split by. */
 export type StatsGroup =
   | { kind: 'none' }
@@ -81,31 +91,29 @@ export class CallStatsRepository {
   }
 
   /**
-   * The bucket start of each counter row's UTC hour (`column`; the caller checked that the zone's
-   * offsets are whole hours, so an hour lies in one bucket). An hour bucket is the hour itself; a
-   * day, week or month is found by binary search (width_bucket) in the bucket starts, given as a
-   * constant array: converting every counter row to the zone (date_trunc in `tz`) took several
-   * times the rest of the query for a year of counters, and so did the same search in an array
-   * built inside the query (flattened again for every row).
+   * The bucket of each counter row's UTC hour (`column`; the caller checked that the zone's offsets
+   * are whole hours, so an hour lies in one bucket), as `start`. An hour bucket is the hour itself; a
+   * day, week or month is its number among the bucket starts (from 1; `readSums` turns it back into
+   * the start), found by binary search (width_bucket) in the starts given as a constant array:
+   * converting every counter row to the zone (date_trunc in `tz`) took several times the rest of the
+   * query for a year of counters, and so did the same search in an array built inside the query
+   * (flattened again for every row). The number takes the array once and no date to parse per row.
    */
   private bucketOf(column: string, interval: StatsInterval, starts: readonly Date[]): Knex.Raw {
     if (interval === 'hour') return this.db.raw(`${column} AS start`);
     const array = `{${starts.map((s) => s.toISOString()).join(',')}}`;
-    return this.db.raw(`(?::timestamptz[])[width_bucket(${column}, ?::timestamptz[])] AS start`, [array, array]);
+    return this.db.raw(`width_bucket(${column}, ?::timestamptz[]) AS start`, [array]);
   }
 
   /**
    * The same figures from the hourly counters, for whole UTC hours [from, before) (both on an hour):
    * only for the filters and groups the counters keep (done, trash; none, done, agent).
    */
-  async countsFromHours(
-    scope: StatsScope,
-    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
-    hours: Required<TimeRange>,
-    interval: StatsInterval,
-    group: StatsGroup,
-    starts: readonly Date[],
-  ): Promise<StatsRow[]> {
+  async countsFromHours(...args: HourCountsArgs): Promise<StatsRow[]> {
+    return this.readSums(await this.hourSums(...args), STATS_FIGURES, args[5]);
+  }
+
+  private hourSums(...[scope, filters, hours, interval, group, starts]: HourCountsArgs): Knex.QueryBuilder {
     const query = this.db('call_hour_stats as h')
       .where('h.organization_id', scope.organizationId)
       .where('h.hour', '>=', hours.from)
@@ -122,11 +130,31 @@ export class CallStatsRepository {
     });
   }
 
+  /** One agent's outcome counters of field `name` for whole UTC hours [from, before), trash only with `includeDeleted`. */
+  private outcomeRows(
+    scope: { organizationId: string; agentId: string },
+    name: string,
+    includeDeleted: boolean,
+    hours: Required<TimeRange>,
+  ): Knex.QueryBuilder {
+    const query = this.db('call_outcome_hour_stats as o')
+      .where({ 'o.organization_id': scope.organizationId, 'o.agent_id': scope.agentId, 'o.name': name })
+      .where('o.hour', '>=', hours.from)
+      .where('o.hour', '<', hours.before);
+    if (!includeDeleted) query.where('o.deleted', false);
+    return query;
+  }
+
+  /** Per bucket, the stored value as text (as `->>` gives it). */
+  private byValue(interval: StatsInterval, starts: readonly Date[]): readonly [Knex.Raw, Knex.Raw] {
+    return [this.bucketOf('o.hour', interval, starts), this.db.raw(`o.value #>> '{}' AS value`)];
+  }
+
   /**
    * One agent's outcome counters of field `name` for whole UTC hours [from, before): per bucket and
-   * stored value (as text, as `->>` gives it), calls and done calls with their durations; only
-   * `value` when given (a JSON value), trash only with `include_deleted`. The done filter and the
-   * grouping are applied by the caller on these four figures.
+   * stored value, calls and done calls with their durations; only `value` when given (a JSON
+   * value), trash only with `include_deleted`. The done filter and the grouping are applied by the
+   * caller on these four figures.
    */
   async outcomeCounts(
     scope: { organizationId: string; agentId: string },
@@ -136,19 +164,48 @@ export class CallStatsRepository {
     interval: StatsInterval,
     starts: readonly Date[],
   ): Promise<OutcomeRow[]> {
-    const query = this.db('call_outcome_hour_stats as o')
-      .where({ 'o.organization_id': scope.organizationId, 'o.agent_id': scope.agentId, 'o.name': field.name })
-      .where('o.hour', '>=', hours.from)
-      .where('o.hour', '<', hours.before);
+    const query = this.outcomeRows(scope, field.name, includeDeleted, hours);
     if (field.value !== undefined) query.whereRaw('o.value = ?::jsonb', [JSON.stringify(field.value)]);
-    if (!includeDeleted) query.where('o.deleted', false);
-    const selected = [this.bucketOf('o.hour', interval, starts), this.db.raw(`o.value #>> '{}' AS value`)] as const;
-    return this.sumsPerBucket(query, selected, {
+    const figures = {
       calls: 'sum(o.calls)',
       done_calls: 'sum(o.done_calls)',
       duration: 'sum(o.duration_total)',
       done_duration: 'sum(o.done_duration_total)',
-    }) as Promise<OutcomeRow[]>;
+    };
+    const rows = await this.sumsPerBucket(query, this.byValue(interval, starts), figures);
+    return this.readSums(rows, ['calls', 'done_calls', 'duration', 'done_duration'], starts) as OutcomeRow[];
+  }
+
+  /**
+   * Grouped by an outcome field with no condition on it, in one statement (so in one snapshot): per
+   * bucket, the calls of each stored value from the outcome counters (`values`: count and done as
+   * the done filter takes them, duration 0) and the figures of all calls from the hour counters
+   * (`all`, value null). A bucket's totals are those of all its calls, so the values need no
+   * durations, and what they leave is the calls without the field.
+   */
+  async outcomeGroups(
+    scope: StatsScope,
+    field: { agentId: string; name: string },
+    filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    starts: readonly Date[],
+  ): Promise<{ values: StatsRow[]; all: StatsRow[] }> {
+    const counted = filters.done === undefined ? 'o.calls' : filters.done ? 'o.done_calls' : 'o.calls - o.done_calls';
+    const owner = { organizationId: scope.organizationId, agentId: field.agentId };
+    const query = this.outcomeRows(owner, field.name, filters.include_deleted, hours).havingRaw(`sum(${counted}) > 0`);
+    const values = this.sumsPerBucket(query, this.byValue(interval, starts), {
+      count: `sum(${counted})`,
+      done: filters.done === false ? '0' : 'sum(o.done_calls)',
+      duration_total: '0::double precision',
+      all_calls: 'false',
+    });
+    const all = this.hourSums(scope, filters, hours, interval, { kind: 'none' }, starts);
+    const { rows } = (await this.db.raw('? UNION ALL ?', [values, all.select(this.db.raw('true AS all_calls'))])) as {
+      rows: { all_calls: boolean }[];
+    };
+    const sums = this.readSums(rows, STATS_FIGURES, starts);
+    return { values: sums.filter((_, i) => !rows[i]!.all_calls), all: sums.filter((_, i) => rows[i]!.all_calls) };
   }
 
   /** Calls matching the filters, counted per bucket start and group value. */
@@ -168,31 +225,46 @@ export class CallStatsRepository {
       this.db.raw('date_trunc(?, c.created_at, ?) AS start', [interval, tz]),
       this.db.raw(`${expression} AS value`, bindings),
     ] as const;
-    return this.sumsPerBucket(query, selected, {
+    const figures = {
       count: 'count(*)',
       done: 'count(*) FILTER (WHERE c.done)',
       duration_total: 'coalesce(sum(c.duration), 0)',
-    });
+    };
+    return this.readSums(await this.sumsPerBucket(query, selected, figures), STATS_FIGURES, []);
   }
 
   /**
-   * Aggregates per bucket start and group value (`selected`: the two columns, AS start and AS value):
-   * each figure is an SQL aggregate, read back as a number (PostgreSQL returns bigint sums and
-   * counts as strings).
+   * Aggregates per bucket and group value (`selected`: the two columns, AS start and AS value), each
+   * figure an SQL aggregate named by its key.
    */
-  private async sumsPerBucket<F extends string>(
+  private sumsPerBucket(
     query: Knex.QueryBuilder,
     [start, value]: readonly [Knex.Raw, Knex.Raw],
-    figures: Record<F, string>,
-  ): Promise<({ start: Date; value: string | null } & Record<F, number>)[]> {
-    const names = Object.keys(figures) as F[];
-    const rows = (await query
+    figures: Readonly<Record<string, string>>,
+  ): Knex.QueryBuilder {
+    const names = Object.keys(figures);
+    return query
       .select(start, value, ...names.map((name) => this.db.raw(`${figures[name]} AS ${name}`)))
-      .groupByRaw('1, 2')) as ({ start: Date; value: string | null } & Record<F, string>)[];
-    return rows.map((r) => {
-      const row = { start: r.start, value: r.value } as { start: Date; value: string | null } & Record<F, number>;
+      .groupByRaw('1, 2');
+  }
+
+  /**
+   * Rows of sumsPerBucket with each figure read back as a number (PostgreSQL returns bigint sums and
+   * counts as strings) and each bucket as its start (a number from bucketOf is a position in `starts`).
+   */
+  private readSums<F extends string>(
+    rows: readonly unknown[],
+    names: readonly F[],
+    starts: readonly Date[],
+  ): ({ start: Date; value: string | null } & Record<F, number>)[] {
+    return (rows as ({ start: Date | number; value: string | null } & Record<F, string>)[]).map((r) => {
+      const start = typeof r.start === 'number' ? starts[Math.max(r.start, 1) - 1]! : r.start;
+      const row = { start, value: r.value } as { start: Date; value: string | null } & Record<F, number>;
       for (const name of names) row[name] = Number(r[name]) as (typeof row)[F];
       return row;
     });
   }
 }
+
+/** The figures of a statistics row. */
+const STATS_FIGURES = ['count', 'done', 'duration_total'] as const;

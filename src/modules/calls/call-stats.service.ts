@@ -76,7 +76,8 @@ function assemble(starts: Date[], rows: StatsRow[], grouped: boolean): CallStats
     sum.done += row.done;
     sum.duration += row.duration_total;
     const key = row.value ?? NONE;
-    if (grouped) sum.groups[key] = (sum.groups[key] ?? 0) + row.count;
+    // A row without calls carries figures only (the duration of the calls of other groups).
+    if (grouped && row.count > 0) sum.groups[key] = (sum.groups[key] ?? 0) + row.count;
   }
   return starts.map((start, i) => {
     const sum = sums[i]!;
@@ -232,7 +233,8 @@ export class CallStatsService {
   /**
    * Whole hours from the outcome counters. With an outcome condition, its value's counters are the
    * rows. Grouped by a field without one, each stored value is a group, and the calls without the
-   * field ("none") are what the hour counters hold beyond them.
+   * field ("none") are what the hour counters hold beyond them: all calls' figures minus the values'
+   * calls, which leaves the bucket its totals (outcomeGroups).
    */
   private async fromOutcomes(
     scope: StatsScope,
@@ -241,24 +243,22 @@ export class CallStatsService {
     q: { interval: StatsInterval; group: StatsGroup; starts: readonly Date[] },
     plan: Extract<CounterPlan, { kind: 'outcomes' }>,
   ): Promise<StatsRow[]> {
-    const owner = { organizationId: scope.organizationId, agentId: plan.agentId };
-    const field = plan.value === undefined ? { name: plan.name } : { name: plan.name, value: plan.value };
-    const values = this.stats.outcomeCounts(owner, field, filters.include_deleted, hours, q.interval, q.starts);
-    if (plan.value !== undefined) return (await values).flatMap((row) => outcomeRows(row, filters.done, q.group));
-    const [byValue, all] = await Promise.all([
-      values,
-      this.stats.countsFromHours(scope, filters, hours, q.interval, { kind: 'none' }, q.starts),
-    ]);
-    const rows = byValue.flatMap((row) => outcomeRows(row, filters.done, q.group));
+    if (plan.value !== undefined) {
+      const owner = { organizationId: scope.organizationId, agentId: plan.agentId };
+      const field = { name: plan.name, value: plan.value };
+      const values = await this.stats.outcomeCounts(owner, field, filters.include_deleted, hours, q.interval, q.starts);
+      return values.flatMap((row) => outcomeRows(row, filters.done, q.group));
+    }
+    const field = { agentId: plan.agentId, name: plan.name };
+    const { values, all } = await this.stats.outcomeGroups(scope, field, filters, hours, q.interval, q.starts);
     const rest = new Map(all.map((row) => [row.start.getTime(), { ...row }]));
-    for (const row of rows) {
+    for (const row of values) {
       const left = rest.get(row.start.getTime());
       if (!left) continue;
       left.count -= row.count;
       left.done -= row.done;
-      left.duration_total -= row.duration_total;
     }
-    return [...rows, ...[...rest.values()].filter((row) => row.count > 0)];
+    return [...values, ...rest.values()];
   }
 
   private async compute(

@@ -1,13 +1,13 @@
 import { inflateRawSync } from 'node:zlib';
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import mammoth from 'mammoth';
-import { getDocumentProxy } from 'unpdf';
 import { KB_FILE_MEDIA_TYPES } from './knowledge-base.schemas.js';
 
 /**
  * Text from uploaded files and fetched pages, keeping the structure chunking needs: headings as
  * `#` lines, list items as `- ` lines, paragraphs separated by a blank line.
+ *
+ * The HTML, DOCX and PDF libraries (linkedom, Readability, mammoth, unpdf) are imported where they
+ * are used, on the first extraction: loaded at start they hold memory in every process, and most
+ * never extract anything (the `memory` bench scenario shows the RSS at start and idle).
  */
 
 export const FAILURE_REASONS = ['encrypted', 'no_text', 'too_large_unpacked', 'too_many_pages', 'corrupt'] as const;
@@ -67,7 +67,7 @@ export async function extractText(type: ExtractableType, data: Buffer, limits: E
       text = await docxText(data, limits.maxUnpackedBytes);
       break;
     case 'text/html':
-      text = mainText(decodeUtf8(data, MAX_HTML_CHARS)).text;
+      text = (await mainText(decodeUtf8(data, MAX_HTML_CHARS))).text;
       break;
     default:
       text = decodeUtf8(data, limits.maxTextChars).replace(/\r\n?/g, '\n');
@@ -97,6 +97,7 @@ type TextItem = { str: string; hasEOL: boolean; transform: number[]; height: num
 
 /** Page by page; lines from the text items' rows, a blank line where the gap between rows is wide. */
 async function pdfText(data: Buffer, maxPages: number, maxChars: number): Promise<string> {
+  const { getDocumentProxy } = await import('unpdf');
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     pdf = await getDocumentProxy(new Uint8Array(data), {
@@ -200,6 +201,7 @@ export function checkUnpackedSize(zip: Buffer, maxBytes: number): void {
 
 async function docxText(data: Buffer, maxUnpackedBytes: number): Promise<string> {
   checkUnpackedSize(data, maxUnpackedBytes);
+  const [{ default: mammoth }, { parseHTML }] = await Promise.all([import('mammoth'), import('linkedom')]);
   let html: string;
   try {
     html = (await mammoth.convertToHtml({ buffer: data })).value;
@@ -318,7 +320,8 @@ const READABILITY_MAX_CHARS = 512 * 1024;
  * The page's main text (Readability: navigation and boilerplate removed) and its title, from its
  * first MAX_HTML_CHARS characters.
  */
-export function mainText(page: string): { title: string | null; text: string } {
+export async function mainText(page: string): Promise<{ title: string | null; text: string }> {
+  const [{ parseHTML }, { Readability }] = await Promise.all([import('linkedom'), import('@mozilla/readability')]);
   const html = page.slice(0, MAX_HTML_CHARS);
   const { document } = parseHTML(html);
   const title = document.querySelector('title')?.textContent?.trim() || null;

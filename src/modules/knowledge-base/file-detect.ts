@@ -1,5 +1,4 @@
 import { open } from 'node:fs/promises';
-import { fileTypeFromFile } from 'file-type';
 import type { ExtractableType } from './extract.js';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -12,8 +11,10 @@ export type Detected = { supported: true; media_type: ExtractableType } | { supp
  * magic bytes (and, for ZIP containers, the entries that make a DOCX). A file it does not recognise
  * is text when its first 64 KB are valid UTF-8 without NUL bytes: HTML when it starts like an HTML
  * document, Markdown when it has Markdown headings, lists or links, plain text otherwise.
+ * `file-type` is imported on the first upload, as extract.ts imports its libraries.
  */
 export async function detectMediaType(path: string): Promise<Detected> {
+  const { fileTypeFromFile } = await import('file-type');
   const found = await fileTypeFromFile(path).catch(() => undefined);
   if (found) {
     if (found.mime === 'application/pdf') return { supported: true, media_type: 'application/pdf' };

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import robotsParserModule from 'robots-parser';
-import { parseHTML } from 'linkedom';
 import type { Clock } from '../../clock.js';
 import { inTransaction, type Db } from '../../db/knex.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
@@ -265,8 +264,8 @@ export class WebSourceSync {
     let text: string;
     let links: string[] = [];
     if (type.includes('html')) {
-      links = this.links(body, current, start);
-      const main = mainText(body);
+      links = await this.links(body, current, start);
+      const main = await mainText(body);
       title = main.title;
       text = main.text;
     } else if (type.startsWith('text/')) text = body;
@@ -290,7 +289,8 @@ export class WebSourceSync {
   }
 
   /** The same-origin links of the page's first MAX_HTML_CHARS characters (the part mainText reads). */
-  private links(html: string, base: URL, start: URL): string[] {
+  private async links(html: string, base: URL, start: URL): Promise<string[]> {
+    const { parseHTML } = await import('linkedom');
     const { document } = parseHTML(html.slice(0, MAX_HTML_CHARS));
     const found = new Set<string>();
     for (const anchor of document.querySelectorAll('a[href]')) {
