@@ -84,8 +84,9 @@ export class AuditedTransactions {
     only?: { when: string; wrote: (result: T) => boolean },
   ): Promise<T> {
     let result: T;
+    let audit: readonly Statement[];
     try {
-      const audit = await this.recorder.statement(only?.when);
+      audit = await this.recorder.statement(only?.when);
       try {
         result = await work(this.db, audit);
       } catch (error) {
@@ -96,7 +97,8 @@ export class AuditedTransactions {
       this.recorder.rolledBack();
       throw error;
     }
-    if (only && !only.wrote(result)) this.recorder.rolledBack();
+    // No row to write (an earlier transaction of the request wrote it): none was rolled back either.
+    if (only && audit.length > 0 && !only.wrote(result)) this.recorder.rolledBack();
     await this.recorder.announce();
     return result;
   }

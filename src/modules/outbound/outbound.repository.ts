@@ -538,7 +538,9 @@ const AFTER = { afterCtes: true };
  * the jobs in progress are then counted by outbound_running_jobs on a snapshot taken after the
  * locks, which sees every claim that held them before. Rows another claimer holds are skipped and
  * rows it started no longer match (FOR UPDATE re-reads a row changed since the statement began), so
- * no two claimers ever get the same job.
+ * no two claimers ever get the same job. Each job is looked up by its key: the conditions on it are
+ * one `IS TRUE`, which no index serves (the due index, on a generic plan that expects few due jobs,
+ * read every due job of the organization on each claim).
  */
 const TAKE_SQL = preparedSql(
   'outbound_take',
@@ -555,8 +557,9 @@ const TAKE_SQL = preparedSql(
        LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
        LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
        LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
-      WHERE (SELECT n FROM locked) >= 0 AND j.organization_id = ANY(:organizations::uuid[])
-        AND j.status = 'scheduled' AND j.next_attempt_at <= :now AND (j.campaign_id IS NULL OR c.status = 'active')
+      WHERE (SELECT n FROM locked) >= 0
+        AND (j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now) IS TRUE
+        AND (j.campaign_id IS NULL OR c.status = 'active')
         FOR UPDATE OF j SKIP LOCKED
    ), ${withRoom('due')}, started AS (
      UPDATE outbound_jobs j SET status = 'in_progress', attempt_count = j.attempt_count + 1, updated_at = :now
