@@ -209,3 +209,32 @@ describe('what one claim hands out', () => {
     expect(new Date(later.next_attempt_at).toISOString()).toBe('2026-12-01T08:00:00.000Z');
   });
 });
+
+describe('a result other than answered', () => {
+  it('schedules the next attempt, audited once, and answers a repeat the same', async () => {
+    ctx.clock.set(NOW);
+    await ctx
+      .db('outbound_jobs')
+      .where({ organization_id: w.orgId })
+      .whereIn('status', ['scheduled', 'in_progress'])
+      .update({ status: 'cancelled' });
+    const agentId = await ctx.build.freshAgent(w.orgId);
+    await dueJobs([agentId], 1);
+    const [job] = await claim(1);
+    const report = () =>
+      ctx.http
+        .post(`/v1/outbound/attempts/${job!.attempt_id}/result`)
+        .set('X-API-Key', w.key)
+        .send({ outcome: 'no_answer' });
+    const first = await report();
+    expect(first.status).toBe(200);
+    expect(first.body.job).toMatchObject({ status: 'scheduled', next_attempt_at: '2026-11-30T10:00:00.000Z' });
+    expect(first.body.attempt).toMatchObject({ outcome: 'no_answer', lease_expired: false });
+    const again = await report();
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    for (const answer of [first, again])
+      expect(await ctx.db('audit_log').where({ request_id: answer.headers['x-request-id'] })).toHaveLength(1);
+    expect(await ctx.db('events').where({ agent_id: agentId })).toEqual([]);
+  });
+});

@@ -1,8 +1,14 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { OTHERS_AFTER_CTES, preparedNativeSql, preparedSql, runPrepared, withStatements } from '../../db/prepared.js';
-import type { Statement } from '../../db/statement.js';
+import {
+  OTHERS_AFTER_CTES,
+  preparedSql,
+  runPrepared,
+  runStatementPrepared,
+  withStatements,
+} from '../../db/prepared.js';
+import { namedCtes, type Statement } from '../../db/statement.js';
 import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
 import type { ChangeWithEvent } from '../../events/event-recorder.js';
 import type { CallingWindow } from './calling-window.js';
@@ -633,10 +639,20 @@ const FINISH_SELECT = `SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FRO
           (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.number), '[]'::jsonb) FROM (${EARLIER_ATTEMPTS}) e) AS earlier
      FROM a`;
 
-const FINISH_OPEN_ATTEMPT_SQL = preparedNativeSql(
-  'outbound_finish_open_attempt',
-  `WITH ${FINISH_CTES} ${FINISH_SELECT}`,
-  5,
+/**
+ * For an outcome other than answered: the job of the attempt `a` finished, locked (after the
+ * attempt, as on every other path), with the fields of its agent that its calling window needs.
+ */
+const LOCKED_JOB = `locked_job AS (
+     SELECT ${JOB_COLUMNS.map((c) => `j."${c}"`).join(', ')}, g.schedule AS agent_schedule,
+            g.bundesland AS agent_bundesland, g.vacation_mode AS agent_vacation_mode, g.vacation_end AS agent_vacation_end
+       FROM outbound_jobs j JOIN agents g ON g.id = j.agent_id
+      WHERE j.id = (SELECT job_id FROM a) AND j.organization_id = (SELECT organization_id FROM a)
+        FOR UPDATE OF j
+   )`;
+const FINISH_LOCK_SELECT = FINISH_SELECT.replace(
+  /\s+FROM a$/,
+  `, (SELECT to_jsonb(locked_job) FROM locked_job) AS job FROM a`,
 );
 
 /** `outbound_call.completed` of the job `done` completed, its attempts `a` and the earlier ones. */
@@ -649,6 +665,14 @@ const COMPLETED_EVENT = `SELECT done.organization_id, done.agent_id, 'outbound_c
 
 /** What finishing an open attempt found: the attempt, its job when answered completed it, its other attempts. */
 export type FinishedOpenAttempt = { attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] };
+
+/** A job as finishOpenAttempt locks it, with its agent's window fields. */
+export type LockedJob = JobRow & {
+  agent_schedule: unknown;
+  agent_bundesland: string;
+  agent_vacation_mode: boolean | null;
+  agent_vacation_end: Date | string | null;
+};
 
 function finishValues(
   organizationIds: string[],
@@ -1048,9 +1072,17 @@ export class OutboundRepository {
     organizationIds: string[],
     id: string,
     changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
-  ): Promise<FinishedOpenAttempt | undefined> {
-    const { rows } = await runPrepared(this.db, FINISH_OPEN_ATTEMPT_SQL, finishValues(organizationIds, id, changes));
-    return readFinished(rows);
+    others: readonly Statement[] = [],
+  ): Promise<(FinishedOpenAttempt & { job: LockedJob }) | undefined> {
+    const values = finishValues(organizationIds, id, changes);
+    const parts = [FINISH_CTES, LOCKED_JOB, ...namedCtes(others, values, (i) => `other_${i}`)];
+    const { rows } = await runStatementPrepared(this.db, 'outbound_finish_open_attempt', {
+      text: `WITH ${parts.join(', ')} ${FINISH_LOCK_SELECT}`,
+      values,
+    });
+    const finished = readFinished(rows);
+    if (!finished) return undefined;
+    return { ...finished, job: jobFromJson((rows[0] as { job: Record<string, unknown> }).job) as LockedJob };
   }
 
   /** The agent fields the calling window needs. */

@@ -23,6 +23,7 @@ import {
   type DueJob,
   type JobFields,
   type JobRow,
+  type LockedJob,
   type OutboundCall,
   type OutboundRepository,
 } from './outbound.repository.js';
@@ -396,29 +397,19 @@ export class OutboundService {
     // The usual case, a valid result for an open attempt within its lease: answered, it is one
     // statement without a transaction; the other outcomes need the job's window.
     const valid = ResultSchema.safeParse(body ?? {});
-    if (valid.success && valid.data.outcome === 'answered') {
-      const answered = await this.answered(organizations, attemptId, valid.data.call_id ?? null);
-      if (answered) return answered;
+    if (valid.success) {
+      const { outcome, call_id: callId = null } = valid.data;
+      const open =
+        outcome === 'answered'
+          ? await this.answered(organizations, attemptId, callId)
+          : await this.retried(organizations, attemptId, outcome, callId);
+      if (open) return open;
     }
     // Only this attempt's lease is looked at here (other leases are settled by the claims): a
     // result is one short transaction.
     const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const now = this.clock.now();
-      const open =
-        valid.success && valid.data.outcome !== 'answered'
-          ? await repo.finishOpenAttempt(organizations, attemptId, {
-              outcome: valid.data.outcome,
-              call_id: valid.data.call_id ?? null,
-              finished_at: now,
-            })
-          : undefined;
-      if (valid.success && open) {
-        const attempts = [...open.earlier, open.attempt];
-        const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
-        const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
-        return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
-      }
       const attempt = await repo.lockAttempt(organizations, attemptId);
       // An attempt of another organization is 404 before its body is looked at.
       if (!attempt) throw new NotFoundError('Attempt');
@@ -473,6 +464,32 @@ export class OutboundService {
     // A job no longer in progress (cancelled while its call ran) is left as it is.
     const job = open.completed ?? (await this.repo.findJobOf(open.attempt.organization_id, open.attempt.job_id))!;
     return { attempt: toAttempt(open.attempt), job: toOutboundCall(job, [...open.earlier, open.attempt]) };
+  }
+
+  /**
+   * An outcome other than `answered` for an attempt still open within its lease (else undefined,
+   * and nothing written): a short transaction of two statements, the attempt finished with its job
+   * locked and the audit row, then the job scheduled again or failed.
+   */
+  private async retried(organizations: string[], attemptId: string, outcome: Outcome, callId: string | null) {
+    return this.audited.transactionWithRow(
+      async (trx, audit) => {
+        const repo = this.repo.with(trx);
+        const now = this.clock.now();
+        const open = await repo.finishOpenAttempt(
+          organizations,
+          attemptId,
+          { outcome, call_id: callId, finished_at: now },
+          audit,
+        );
+        if (!open) return undefined;
+        const attempts = [...open.earlier, open.attempt];
+        const agent = this.dueAgent(open.job);
+        const { job, call } = await this.settleLocked(trx, repo, open.job, outcome, now, attempts, agent);
+        return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
+      },
+      { when: 'EXISTS (SELECT 1 FROM a)', wrote: (answer) => answer !== undefined },
+    );
   }
 
   // Do-not-call list (organization)
@@ -608,6 +625,7 @@ export class OutboundService {
     outcome: Outcome,
     now: Date,
     attempts?: AttemptRow[],
+    agent?: WindowAgent,
   ): Promise<{ job: JobRow; call?: OutboundCall }> {
     // Cancelled (or blocked) while the call ran: the attempt is recorded, the job stays as it is.
     if (job.status !== 'in_progress') return { job };
@@ -615,8 +633,9 @@ export class OutboundService {
     if (outcome === 'answered') changes = this.finalChanges('completed', null, now);
     else if (job.attempt_count >= job.max_attempts) changes = this.finalChanges('failed', 'max_attempts', now);
     else {
-      const agent = await repo.windowAgent({ id: job.agent_id, organization_id: job.organization_id });
-      const rules = windowRules(asWindowAgent(agent!), job);
+      const windowAgent =
+        agent ?? asWindowAgent((await repo.windowAgent({ id: job.agent_id, organization_id: job.organization_id }))!);
+      const rules = windowRules(windowAgent, job);
       changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
     }
     const updated = await repo.updateJob(job.organization_id, job.id, changes);
@@ -658,7 +677,9 @@ export class OutboundService {
     return (running.campaigns.get(job.campaign_id) ?? 0) < job.campaign_max_concurrent;
   }
 
-  private dueAgent(job: DueJob): WindowAgent {
+  private dueAgent(
+    job: Pick<LockedJob, 'agent_schedule' | 'agent_bundesland' | 'agent_vacation_mode' | 'agent_vacation_end'>,
+  ): WindowAgent {
     return asWindowAgent({
       schedule: job.agent_schedule,
       bundesland: job.agent_bundesland,
