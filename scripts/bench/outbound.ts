@@ -5,6 +5,10 @@
  * tells one to: report every job they got, and after a claim that answered `data: []` (the campaign
  * at its `max_concurrent` while the others' calls run) wait BENCH_OUTBOUND_IDLE_MS (20 by default)
  * before they poll again, instead of polling at once.
+ *
+ * Besides its figures it says how busy the dialers kept the campaign's 50 slots (jobs handed out and
+ * not yet reported, on average, and the share of the time with none) and which tables autovacuum or
+ * autoanalyze processed while they ran: what the dispatch rate also depends on.
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -137,6 +141,7 @@ export async function outbound(db: Knex, databaseUrl: string) {
       }
     };
     const serverCpuBefore = cpuMs(product.pid);
+    const clientCpuBefore = process.cpuUsage();
     const dbCpuBefore = await backendCpu(db);
     const dispatchStartedAt = new Date();
     const dispatchStarted = performance.now();
@@ -145,6 +150,8 @@ export async function outbound(db: Knex, databaseUrl: string) {
     const dispatchSeconds = (performance.now() - dispatchStarted) / 1000;
     inFlightBy(0);
     const serverCpu = (cpuMs(product.pid) ?? NaN) - (serverCpuBefore ?? NaN);
+    const clientCpuUsed = process.cpuUsage(clientCpuBefore);
+    const clientCpu = (clientCpuUsed.user + clientCpuUsed.system) / 1000;
     let dbCpu = 0;
     for (const [pid, ms] of await backendCpu(db)) dbCpu += ms - (dbCpuBefore.get(pid) ?? 0);
     // Autovacuum and autoanalyze of this database while the dialers ran (they share the machine's CPU).
@@ -200,6 +207,8 @@ export async function outbound(db: Knex, databaseUrl: string) {
       // Per job handed out and reported, over the 3 dialers' run; the database's only when it runs here.
       server_cpu_ms_per_job: Number((serverCpu / RECIPIENTS).toFixed(2)),
       database_cpu_ms_per_job: Number((dbCpu / RECIPIENTS).toFixed(2)),
+      // This process's: the three dialers' requests and answers.
+      dialers_cpu_ms_per_job: Number((clientCpu / RECIPIENTS).toFixed(2)),
       claim_p99_ms_with_finished: Number(percentile(latencies, 99).toFixed(1)),
       claim_p50_ms_with_finished: Number(percentile(latencies, 50).toFixed(1)),
       finished_jobs: FINISHED,
