@@ -414,6 +414,9 @@ const JOB_COLUMNS = [
 ] as const satisfies readonly (keyof JobRow)[];
 
 // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
+// The conditions on the job are one `IS TRUE`, which no index serves: the planner chose the due index
+// whenever the table's statistics predated its due jobs (before autoanalyze came by, a timing that
+// differed between runs of `npm run bench -- outbound`).
 const DUE_JOBS_SQL = preparedSql(
   'outbound_due_jobs',
   `WITH running AS (
@@ -438,7 +441,7 @@ const DUE_JOBS_SQL = preparedSql(
      LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
      LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
      LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
-    WHERE j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now
+    WHERE (j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now) IS TRUE
       AND (j.campaign_id IS NULL OR c.status = 'active')
       AND coalesce(pa.n, 0) < :max
       AND (j.campaign_id IS NULL OR coalesce(pc.n, 0) < c.max_concurrent)
@@ -544,9 +547,8 @@ const AFTER = { afterCtes: true };
  * the jobs in progress are then counted by outbound_running_jobs on a snapshot taken after the
  * locks, which sees every claim that held them before. Rows another claimer holds are skipped and
  * rows it started no longer match (FOR UPDATE re-reads a row changed since the statement began), so
- * no two claimers ever get the same job. Each job is looked up by its key: the conditions on it are
- * one `IS TRUE`, which no index serves (the due index, on a generic plan that expects few due jobs,
- * read every due job of the organization on each claim).
+ * no two claimers ever get the same job. Each job is looked up by its key (`IS TRUE`, as in
+ * DUE_JOBS_SQL).
  */
 const TAKE_SQL = preparedSql(
   'outbound_take',
