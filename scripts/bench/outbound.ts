@@ -5,6 +5,10 @@
  * tells one to: report every job they got, and after a claim that answered `data: []` (the campaign
  * at its `max_concurrent` while the others' calls run) wait BENCH_OUTBOUND_IDLE_MS (20 by default)
  * before they poll again, instead of polling at once.
+ *
+ * Besides its figures it says how busy the dialers kept the campaign's 50 slots (jobs handed out and
+ * not yet reported, on average, and the share of the time with none) and which tables autovacuum or
+ * autoanalyze processed while they ran: what the dispatch rate also depends on.
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -100,6 +104,19 @@ export async function outbound(db: Knex, databaseUrl: string) {
     let handled = 0;
     let emptyClaims = 0;
     const claimMs: number[] = [];
+    // Jobs handed out and not yet reported, integrated over time: how much of the campaign's
+    // max_concurrent the dialers kept busy.
+    let inFlight = 0;
+    let inFlightSince = performance.now();
+    let inFlightArea = 0;
+    let noneInFlightMs = 0;
+    const inFlightBy = (delta: number) => {
+      const t = performance.now();
+      inFlightArea += inFlight * (t - inFlightSince);
+      if (inFlight === 0) noneInFlightMs += t - inFlightSince;
+      inFlightSince = t;
+      inFlight += delta;
+    };
     const dialer = async () => {
       for (;;) {
         const t = performance.now();
@@ -113,20 +130,39 @@ export async function outbound(db: Knex, databaseUrl: string) {
           await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
           continue;
         }
+        inFlightBy(data.length);
         await Promise.all(
-          data.map((j) => post(`/v1/outbound/attempts/${j.attempt_id}/result`, { outcome: 'answered' })),
+          data.map(async (j) => {
+            await post(`/v1/outbound/attempts/${j.attempt_id}/result`, { outcome: 'answered' });
+            inFlightBy(-1);
+          }),
         );
         handled += data.length;
       }
     };
     const serverCpuBefore = cpuMs(product.pid);
+    const clientCpuBefore = process.cpuUsage();
     const dbCpuBefore = await backendCpu(db);
+    const dispatchStartedAt = new Date();
     const dispatchStarted = performance.now();
+    inFlightSince = dispatchStarted;
     await Promise.all([dialer(), dialer(), dialer()]);
     const dispatchSeconds = (performance.now() - dispatchStarted) / 1000;
+    inFlightBy(0);
     const serverCpu = (cpuMs(product.pid) ?? NaN) - (serverCpuBefore ?? NaN);
+    const clientCpuUsed = process.cpuUsage(clientCpuBefore);
+    const clientCpu = (clientCpuUsed.user + clientCpuUsed.system) / 1000;
     let dbCpu = 0;
     for (const [pid, ms] of await backendCpu(db)) dbCpu += ms - (dbCpuBefore.get(pid) ?? 0);
+    // Autovacuum and autoanalyze of this database while the dialers ran (they share the machine's CPU).
+    const { rows: vacuumed } = (await db.raw(
+      `SELECT relname || ':' || concat_ws('+',
+                CASE WHEN last_autovacuum >= :from THEN 'vacuum' END,
+                CASE WHEN last_autoanalyze >= :from THEN 'analyze' END) AS what
+         FROM pg_stat_user_tables
+        WHERE last_autovacuum >= :from OR last_autoanalyze >= :from ORDER BY relname`,
+      { from: dispatchStartedAt },
+    )) as { rows: { what: string }[] };
 
     // 1,000,000 finished jobs beside a few due ones: a claim must not notice them.
     await db.raw(
@@ -165,9 +201,14 @@ export async function outbound(db: Knex, databaseUrl: string) {
       claim_p50_ms_under_load: Number(percentile(claimMs, 50).toFixed(1)),
       claims: claimMs.length,
       empty_claims: emptyClaims,
+      jobs_in_flight_mean: Number((inFlightArea / (dispatchSeconds * 1000)).toFixed(1)),
+      none_in_flight_share: Number((noneInFlightMs / (dispatchSeconds * 1000)).toFixed(3)),
+      autovacuum_while_dispatching: vacuumed.map((r) => r.what).join(' '),
       // Per job handed out and reported, over the 3 dialers' run; the database's only when it runs here.
       server_cpu_ms_per_job: Number((serverCpu / RECIPIENTS).toFixed(2)),
       database_cpu_ms_per_job: Number((dbCpu / RECIPIENTS).toFixed(2)),
+      // This process's: the three dialers' requests and answers.
+      dialers_cpu_ms_per_job: Number((clientCpu / RECIPIENTS).toFixed(2)),
       claim_p99_ms_with_finished: Number(percentile(latencies, 99).toFixed(1)),
       claim_p50_ms_with_finished: Number(percentile(latencies, 50).toFixed(1)),
       finished_jobs: FINISHED,

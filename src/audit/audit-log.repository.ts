@@ -69,6 +69,12 @@ const COLUMNS = [
   'created_at',
 ] as const;
 
+/** The columns a new entry gives (the id is the column's default). */
+const NEW_COLUMNS = COLUMNS.filter((column) => column !== 'id');
+
+/** A new entry's insert, written once: knex compiled it on every audited write (`npm run bench -- calls` intake). */
+const INSERT_SQL = `INSERT INTO audit_log (${NEW_COLUMNS.join(', ')}) VALUES (${NEW_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+
 export class AuditLogRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
@@ -96,8 +102,7 @@ export class AuditLogRepository {
         values: [JSON.stringify({ details: null, ...entry })],
       };
     }
-    const { sql, bindings } = this.insertQuery(entry).toSQL().toNative();
-    return { text: sql, values: bindings };
+    return { text: INSERT_SQL, values: NEW_COLUMNS.map((column) => entry[column] ?? null) };
   }
 
   private insertQuery(entry: NewAuditEntry): Knex.QueryBuilder {

@@ -52,19 +52,23 @@ export class AuditedTransactions {
    * `transaction` whose `work` writes the request's audit row (`audit`, none outside a write
    * request) as part of one of its own statements: for work whose first statement takes locks held
    * to the commit (a claim's dispatch locks), the row is written in that statement, in the same
-   * round trip, instead of one before it. A failed `work` wrote no row, as `statement`.
+   * round trip, instead of one before it. A failed `work` wrote no row, as `statement`; `only` as
+   * for `statement`.
    */
-  async transactionWithRow<T>(work: (trx: Knex.Transaction, audit: readonly Statement[]) => Promise<T>): Promise<T> {
+  async transactionWithRow<T>(
+    work: (trx: Knex.Transaction, audit: readonly Statement[]) => Promise<T>,
+    only?: { when: string; wrote: (result: T) => boolean },
+  ): Promise<T> {
     let result: T;
+    let audit: readonly Statement[];
     try {
-      const audit = await this.recorder.statement();
+      audit = await this.recorder.statement(only?.when);
       result = await inTransaction(this.db, (trx) => work(trx, audit));
     } catch (error) {
       this.recorder.rolledBack();
       throw error;
     }
-    await this.recorder.announce();
-    return result;
+    return this.settled(result, audit, only);
   }
 
   /**
@@ -84,8 +88,9 @@ export class AuditedTransactions {
     only?: { when: string; wrote: (result: T) => boolean },
   ): Promise<T> {
     let result: T;
+    let audit: readonly Statement[];
     try {
-      const audit = await this.recorder.statement(only?.when);
+      audit = await this.recorder.statement(only?.when);
       try {
         result = await work(this.db, audit);
       } catch (error) {
@@ -96,7 +101,17 @@ export class AuditedTransactions {
       this.recorder.rolledBack();
       throw error;
     }
-    if (only && !only.wrote(result)) this.recorder.rolledBack();
+    return this.settled(result, audit, only);
+  }
+
+  /** After a statement or transaction that ran the row `audit`: announced, and its row rolled back when `only` did not write it. */
+  private async settled<T>(
+    result: T,
+    audit: readonly Statement[],
+    only: { wrote: (result: T) => boolean } | undefined,
+  ): Promise<T> {
+    // No row to write (an earlier transaction of the request wrote it): none was rolled back either.
+    if (only && audit.length > 0 && !only.wrote(result)) this.recorder.rolledBack();
     await this.recorder.announce();
     return result;
   }

@@ -71,20 +71,32 @@ export function preparedNativeSql(label: string, text: string, count: number): P
 }
 
 /**
+ * Where in a WITH statement's text, after its last CTE, `withStatements` puts the others when they
+ * read its CTEs (`afterCtes`).
+ */
+export const OTHERS_AFTER_CTES = '/* others */';
+
+/**
  * `sql` with `others` (statements with their own `$n` values, such as an audit row) run as
  * data-modifying CTEs of it, for `sql` a `WITH` statement: one statement, prepared under a name of
- * its own. Gives it with its values, for `runPrepared`.
+ * its own. Gives it with its values, for `runPrepared`. The others go before `sql`'s CTEs, or with
+ * `afterCtes` after them (at OTHERS_AFTER_CTES), for others that read them (an audit row written only
+ * when `sql` found nothing).
  */
 export function withStatements(
   sql: PreparedSql,
   bindings: Readonly<Record<string, unknown>>,
   others: readonly { text: string; values: readonly unknown[] }[],
+  { afterCtes = false } = {},
 ): { sql: PreparedSql; values: readonly unknown[] | Readonly<Record<string, unknown>> } {
   if (others.length === 0) return { sql, values: bindings };
   const values = valuesOf(sql, bindings);
-  if (!/^\s*WITH\s/i.test(sql.text)) throw new Error(`Prepared statement ${sql.name} is not a WITH statement`);
-  const parts = namedCtes(others, values, (i) => `other_${i}`);
-  const text = sql.text.replace(/^\s*WITH\s/i, `WITH ${parts.join(', ')}, `);
+  if (!/^\s*WITH\s/i.test(sql.text) || (afterCtes && !sql.text.includes(OTHERS_AFTER_CTES)))
+    throw new Error(`Prepared statement ${sql.name} is not a WITH statement with a place for others`);
+  const parts = namedCtes(others, values, (i) => `other_${i}`).join(', ');
+  const text = afterCtes
+    ? sql.text.replace(OTHERS_AFTER_CTES, `, ${parts}`)
+    : sql.text.replace(/^\s*WITH\s/i, `WITH ${parts}, `);
   return { sql: namedStatement(sql.name, text, values.length), values };
 }
 

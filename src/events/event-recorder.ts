@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { runStatementPrepared } from '../db/prepared.js';
 import { EVENT_DISPATCH_QUEUE } from '../jobs/queue-definitions.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { namedCtes, oneStatement, type Statement } from '../db/statement.js';
+import { namedCtes, oneStatement, placed, type Statement } from '../db/statement.js';
+import { StatementBatches } from '../db/statement-batches.js';
 
 /** Changes of phone numbers and experiments; no URL receives them until its owner chooses them. */
 export const PHONE_NUMBER_EVENT_TYPES = [
@@ -59,6 +60,11 @@ export type NewEvent = {
   type: EventType;
   /** The body the receivers get, exactly as it will be sent. */
   payload: Record<string, unknown>;
+  /**
+   * For `recordWith`: the body as stored, an SQL expression of `$1` (`payload` as jsonb) and values
+   * of its own from `$2` on, for fields the statement itself finds (an intake's experiment).
+   */
+  payloadSql?: Statement;
 };
 
 /**
@@ -66,6 +72,9 @@ export type NewEvent = {
  * the same transaction: both commit, or neither does.
  */
 export class EventRecorder {
+  /** recordWith's statements on the pool, coalesced while one is in flight. */
+  private readonly batches = new StatementBatches('event_with');
+
   constructor(private readonly queue: JobQueue) {}
 
   async record(trx: Knex.Transaction, event: NewEvent): Promise<string> {
@@ -80,7 +89,8 @@ export class EventRecorder {
    * `AuditedTransactions.statement`), as one statement (`oneStatement`): one round trip instead of
    * one per row (the call intake, `npm run bench -- calls`). `db` is the pool or a transaction. The
    * event's id is made here instead of by the column's default. Gives the rows `change` returns;
-   * when it fails, nothing of it is written.
+   * when it fails, nothing of it is written. On the pool, statements made while one of the same
+   * text is in flight go together as one (StatementBatches), each still with its own rows.
    */
   async recordWith<R>(
     db: Knex | Knex.Transaction,
@@ -90,12 +100,22 @@ export class EventRecorder {
   ): Promise<R[]> {
     const id = randomUUID();
     const job = await this.queue.sendStatement(EVENT_DISPATCH_QUEUE, { eventId: id });
+    const values: unknown[] = [id, event.organization_id, event.agent_id, event.type];
+    const payload = placed(
+      {
+        text: event.payloadSql?.text ?? '$1',
+        values: [JSON.stringify(event.payload), ...(event.payloadSql?.values ?? [])],
+      },
+      values,
+    );
     const row: Statement = {
-      text: 'INSERT INTO events (id, organization_id, agent_id, type, payload) VALUES ($1, $2, $3, $4, $5)',
-      values: [id, event.organization_id, event.agent_id, event.type, JSON.stringify(event.payload)],
+      text: `INSERT INTO events (id, organization_id, agent_id, type, payload) VALUES ($1, $2, $3, $4, ${payload})`,
+      values,
     };
     // The same text on every call of a caller: prepared, it is parsed and planned once per connection.
-    const { rows } = await runStatementPrepared(db, 'event_with', oneStatement(change, [row, job, ...others]));
+    const rows = db.isTransaction
+      ? (await runStatementPrepared(db, 'event_with', oneStatement(change, [row, job, ...others]))).rows
+      : await this.batches.run(db as Knex, [change, row, job, ...others]);
     this.queue.queuedIn(EVENT_DISPATCH_QUEUE, db);
     return rows as R[];
   }

@@ -61,6 +61,17 @@ describe('outcome counters per UTC day', () => {
         .expect(201);
       ids.push(res.body.id as string);
     }
+    // Concurrent intakes, which the server coalesces into fewer statements (src/db/statement-batches.ts).
+    ctx.clock.set('2026-10-25T23:30:00Z');
+    await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        ctx.http
+          .post(`/v1/agents/${agentId}/calls`)
+          .set('X-API-Key', key)
+          .send({ call_id: `days-burst-${i}`, duration: 5 + i, extracted_data: { urgency: pick(['info', 'routine']) } })
+          .expect(201),
+      ),
+    );
     // Trash, outcome values changed, done changed and a call deleted: update and delete triggers.
     await ctx
       .db('calls')

@@ -22,7 +22,7 @@ import {
   type CallListItem,
   type CallRepository,
   type CallRow,
-  type NewCall,
+  type IntakeCall,
 } from './call.repository.js';
 import { redactPii, redactStringOutcomes } from '../../privacy/pii-redaction.js';
 import type { z } from 'zod';
@@ -98,13 +98,17 @@ export class CallService {
     // The audit row's organization, known here: its writer need not look the agent up again.
     noteAuditResource({ organizationId: agent.organization_id });
     try {
-      const { call, employeeName } = await this.intakeCall(agent, input, extracted);
-      const insert = this.calls.insertStatement(call);
+      const { call, trash, employeeName } = await this.intakeCall(agent, input, extracted);
+      const insert = this.calls.insertStatement(call, trash);
       // The event carries the call as it is stored: every stored value is the one given here (the
-      // payload is jsonb, so the key order of outcomes is the column's either way).
+      // payload is jsonb, so the key order of outcomes is the column's either way), but for the
+      // experiment, which the statement finds (payloadSql), and deleted_at, which the event omits.
       const stored: CallRow = {
         ...call,
         id: insert.id,
+        experiment_id: null,
+        variant: null,
+        deleted_at: null,
         is_purged: false,
         purged_at: null,
         employee_name: employeeName,
@@ -114,6 +118,7 @@ export class CallService {
         agent_id: agent.id,
         type: 'call.completed',
         payload: { event: 'call.completed', call: toEventCall(stored) },
+        payloadSql: this.calls.intakeEventPayload(call),
       };
       const optOut = this.outbound.optOut;
       const phoneNumber = call.phone_number;
@@ -140,26 +145,20 @@ export class CallService {
     return { created: false, call: toCall(stored) };
   }
 
-  /** The new call as it will be stored, after the reads it depends on (400 for a foreign employee or outbound job). */
+  /** The new call, after the reads it depends on (400 for a foreign employee or outbound job). */
   private async intakeCall(
     agent: AgentRow,
     input: IntakeCallInput,
     extracted: ExtractedData,
-  ): Promise<{ call: NewCall; employeeName: string | null }> {
+  ): Promise<{ call: IntakeCall; trash: boolean; employeeName: string | null }> {
     const calls = this.calls;
     const employeeName = input.employee_id ? await this.requireEmployee(calls, agent, input.employee_id) : null;
     if (input.outbound_call_id && !(await calls.isOutboundJobOf(agent, input.outbound_call_id)))
       throw new ValidationError('Request body is invalid', [
         { field: 'outbound_call_id', message: 'No outbound call job of this agent has this id' },
       ]);
-    const { autoDeleteDoneCalls, assigned } = await calls.intakeSettings(agent, input.call_id);
-    const call: NewCall = {
-      ...this.newCall(agent, input, autoDeleteDoneCalls),
-      extracted_data: extracted,
-      experiment_id: assigned?.experiment_id ?? null,
-      variant: assigned?.variant ?? null,
-    };
-    return { call, employeeName };
+    const { call, trash } = this.newCall(agent, input);
+    return { call: { ...call, extracted_data: extracted }, trash, employeeName };
   }
 
   /** done, note, employee_id, extracted_data (replaced whole). Marking a call done trashes it when the organization auto-deletes done calls. */
@@ -222,16 +221,23 @@ export class CallService {
     return name;
   }
 
-  private newCall(agent: AgentRow, input: IntakeCallInput, autoDeleteDoneCalls: boolean) {
+  /**
+   * The call as it will be stored, but for what its insert finds (IntakeCall), and whether it goes to
+   * the trash if its organization auto-deletes done calls (the insert reads that setting).
+   */
+  private newCall(
+    agent: AgentRow,
+    input: IntakeCallInput,
+  ): { call: Omit<IntakeCall, 'extracted_data'>; trash: boolean } {
     const now = this.clock.now();
     // Before anything is stored or sent: the stored call and the call.completed body are built from this.
     const kinds = agent.redact_pii ?? [];
     const redact = (text: string | null) => (text === null ? null : redactPii(text, kinds, now.getUTCFullYear()));
     const { done, trash } = intakeOutcome(input, {
       shortCallsAutoEdit: agent.short_calls_auto_edit === true,
-      autoDeleteDoneCalls,
+      autoDeleteDoneCalls: true,
     });
-    return {
+    const call = {
       organization_id: agent.organization_id,
       agent_id: agent.id,
       call_id: input.call_id,
@@ -250,9 +256,9 @@ export class CallService {
       note: redact(input.note ?? null),
       direction: input.outbound_call_id ? ('outbound' as const) : ('inbound' as const),
       outbound_call_id: input.outbound_call_id ?? null,
-      deleted_at: trash ? now : null,
       created_at: now,
       updated_at: now,
     };
+    return { call, trash };
   }
 }

@@ -1,8 +1,14 @@
 import type { Knex } from 'knex';
 import type { AgentRef } from '../../auth/auth-context.js';
 import type { Db } from '../../db/knex.js';
-import { preparedNativeSql, preparedSql, runPrepared, withStatements } from '../../db/prepared.js';
-import type { Statement } from '../../db/statement.js';
+import {
+  OTHERS_AFTER_CTES,
+  preparedSql,
+  runPrepared,
+  runStatementPrepared,
+  withStatements,
+} from '../../db/prepared.js';
+import { namedCtes, type Statement } from '../../db/statement.js';
 import { cursorPagination, type CursorPage, type KeysetPosition } from '../../api/pagination.js';
 import type { ChangeWithEvent } from '../../events/event-recorder.js';
 import type { CallingWindow } from './calling-window.js';
@@ -408,6 +414,9 @@ const JOB_COLUMNS = [
 ] as const satisfies readonly (keyof JobRow)[];
 
 // From the ids (unnest) to each row by its key: a filter on the due index here would read every due job.
+// The conditions on the job are one `IS TRUE`, which no index serves: the planner chose the due index
+// whenever the table's statistics predated its due jobs (before autoanalyze came by, a timing that
+// differed between runs of `npm run bench -- outbound`).
 const DUE_JOBS_SQL = preparedSql(
   'outbound_due_jobs',
   `WITH running AS (
@@ -432,12 +441,148 @@ const DUE_JOBS_SQL = preparedSql(
      LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
      LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
      LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
-    WHERE j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now
+    WHERE (j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now) IS TRUE
       AND (j.campaign_id IS NULL OR c.status = 'active')
       AND coalesce(pa.n, 0) < :max
       AND (j.campaign_id IS NULL OR coalesce(pc.n, 0) < c.max_concurrent)
     ORDER BY j.next_attempt_at, j.id
       FOR UPDATE OF j SKIP LOCKED`,
+);
+
+/** What a claim ranks due jobs by to keep `max_concurrent` and the per-agent limit (withRoom). */
+const ROOM_COLUMNS = [
+  'id',
+  'agent_id',
+  'campaign_id',
+  'next_attempt_at',
+  'campaign_max_concurrent',
+  'agent_running',
+  'campaign_running',
+] as const;
+
+/**
+ * CTEs ending in `with_room`: of the due jobs `source` (ROOM_COLUMNS, `*_running` the jobs in
+ * progress when counted), those a claim starts, at most `:max`, oldest due first. The claim's loop
+ * did the same one job at a time: a job whose campaign is at its `max_concurrent` is skipped and
+ * takes no room of its agent, and one whose agent is at `:per_agent` is skipped (its campaign's
+ * later jobs are then skipped too, as the agent's count only grows).
+ */
+function withRoom(source: string): string {
+  const columns = (alias: string) => ROOM_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+  return `in_campaign AS (
+     SELECT ${columns('s')},
+            row_number() OVER (PARTITION BY s.campaign_id ORDER BY s.next_attempt_at, s.id) AS campaign_rank
+       FROM ${source} s
+   ), campaign_room AS (
+     SELECT ${columns('s')},
+            row_number() OVER (PARTITION BY s.agent_id ORDER BY s.next_attempt_at, s.id) AS agent_rank
+       FROM in_campaign s
+      WHERE s.campaign_max_concurrent IS NULL OR s.campaign_running + s.campaign_rank <= s.campaign_max_concurrent
+   ), with_room AS MATERIALIZED (
+     SELECT s.id, s.next_attempt_at FROM campaign_room s WHERE s.agent_running + s.agent_rank <= :per_agent
+      ORDER BY s.next_attempt_at, s.id LIMIT :max
+   )`;
+}
+
+/** Jobs in progress of the agents of `agents` (a subquery or an array), per agent and per campaign. */
+const RUNNING_TOTALS = `per_agent AS (
+     SELECT agent_id, sum(n)::int AS n FROM running GROUP BY agent_id
+   ), per_campaign AS (
+     SELECT campaign_id, sum(n)::int AS n FROM running WHERE campaign_id IS NOT NULL GROUP BY campaign_id
+   )`;
+
+/**
+ * A claim's first statement, which locks nothing: the first due jobs (as peekSql) that have room by
+ * the jobs in progress at this moment, at most `:max`, with what the claim checks them against (as
+ * DUE_JOBS_SQL). The claim's audit row is written here when none is found (CLAIMABLE_NONE), else by
+ * TAKE_SQL.
+ */
+const claimableSql = (label: string, organization: string) =>
+  preparedSql(
+    label,
+    `WITH peek AS MATERIALIZED (
+       SELECT j.id, j.agent_id FROM outbound_jobs j
+         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+        WHERE ${organization} AND j.status = 'scheduled' AND j.next_attempt_at <= :now
+          AND (j.campaign_id IS NULL OR c.status = 'active')
+        ORDER BY j.next_attempt_at, j.id
+        LIMIT :limit
+     ), running AS (
+       SELECT agent_id, campaign_id, count(*)::int AS n FROM outbound_jobs
+        WHERE agent_id IN (SELECT agent_id FROM peek) AND status = 'in_progress'
+        GROUP BY agent_id, campaign_id
+     ), ${RUNNING_TOTALS}, due AS (
+       SELECT j.id, j.agent_id, j.campaign_id, j.next_attempt_at, c.max_concurrent AS campaign_max_concurrent,
+              coalesce(pa.n, 0) AS agent_running, coalesce(pc.n, 0) AS campaign_running
+         FROM peek JOIN outbound_jobs j ON j.id = peek.id
+         LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+         LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
+         LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
+     ), ${withRoom('due')} ${OTHERS_AFTER_CTES}
+     SELECT ${JOB_COLUMNS.map((c) => `j."${c}"`).join(', ')},
+            a.phone_number AS agent_phone_number, a.schedule AS agent_schedule,
+            a.bundesland AS agent_bundesland, a.vacation_mode AS agent_vacation_mode,
+            a.vacation_end AS agent_vacation_end, due.campaign_max_concurrent,
+            due.agent_running, due.campaign_running,
+            EXISTS (SELECT 1 FROM do_not_call d
+                     WHERE d.organization_id = j.organization_id AND d.phone_number = j.to_number) AS listed
+       FROM with_room w
+       JOIN due ON due.id = w.id
+       JOIN outbound_jobs j ON j.id = w.id
+       JOIN agents a ON a.id = j.agent_id
+      ORDER BY w.next_attempt_at, w.id`,
+  );
+const CLAIMABLE_ONE_SQL = claimableSql('outbound_claimable_one', 'j.organization_id = :organization::uuid');
+const CLAIMABLE_ANY_SQL = claimableSql('outbound_claimable_any', 'j.organization_id = ANY(:organizations::uuid[])');
+/** The claim found nothing to start: its audit row goes with claimableSql. */
+export const CLAIMABLE_NONE = 'NOT EXISTS (SELECT 1 FROM with_room)';
+const AFTER = { afterCtes: true };
+
+/**
+ * A claim's second statement, without a transaction: the jobs `:ids` (found by claimableSql and
+ * checked against their windows and the do-not-call list) that are still due start, as far as
+ * their agent and campaign have room, each with its attempt, and their numbers' consent records are
+ * kept (as START_ATTEMPTS_SQL). The agents' dispatch locks are taken first (sorted, as
+ * peekAndLockAgents takes them) and held to the statement's end, so claims of one agent take turns;
+ * the jobs in progress are then counted by outbound_running_jobs on a snapshot taken after the
+ * locks, which sees every claim that held them before. Rows another claimer holds are skipped and
+ * rows it started no longer match (FOR UPDATE re-reads a row changed since the statement began), so
+ * no two claimers ever get the same job. Each job is looked up by its key (`IS TRUE`, as in
+ * DUE_JOBS_SQL).
+ */
+const TAKE_SQL = preparedSql(
+  'outbound_take',
+  `WITH locked AS MATERIALIZED (
+     SELECT count(pg_advisory_xact_lock(hashtextextended('outbound:' || a.agent_id::text, 0))) AS n
+       FROM (SELECT DISTINCT agent_id FROM unnest(:agents::uuid[]) AS a(agent_id) ORDER BY agent_id) a
+   ), running AS MATERIALIZED (
+     SELECT r.agent_id, r.campaign_id, r.n FROM outbound_running_jobs(:agents::uuid[], (SELECT n FROM locked)) r
+   ), ${RUNNING_TOTALS}, due AS MATERIALIZED (
+     SELECT j.id, j.agent_id, j.campaign_id, j.next_attempt_at, c.max_concurrent AS campaign_max_concurrent,
+            coalesce(pa.n, 0) AS agent_running, coalesce(pc.n, 0) AS campaign_running
+       FROM unnest(:ids::uuid[]) AS p(id)
+       JOIN outbound_jobs j ON j.id = p.id
+       LEFT JOIN outbound_campaigns c ON c.id = j.campaign_id
+       LEFT JOIN per_agent pa ON pa.agent_id = j.agent_id
+       LEFT JOIN per_campaign pc ON pc.campaign_id = j.campaign_id
+      WHERE (SELECT n FROM locked) >= 0
+        AND (j.organization_id = ANY(:organizations::uuid[]) AND j.status = 'scheduled' AND j.next_attempt_at <= :now) IS TRUE
+        AND (j.campaign_id IS NULL OR c.status = 'active')
+        FOR UPDATE OF j SKIP LOCKED
+   ), ${withRoom('due')}, started AS (
+     UPDATE outbound_jobs j SET status = 'in_progress', attempt_count = j.attempt_count + 1, updated_at = :now
+       FROM with_room w WHERE j.id = w.id
+     RETURNING j.id, j.organization_id, j.to_number, j.attempt_count
+   ), touched AS (
+     UPDATE outbound_consents c SET last_call_at = :now, keep_until = greatest(c.keep_until, :keep::timestamptz)
+       FROM (SELECT DISTINCT organization_id, to_number FROM started) n
+      WHERE c.organization_id = n.organization_id AND c.phone_number = n.to_number
+   ), attempts AS (
+     INSERT INTO outbound_attempts (organization_id, job_id, number, claimed_at, lease_expires_at)
+     SELECT organization_id, id, attempt_count, :now, :lease FROM started
+     RETURNING id, job_id, number
+   )
+   SELECT id, job_id, number FROM attempts`,
 );
 
 const START_ATTEMPTS_SQL = preparedSql(
@@ -496,10 +641,20 @@ const FINISH_SELECT = `SELECT to_jsonb(a) AS attempt, (SELECT to_jsonb(done) FRO
           (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.number), '[]'::jsonb) FROM (${EARLIER_ATTEMPTS}) e) AS earlier
      FROM a`;
 
-const FINISH_OPEN_ATTEMPT_SQL = preparedNativeSql(
-  'outbound_finish_open_attempt',
-  `WITH ${FINISH_CTES} ${FINISH_SELECT}`,
-  5,
+/**
+ * For an outcome other than answered: the job of the attempt `a` finished, locked (after the
+ * attempt, as on every other path), with the fields of its agent that its calling window needs.
+ */
+const LOCKED_JOB = `locked_job AS (
+     SELECT ${JOB_COLUMNS.map((c) => `j."${c}"`).join(', ')}, g.schedule AS agent_schedule,
+            g.bundesland AS agent_bundesland, g.vacation_mode AS agent_vacation_mode, g.vacation_end AS agent_vacation_end
+       FROM outbound_jobs j JOIN agents g ON g.id = j.agent_id
+      WHERE j.id = (SELECT job_id FROM a) AND j.organization_id = (SELECT organization_id FROM a)
+        FOR UPDATE OF j
+   )`;
+const FINISH_LOCK_SELECT = FINISH_SELECT.replace(
+  /\s+FROM a$/,
+  `, (SELECT to_jsonb(locked_job) FROM locked_job) AS job FROM a`,
 );
 
 /** `outbound_call.completed` of the job `done` completed, its attempts `a` and the earlier ones. */
@@ -512,6 +667,14 @@ const COMPLETED_EVENT = `SELECT done.organization_id, done.agent_id, 'outbound_c
 
 /** What finishing an open attempt found: the attempt, its job when answered completed it, its other attempts. */
 export type FinishedOpenAttempt = { attempt: AttemptRow; completed: JobRow | null; earlier: AttemptRow[] };
+
+/** A job as finishOpenAttempt locks it, with its agent's window fields. */
+export type LockedJob = JobRow & {
+  agent_schedule: unknown;
+  agent_bundesland: string;
+  agent_vacation_mode: boolean | null;
+  agent_vacation_end: Date | string | null;
+};
 
 function finishValues(
   organizationIds: string[],
@@ -812,6 +975,56 @@ export class OutboundRepository {
     return rows;
   }
 
+  /**
+   * The due jobs a claim may start now (claimableSql), at most `max`, read without locking; when
+   * there are none the claim's audit row (`audit`, written only then) is written with the read.
+   */
+  async claimable(
+    organizationIds: string[],
+    now: Date,
+    limits: { peek: number; max: number; perAgent: number },
+    audit: readonly Statement[],
+  ): Promise<DueJob[]> {
+    const bindings = { now, limit: limits.peek, max: limits.max, per_agent: limits.perAgent };
+    const { sql, values } =
+      organizationIds.length === 1
+        ? withStatements(CLAIMABLE_ONE_SQL, { ...bindings, organization: organizationIds[0]! }, audit, AFTER)
+        : withStatements(CLAIMABLE_ANY_SQL, { ...bindings, organizations: organizationIds }, audit, AFTER);
+    const { rows } = (await runPrepared(this.db, sql, values)) as { rows: DueJob[] };
+    return rows;
+  }
+
+  /**
+   * The claimable jobs `jobs` start (TAKE_SQL) as far as they are still due and their agent and
+   * campaign have room, with the claim's audit row (`audit`), in one statement: answers the
+   * attempts.
+   */
+  async take(
+    organizationIds: string[],
+    jobs: { id: string; agent_id: string }[],
+    claim: { now: Date; leaseExpiresAt: Date; keepUntil: Date; max: number; perAgent: number },
+    audit: readonly Statement[],
+  ): Promise<{ id: string; job_id: string; number: number }[]> {
+    const { sql, values } = withStatements(
+      TAKE_SQL,
+      {
+        agents: [...new Set(jobs.map((j) => j.agent_id))],
+        ids: jobs.map((j) => j.id),
+        organizations: organizationIds,
+        now: claim.now,
+        lease: claim.leaseExpiresAt,
+        keep: claim.keepUntil,
+        max: claim.max,
+        per_agent: claim.perAgent,
+      },
+      audit,
+    );
+    const { rows } = (await runPrepared(this.db, sql, values)) as {
+      rows: { id: string; job_id: string; number: number }[];
+    };
+    return rows;
+  }
+
   /** When the first open attempt's lease runs (or ran) out; null without open attempts (read without locking). */
   async firstLeaseEnd(organizationIds: string[]): Promise<Date | null> {
     const { rows } = (await runPrepared(this.db, FIRST_LEASE_END_SQL, { organizations: organizationIds })) as {
@@ -861,9 +1074,17 @@ export class OutboundRepository {
     organizationIds: string[],
     id: string,
     changes: { outcome: Outcome; call_id: string | null; finished_at: Date },
-  ): Promise<FinishedOpenAttempt | undefined> {
-    const { rows } = await runPrepared(this.db, FINISH_OPEN_ATTEMPT_SQL, finishValues(organizationIds, id, changes));
-    return readFinished(rows);
+    others: readonly Statement[] = [],
+  ): Promise<(FinishedOpenAttempt & { job: LockedJob }) | undefined> {
+    const values = finishValues(organizationIds, id, changes);
+    const parts = [FINISH_CTES, LOCKED_JOB, ...namedCtes(others, values, (i) => `other_${i}`)];
+    const { rows } = await runStatementPrepared(this.db, 'outbound_finish_open_attempt', {
+      text: `WITH ${parts.join(', ')} ${FINISH_LOCK_SELECT}`,
+      values,
+    });
+    const finished = readFinished(rows);
+    if (!finished) return undefined;
+    return { ...finished, job: jobFromJson((rows[0] as { job: Record<string, unknown> }).job) as LockedJob };
   }
 
   /** The agent fields the calling window needs. */

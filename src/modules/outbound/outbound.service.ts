@@ -13,6 +13,7 @@ import type { Schedule } from '../agents/schedule.js';
 import { blockedReason, nextAllowed, previewMoments, windowRules, type WindowAgent } from './calling-window.js';
 import {
   answeredChange,
+  CLAIMABLE_NONE,
   JOB_EXTERNAL_ID_UNIQUE,
   readFinished,
   toAttempt,
@@ -22,6 +23,7 @@ import {
   type DueJob,
   type JobFields,
   type JobRow,
+  type LockedJob,
   type OutboundCall,
   type OutboundRepository,
 } from './outbound.repository.js';
@@ -258,6 +260,11 @@ export class OutboundService {
    * settled first (the attempt counts as failed). A job is checked again against its window, the
    * do-not-call list and its deadline at this moment; `max_concurrent` of its campaign and the
    * per-agent limit hold, counted under a per-agent lock.
+   *
+   * Usually two statements without a transaction (one when nothing is due): the due jobs with room
+   * are read, checked here, and started by one statement that takes the agents' locks and counts
+   * under them (`npm run bench -- outbound`). When one of them is not to be called now (outside its
+   * window, listed), the claim runs as a transaction that settles it (claimChecked).
    */
   async claim(auth: AuthContext, body: unknown): Promise<{ data: ClaimedJob[] }> {
     assertPermission(auth, 'outbound:dispatch');
@@ -265,6 +272,41 @@ export class OutboundService {
     const organizations = organizationsWith(auth, 'outbound:dispatch');
     const { max, lease_seconds: leaseSeconds } = parseBody(ClaimSchema, body);
     await this.expireLeases(organizations);
+    const now = this.clock.now();
+    const perAgent = this.settings.maxConcurrentPerAgent;
+    const claimable = await this.audited.statement(
+      (db, audit) => this.repo.claimable(organizations, now, { peek: max * 4, max, perAgent }, audit),
+      { when: CLAIMABLE_NONE, wrote: (jobs) => jobs.length === 0 },
+    );
+    if (claimable.length === 0) return { data: [] };
+    if (
+      !claimable.every(
+        (job) => !job.listed && blockedReason(windowRules(this.dueAgent(job), job), now.getTime()) === null,
+      )
+    )
+      return this.claimChecked(organizations, max, leaseSeconds);
+    const leaseExpiresAt = new Date(now.getTime() + leaseSeconds * 1000);
+    const attempts = await this.audited.statement((db, audit) =>
+      this.repo.take(
+        organizations,
+        claimable,
+        { now, leaseExpiresAt, keepUntil: keepUntil(now), max, perAgent },
+        audit,
+      ),
+    );
+    const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
+    return {
+      data: claimable
+        .filter((job) => attemptOf.has(job.id))
+        .map((job) => this.claimed(job, attemptOf.get(job.id)!, leaseExpiresAt)),
+    };
+  }
+
+  /**
+   * claim as one transaction, for due jobs of which some are not to be called now: those are
+   * rescheduled, failed or blocked, and the others handed out.
+   */
+  private claimChecked(organizations: string[], max: number, leaseSeconds: number): Promise<{ data: ClaimedJob[] }> {
     // The claim's audit row is written by the statement that takes the agents' locks: claims of one
     // agent take turns, and what runs under the locks is only the statements below and the commit.
     return this.audited.transactionWithRow(async (trx, audit) => {
@@ -319,20 +361,26 @@ export class OutboundService {
       const attempts = await repo.startAttempts(picked, now, leaseExpiresAt, keepUntil(now));
       const attemptOf = new Map(attempts.map((a) => [a.job_id, a]));
       return {
-        data: picked.map((job) => ({
-          job_id: job.id,
-          attempt_id: attemptOf.get(job.id)!.id,
-          agent_id: job.agent_id,
-          campaign_id: job.campaign_id,
-          to_number: job.to_number,
-          from_number: job.agent_phone_number,
-          purpose: job.purpose,
-          variables: job.variables,
-          attempt_number: job.attempt_count + 1,
-          lease_expires_at: leaseExpiresAt.toISOString(),
-        })),
+        data: picked.map((job) =>
+          this.claimed(job, { id: attemptOf.get(job.id)!.id, number: job.attempt_count + 1 }, leaseExpiresAt),
+        ),
       };
     });
+  }
+
+  private claimed(job: DueJob, attempt: { id: string; number: number }, leaseExpiresAt: Date): ClaimedJob {
+    return {
+      job_id: job.id,
+      attempt_id: attempt.id,
+      agent_id: job.agent_id,
+      campaign_id: job.campaign_id,
+      to_number: job.to_number,
+      from_number: job.agent_phone_number,
+      purpose: job.purpose,
+      variables: job.variables,
+      attempt_number: attempt.number,
+      lease_expires_at: leaseExpiresAt.toISOString(),
+    };
   }
 
   /**
@@ -349,29 +397,19 @@ export class OutboundService {
     // The usual case, a valid result for an open attempt within its lease: answered, it is one
     // statement without a transaction; the other outcomes need the job's window.
     const valid = ResultSchema.safeParse(body ?? {});
-    if (valid.success && valid.data.outcome === 'answered') {
-      const answered = await this.answered(organizations, attemptId, valid.data.call_id ?? null);
-      if (answered) return answered;
+    if (valid.success) {
+      const { outcome, call_id: callId = null } = valid.data;
+      const open =
+        outcome === 'answered'
+          ? await this.answered(organizations, attemptId, callId)
+          : await this.retried(organizations, attemptId, outcome, callId);
+      if (open) return open;
     }
     // Only this attempt's lease is looked at here (other leases are settled by the claims): a
     // result is one short transaction.
     const answer = await this.audited.transaction(async (trx) => {
       const repo = this.repo.with(trx);
       const now = this.clock.now();
-      const open =
-        valid.success && valid.data.outcome !== 'answered'
-          ? await repo.finishOpenAttempt(organizations, attemptId, {
-              outcome: valid.data.outcome,
-              call_id: valid.data.call_id ?? null,
-              finished_at: now,
-            })
-          : undefined;
-      if (valid.success && open) {
-        const attempts = [...open.earlier, open.attempt];
-        const locked = (await repo.lockJob(open.attempt.organization_id, open.attempt.job_id))!;
-        const { job, call } = await this.settleLocked(trx, repo, locked, valid.data.outcome, now, attempts);
-        return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
-      }
       const attempt = await repo.lockAttempt(organizations, attemptId);
       // An attempt of another organization is 404 before its body is looked at.
       if (!attempt) throw new NotFoundError('Attempt');
@@ -426,6 +464,32 @@ export class OutboundService {
     // A job no longer in progress (cancelled while its call ran) is left as it is.
     const job = open.completed ?? (await this.repo.findJobOf(open.attempt.organization_id, open.attempt.job_id))!;
     return { attempt: toAttempt(open.attempt), job: toOutboundCall(job, [...open.earlier, open.attempt]) };
+  }
+
+  /**
+   * An outcome other than `answered` for an attempt still open within its lease (else undefined,
+   * and nothing written): a short transaction of two statements, the attempt finished with its job
+   * locked and the audit row, then the job scheduled again or failed.
+   */
+  private async retried(organizations: string[], attemptId: string, outcome: Outcome, callId: string | null) {
+    return this.audited.transactionWithRow(
+      async (trx, audit) => {
+        const repo = this.repo.with(trx);
+        const now = this.clock.now();
+        const open = await repo.finishOpenAttempt(
+          organizations,
+          attemptId,
+          { outcome, call_id: callId, finished_at: now },
+          audit,
+        );
+        if (!open) return undefined;
+        const attempts = [...open.earlier, open.attempt];
+        const agent = this.dueAgent(open.job);
+        const { job, call } = await this.settleLocked(trx, repo, open.job, outcome, now, attempts, agent);
+        return { attempt: toAttempt(open.attempt), job: call ?? toOutboundCall(job, attempts) };
+      },
+      { when: 'EXISTS (SELECT 1 FROM a)', wrote: (answer) => answer !== undefined },
+    );
   }
 
   // Do-not-call list (organization)
@@ -561,6 +625,7 @@ export class OutboundService {
     outcome: Outcome,
     now: Date,
     attempts?: AttemptRow[],
+    agent?: WindowAgent,
   ): Promise<{ job: JobRow; call?: OutboundCall }> {
     // Cancelled (or blocked) while the call ran: the attempt is recorded, the job stays as it is.
     if (job.status !== 'in_progress') return { job };
@@ -568,8 +633,9 @@ export class OutboundService {
     if (outcome === 'answered') changes = this.finalChanges('completed', null, now);
     else if (job.attempt_count >= job.max_attempts) changes = this.finalChanges('failed', 'max_attempts', now);
     else {
-      const agent = await repo.windowAgent({ id: job.agent_id, organization_id: job.organization_id });
-      const rules = windowRules(asWindowAgent(agent!), job);
+      const windowAgent =
+        agent ?? asWindowAgent((await repo.windowAgent({ id: job.agent_id, organization_id: job.organization_id }))!);
+      const rules = windowRules(windowAgent, job);
       changes = this.reschedule(job, rules, now.getTime() + job.retry_after_minutes * MINUTE, now);
     }
     const updated = await repo.updateJob(job.organization_id, job.id, changes);
@@ -611,7 +677,9 @@ export class OutboundService {
     return (running.campaigns.get(job.campaign_id) ?? 0) < job.campaign_max_concurrent;
   }
 
-  private dueAgent(job: DueJob): WindowAgent {
+  private dueAgent(
+    job: Pick<LockedJob, 'agent_schedule' | 'agent_bundesland' | 'agent_vacation_mode' | 'agent_vacation_end'>,
+  ): WindowAgent {
     return asWindowAgent({
       schedule: job.agent_schedule,
       bundesland: job.agent_bundesland,
