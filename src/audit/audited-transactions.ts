@@ -59,16 +59,7 @@ export class AuditedTransactions {
     work: (trx: Knex.Transaction, audit: readonly Statement[]) => Promise<T>,
     only?: { when: string; wrote: (result: T) => boolean },
   ): Promise<T> {
-    let result: T;
-    let audit: readonly Statement[];
-    try {
-      audit = await this.recorder.statement(only?.when);
-      result = await inTransaction(this.db, (trx) => work(trx, audit));
-    } catch (error) {
-      this.recorder.rolledBack();
-      throw error;
-    }
-    return this.settled(result, audit, only);
+    return this.withRow(only, (audit) => inTransaction(this.db, (trx) => work(trx, audit)));
   }
 
   /**
@@ -87,29 +78,33 @@ export class AuditedTransactions {
     work: (db: Db, audit: readonly Statement[]) => Promise<T>,
     only?: { when: string; wrote: (result: T) => boolean },
   ): Promise<T> {
+    return this.withRow(only, async (audit) => {
+      try {
+        return await work(this.db, audit);
+      } catch (error) {
+        if (!isRetryableConflict(error)) throw error;
+        return work(this.db, audit);
+      }
+    });
+  }
+
+  /**
+   * `run` with the request's audit row as statements to include: a failed `run` wrote no row; after
+   * it, the row is announced, or rolled back when `only` says `run` did not write it.
+   */
+  private async withRow<T>(
+    only: { when: string; wrote: (result: T) => boolean } | undefined,
+    run: (audit: readonly Statement[]) => Promise<T>,
+  ): Promise<T> {
     let result: T;
     let audit: readonly Statement[];
     try {
       audit = await this.recorder.statement(only?.when);
-      try {
-        result = await work(this.db, audit);
-      } catch (error) {
-        if (!isRetryableConflict(error)) throw error;
-        result = await work(this.db, audit);
-      }
+      result = await run(audit);
     } catch (error) {
       this.recorder.rolledBack();
       throw error;
     }
-    return this.settled(result, audit, only);
-  }
-
-  /** After a statement or transaction that ran the row `audit`: announced, and its row rolled back when `only` did not write it. */
-  private async settled<T>(
-    result: T,
-    audit: readonly Statement[],
-    only: { wrote: (result: T) => boolean } | undefined,
-  ): Promise<T> {
     // No row to write (an earlier transaction of the request wrote it): none was rolled back either.
     if (only && audit.length > 0 && !only.wrote(result)) this.recorder.rolledBack();
     await this.recorder.announce();

@@ -9,6 +9,16 @@ import type { StatsInterval } from './call-stats.schemas.js';
 export type StatsScope = { organizationId: string; agentIds: readonly string[] | null };
 
 /** The scope, filters, whole UTC hours [from, before), interval, grouping and bucket starts of hour counts. */
+/** One agent's outcome counters of a field: what `outcomeRows` reads and `outcomeCounts` sums. */
+type OutcomeRowsArgs = [
+  scope: { organizationId: string; agentId: string },
+  field: { name: string; value?: string | number | boolean },
+  includeDeleted: boolean,
+  hours: Required<TimeRange>,
+  interval: StatsInterval,
+  starts: readonly Date[],
+];
+
 type HourCountsArgs = [
   scope: StatsScope,
   filters: Pick<ListCallsFilters, 'done' | 'include_deleted'>,
@@ -141,14 +151,7 @@ export class CallStatsRepository {
    * per value reads about 366 day rows and, in a zone with an offset from UTC, a few hundred hour
    * rows instead of 8,760.
    */
-  private outcomeRows(
-    scope: { organizationId: string; agentId: string },
-    field: { name: string; value?: string | number | boolean },
-    includeDeleted: boolean,
-    hours: Required<TimeRange>,
-    interval: StatsInterval,
-    starts: readonly Date[],
-  ): Knex.QueryBuilder {
+  private outcomeRows(...[scope, field, includeDeleted, hours, interval, starts]: OutcomeRowsArgs): Knex.QueryBuilder {
     const days = interval === 'hour' ? null : dayPlan(hours).days;
     const owned = (query: Knex.QueryBuilder, alias: string) => {
       query.where({ [`${alias}.organization_id`]: scope.organizationId, [`${alias}.agent_id`]: scope.agentId });
@@ -201,15 +204,9 @@ export class CallStatsRepository {
    * value), trash only with `include_deleted`. The done filter and the grouping are applied by the
    * caller on these four figures.
    */
-  async outcomeCounts(
-    scope: { organizationId: string; agentId: string },
-    field: { name: string; value?: string | number | boolean },
-    includeDeleted: boolean,
-    hours: Required<TimeRange>,
-    interval: StatsInterval,
-    starts: readonly Date[],
-  ): Promise<OutcomeRow[]> {
-    const query = this.outcomeRows(scope, field, includeDeleted, hours, interval, starts);
+  async outcomeCounts(...args: OutcomeRowsArgs): Promise<OutcomeRow[]> {
+    const [, , , , interval, starts] = args;
+    const query = this.outcomeRows(...args);
     const figures = {
       calls: 'sum(o.calls)',
       done_calls: 'sum(o.done_calls)',
