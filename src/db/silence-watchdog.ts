@@ -13,7 +13,9 @@ import { isReadyForQuery, serverProcessId, socketOf } from '../platform/pg.js';
  * connection asks PostgreSQL what that connection's server process is doing:
  * - no answer within the probe deadline: the database cannot be reached; the silent connections are
  *   cut, and the idle ones not heard from since the probe began (before a request finds them dead);
- *   a query sent only just now gets its own check;
+ *   a query sent only just now gets its own check. A database that sent the probe anything (its
+ *   greeting) is reachable, only slow: on a machine too busy to open a connection in time the
+ *   silent connections are left alone and looked at again, as below;
  * - the process is idle (it answered, or never got the query) or blocked sending to us: the answer
  *   was lost on the way; that connection is cut;
  * - the process is still working, or cannot be seen (behind a pooler the ids differ): it is left
@@ -190,6 +192,8 @@ export class SilenceWatchdog {
       return new Map(rows.map((r) => [r.pid, { state: r.state, waitEvent: r.wait_event }]));
     };
     const stream = socketOf(client);
+    let heard = false;
+    stream.once('data', () => (heard = true));
     let answered = false;
     try {
       const result = await Promise.race([
@@ -201,6 +205,8 @@ export class SilenceWatchdog {
         deadline,
       ]);
       answered = result !== 'unreachable';
+      // Not answered in time, but the server spoke: reachable and slow, nothing learnt.
+      if (!answered && heard) return new Map();
       return result;
     } finally {
       clearTimeout(timer);
