@@ -290,6 +290,16 @@ describe('statistics and totals from the outcome counters', () => {
     { name: 'units', type: 'number' },
     { name: 'topic', type: 'string' },
   ];
+  /** A new world whose agent has OUTCOME_FIELDS. */
+  const worldWithOutcomeFields = async () => {
+    const world = await ctx.build.world();
+    await ctx.http
+      .patch(`/v1/agents/${world.agentId}`)
+      .set('X-API-Key', world.key)
+      .send({ analysis_fields: OUTCOME_FIELDS })
+      .expect(200);
+    return world;
+  };
   /** Sums of the counters per field, stored value, UTC hour and trash state (rows of only zeros left out). */
   const fromCounters = async (agentId: string) =>
     (
@@ -397,13 +407,8 @@ describe('statistics and totals from the outcome counters', () => {
   });
 
   it('answer list totals and statistics as counting the calls does', async () => {
-    const world = await ctx.build.world();
+    const world = await worldWithOutcomeFields();
     const agentId = world.agentId;
-    await ctx.http
-      .patch(`/v1/agents/${agentId}`)
-      .set('X-API-Key', world.key)
-      .send({ analysis_fields: OUTCOME_FIELDS })
-      .expect(200);
     const values = ['emergency', 'routine', 'info', undefined];
     for (let i = 0; i < 24; i++) {
       const urgency = values[i % 4];
@@ -468,13 +473,8 @@ describe('statistics and totals from the outcome counters', () => {
   });
 
   it('grouped by an outcome, give each local day what counting its calls gives', async () => {
-    const world = await ctx.build.world();
+    const world = await worldWithOutcomeFields();
     const agentId = world.agentId;
-    await ctx.http
-      .patch(`/v1/agents/${agentId}`)
-      .set('X-API-Key', world.key)
-      .send({ analysis_fields: OUTCOME_FIELDS })
-      .expect(200);
     const values = ['emergency', 'routine', 'info', undefined, 'emergency'];
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) {

@@ -36,6 +36,24 @@ async function dueJobs(agentIds: string[], count: number, campaignId: string | n
   for (let i = 0; i < rows.length; i += 500) await ctx.db('outbound_jobs').insert(rows.slice(i, i + 500));
 }
 
+/** A weekday reminder campaign of `agentId` with room for `maxConcurrent` calls, inserted directly. */
+async function weekdayCampaign(agentId: string, name: string, maxConcurrent: number): Promise<{ id: string }> {
+  const [campaign] = await ctx
+    .db('outbound_campaigns')
+    .insert({
+      organization_id: w.orgId,
+      agent_id: agentId,
+      name,
+      purpose: 'reminder',
+      window: JSON.stringify({ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }),
+      max_concurrent: maxConcurrent,
+      max_attempts: 3,
+      retry_after_minutes: 60,
+    })
+    .returning('id');
+  return campaign as { id: string };
+}
+
 async function claim(max: number): Promise<Claimed[]> {
   const res = await ctx.http.post('/v1/outbound/claim').set('X-API-Key', w.key).send({ max, lease_seconds: 300 });
   expect(res.status).toBe(200);
@@ -88,19 +106,7 @@ describe('three dialers at once', () => {
       .where({ organization_id: w.orgId, status: 'scheduled' })
       .update({ status: 'cancelled' });
     const agentId = await ctx.build.freshAgent(w.orgId);
-    const [campaign] = await ctx
-      .db('outbound_campaigns')
-      .insert({
-        organization_id: w.orgId,
-        agent_id: agentId,
-        name: 'Erinnerungen',
-        purpose: 'reminder',
-        window: JSON.stringify({ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }),
-        max_concurrent: 5,
-        max_attempts: 3,
-        retry_after_minutes: 60,
-      })
-      .returning('id');
+    const campaign = await weekdayCampaign(agentId, 'Erinnerungen', 5);
     await dueJobs([agentId], 40, campaign.id);
     const claimed = (await Promise.all([claim(50), claim(50), claim(50)])).flat();
     expect(claimed.filter((j) => j.campaign_id === campaign.id)).toHaveLength(5);
@@ -142,19 +148,7 @@ describe('what one claim hands out', () => {
     ctx.clock.set(NOW);
     await onlyNewJobsDue();
     const agentId = await ctx.build.freshAgent(w.orgId);
-    const [campaign] = await ctx
-      .db('outbound_campaigns')
-      .insert({
-        organization_id: w.orgId,
-        agent_id: agentId,
-        name: 'Zwei zugleich',
-        purpose: 'reminder',
-        window: JSON.stringify({ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }),
-        max_concurrent: 2,
-        max_attempts: 3,
-        retry_after_minutes: 60,
-      })
-      .returning('id');
+    const campaign = await weekdayCampaign(agentId, 'Zwei zugleich', 2);
     // The campaign's five jobs are due first, the agent's three jobs without a campaign after them.
     await dueJobs([agentId], 5, campaign.id);
     ctx.clock.set(new Date(NOW.getTime() + 60_000));
