@@ -18,6 +18,7 @@ export class TcpProxy {
   private readonly swallowed = new Set<net.Socket>();
   private cutOff = false;
   private blackholed = false;
+  private greetingOnly = false;
   /** Connections to PostgreSQL open right now. */
   upstreamOpen = 0;
   /** The highest `upstreamOpen` since the last `resetPeak()`. */
@@ -78,7 +79,24 @@ export class TcpProxy {
     client.on('close', close);
     upstream.on('close', close);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (!this.greetingOnly) {
+      upstream.pipe(client);
+      return;
+    }
+    // The server's first byte, then nothing: the connection never finishes starting.
+    upstream.once('data', (chunk: Buffer) => {
+      client.write(chunk.subarray(0, 1));
+      upstream.on('data', drop);
+    });
+  }
+
+  /**
+   * New connections reach PostgreSQL and get the first byte of its answer, then nothing more, as
+   * from a database too busy to finish starting a connection in time. Open connections work.
+   * Such a connection stays stuck; `restore()` ends the mode for new ones.
+   */
+  greetOnly(): void {
+    this.greetingOnly = true;
   }
 
   /**
@@ -123,10 +141,11 @@ export class TcpProxy {
     for (const socket of [...this.swallowed]) socket.destroy();
   }
 
-  /** Ends a cut or a blackhole: new connections reach PostgreSQL again. */
+  /** Ends a cut, a blackhole or `greetOnly`: new connections reach PostgreSQL again. */
   restore(): void {
     this.cutOff = false;
     this.blackholed = false;
+    this.greetingOnly = false;
   }
 
   resetPeak(): void {
