@@ -6,8 +6,8 @@ import { internalClientHeaders } from '../../http/client-address.js';
 import { toolsFromDocument, visibleTools, type ToolCaller } from './mcp-tools.js';
 
 export type McpRouterDeps = {
-  /** The OpenAPI document the app serves: one tool per operation. */
-  document: object;
+  /** The OpenAPI document the app serves (read on the first MCP request): one tool per operation. */
+  document: () => object;
   /** The same authentication as /v1 (X-API-Key or Authorization: Bearer). */
   authenticate: RequestHandler;
   /** The same API-key rate limit as /v1: every MCP message counts (tools/list and initialize too). */
@@ -72,10 +72,11 @@ const loadSdk = () => (sdk ??= importSdk());
  * chain, so MCP can never do what the key cannot.
  */
 export function mcpRouter(deps: McpRouterDeps): Router {
-  const tools = toolsFromDocument(deps.document);
+  let tools: ReturnType<typeof toolsFromDocument> | undefined;
   const router = Router();
   router.post('/', bearerApiKey, deps.authenticate, ...deps.rateLimit, deps.jsonBody, async (req, res) => {
     const [{ StreamableHTTPServerTransport }, { createMcpServer, fetchDispatch }] = await loadSdk();
+    tools ??= toolsFromDocument(deps.document());
     const visible = visibleTools(tools, callerOf(req.auth as AuthContext), deps.tools);
     let calls = 0;
     const dispatch = fetchDispatch(ownBaseUrl(req), credentialsOf(req));
