@@ -197,8 +197,10 @@ describe('npm run start:prod under five large exports at once', () => {
       expect(isAlive(nodePid)).toBe(true);
       expect(answers.length).toBeGreaterThan(3);
       expect(answers.filter((a) => a.status !== 200)).toEqual([]);
-      // Generous: the machine is busy with the exports; a request stuck behind them would take as long as they do.
-      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5000);
+      // Not stuck behind the exports: a request that waited for them would take as long as they do. The
+      // bound grows with them (5 s, or a quarter of their time on a machine that other test files share).
+      const exportsMs = performance.now() - started;
+      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(Math.max(5000, exportsMs / 4));
       console.info(
         `export-memory: ${Math.round((performance.now() - started) / 1000)} s, server CPU ${Math.round(cpuSeconds() - cpuBefore)} s`,
       );
