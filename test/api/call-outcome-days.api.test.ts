@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallRepository } from '../../src/modules/calls/call.repository.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;
@@ -186,4 +187,37 @@ describe('outcome counters per UTC day', () => {
     await daysMatchHours();
     await checkAll('after a recount');
   }, 240_000);
+
+  it('count the calls when a list finds the outcome no longer counted by the time its statement runs', async () => {
+    const world = await ctx.build.world();
+    const { agentId, orgId, key } = world;
+    await ctx.http.patch(`/v1/agents/${agentId}`).set('X-API-Key', key).send({ analysis_fields: FIELDS }).expect(200);
+    ctx.clock.set('2026-06-10T12:00:00Z');
+    for (const [i, urgency] of ['info', 'routine', 'info', 'info'].entries())
+      await ctx.http
+        .post(`/v1/agents/${agentId}/calls`)
+        .set('X-API-Key', key)
+        .send({ call_id: `gone-${i}`, duration: 10, extracted_data: { urgency } })
+        .expect(201);
+    // The field stops being counted between the request reading the agent and its statement: the
+    // list was made for the enum field, the database no longer keeps its counters.
+    await ctx
+      .db('agents')
+      .where({ id: agentId })
+      .update({ analysis_fields: JSON.stringify([{ name: 'urgency', type: 'string' }]) });
+    expect(await ctx.db('call_outcome_day_stats').where({ agent_id: agentId }).first()).toBeUndefined();
+    const filters = {
+      include_deleted: false,
+      extracted: [{ name: 'urgency', type: 'enum' as const, op: 'eq' as const, value: 'info' }],
+    };
+    for (const paging of [
+      { page: 1, limit: 2 },
+      { page: 2, limit: 2 },
+      { cursor: null, limit: 2 },
+    ]) {
+      const listed = await new CallRepository(ctx.db).list({ id: agentId, organization_id: orgId }, filters, paging);
+      expect(listed.pagination.total, JSON.stringify(paging)).toBe(3);
+      expect(listed.data.length, JSON.stringify(paging)).toBe('page' in paging && paging.page === 2 ? 1 : 2);
+    }
+  });
 });
