@@ -33,13 +33,13 @@ const ADD_FIGURES = `calls = s.calls + EXCLUDED.calls, done_calls = s.done_calls
 
 /** The outcome counters of one table: its time column, the bucket of a call's created_at, its key order. */
 type Counters = { table: string; column: string; bucket: (createdAt: string) => string; order: string };
-const HOURS: Counters = {
+export const HOURS: Counters = {
   table: 'call_outcome_hour_stats',
   column: 'hour',
   bucket: (at) => `date_trunc('hour', ${at}, 'UTC')`,
   order: 'agent_id, name, value, hour, deleted',
 };
-const DAYS: Counters = {
+export const DAYS: Counters = {
   table: 'call_outcome_day_stats',
   column: 'day',
   bucket: dayOf,
@@ -47,7 +47,7 @@ const DAYS: Counters = {
 };
 
 /** The new calls' counted outcomes added to `c` (calls_after_insert, after the shared locks). */
-const addNewRows = (c: Counters) => `
+export const addNewRows = (c: Counters) => `
       INSERT INTO ${c.table} AS s (agent_id, organization_id, name, value, ${c.column}, deleted, ${FIGURES})
       SELECT r.agent_id, r.organization_id, k.name, r.extracted_data -> k.name, ${c.bucket('r.created_at')},
              r.deleted_at IS NOT NULL, count(*), count(*) FILTER (WHERE r.done), sum(r.duration),
@@ -59,15 +59,24 @@ const addNewRows = (c: Counters) => `
        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY ${c === HOURS ? '1, 3, 4, 5, 6' : '1, 3, 4, 6, 5'}
       ON CONFLICT (${c.order}) DO UPDATE SET ${ADD_FIGURES};`;
 
-/** calls_after_insert with the outcome statements `outcomes` (as 20261129190000 made it, apart from them). */
-const callsAfterInsert = (outcomes: string) => `CREATE OR REPLACE FUNCTION calls_after_insert() RETURNS trigger
+/** calls_after_insert's day counts, as 20261129190000 made them (20261130050000 adds the duration). */
+const DAY_COUNTS = `INSERT INTO call_day_counts AS c (agent_id, organization_id, day, done, deleted, calls)
+      SELECT agent_id, organization_id, (created_at AT TIME ZONE 'UTC')::date, done, deleted_at IS NOT NULL, count(*)
+        FROM new_rows GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5
+      ON CONFLICT (agent_id, day, done, deleted) DO UPDATE SET calls = c.calls + EXCLUDED.calls;`;
+
+/**
+ * calls_after_insert with the outcome statements `outcomes` and the day counts `dayCounts` (as
+ * 20261129190000 made it, apart from them).
+ */
+export const callsAfterInsert = (
+  outcomes: string,
+  dayCounts = DAY_COUNTS,
+) => `CREATE OR REPLACE FUNCTION calls_after_insert() RETURNS trigger
   LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO call_keys (agent_id, call_id) SELECT agent_id, call_id FROM new_rows;
-      INSERT INTO call_day_counts AS c (agent_id, organization_id, day, done, deleted, calls)
-      SELECT agent_id, organization_id, (created_at AT TIME ZONE 'UTC')::date, done, deleted_at IS NOT NULL, count(*)
-        FROM new_rows GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5
-      ON CONFLICT (agent_id, day, done, deleted) DO UPDATE SET calls = c.calls + EXCLUDED.calls;
+      ${dayCounts}
       INSERT INTO call_hour_stats AS s (agent_id, organization_id, hour, done, deleted, calls, duration_total)
       SELECT agent_id, organization_id, date_trunc('hour', created_at, 'UTC'), done, deleted_at IS NOT NULL,
              count(*), sum(duration)

@@ -123,36 +123,36 @@ export class CallStatsRepository {
     return this.readSums(await this.hourSums(...args), STATS_FIGURES, args[5]);
   }
 
+  /**
+   * The hour counters (call_hour_stats) and, for day, week and month buckets, the day counters
+   * (call_day_counts) of whole UTC days (`dayAndHourRows`), summed per bucket and group.
+   */
   private hourSums(...[scope, filters, hours, interval, group, starts]: HourCountsArgs): Knex.QueryBuilder {
-    const query = this.db('call_hour_stats as h')
-      .where('h.organization_id', scope.organizationId)
-      .where('h.hour', '>=', hours.from)
-      .where('h.hour', '<', hours.before);
-    if (scope.agentIds !== null) query.whereIn('h.agent_id', [...scope.agentIds]);
-    if (filters.done !== undefined) query.where('h.done', filters.done);
-    if (!filters.include_deleted) query.where('h.deleted', false);
-    const value = group.kind === 'done' ? 'h.done::text' : group.kind === 'agent' ? 'h.agent_id::text' : 'NULL::text';
-    const selected = [this.bucketOf('h.hour', interval, starts), this.db.raw(`${value} AS value`)] as const;
-    return this.sumsPerBucket(query.havingRaw('sum(h.calls) > 0'), selected, {
-      count: 'sum(h.calls)',
-      done: 'coalesce(sum(h.calls) FILTER (WHERE h.done), 0)',
-      duration_total: 'sum(h.duration_total)',
+    const owned = (query: Knex.QueryBuilder, alias: string) => {
+      query.where(`${alias}.organization_id`, scope.organizationId);
+      if (scope.agentIds !== null) query.whereIn(`${alias}.agent_id`, [...scope.agentIds]);
+      if (filters.done !== undefined) query.where(`${alias}.done`, filters.done);
+      if (!filters.include_deleted) query.where(`${alias}.deleted`, false);
+      return query;
+    };
+    const tables = { days: 'call_day_counts', hours: 'call_hour_stats' };
+    const columns = { keys: ['agent_id', 'done'], figures: ['calls', 'duration_total'] };
+    const query = this.dayAndHourRows(tables, owned, columns, hours, interval, starts);
+    const value = group.kind === 'done' ? 'o.done::text' : group.kind === 'agent' ? 'o.agent_id::text' : 'NULL::text';
+    const selected = [this.bucketOf('o.hour', interval, starts), this.db.raw(`${value} AS value`)] as const;
+    return this.sumsPerBucket(query.havingRaw('sum(o.calls) > 0'), selected, {
+      count: 'sum(o.calls)',
+      done: 'coalesce(sum(o.calls) FILTER (WHERE o.done), 0)',
+      duration_total: 'sum(o.duration_total)',
     });
   }
 
   /**
    * One agent's outcome counters of field `name` (only `value`, a JSON value, when given) for whole
    * UTC hours [from, before), trash only with `includeDeleted`, as rows `o` (hour, value and the four
-   * figures) whose `hour` lies in the bucket the row counts in. For day, week and month buckets the
-   * whole UTC days are day rows (call_outcome_day_stats) at their 12:00 UTC, and hour rows only
-   * where that is not enough (`dayHours`): the hours beside the whole days, and the hours of a day
-   * that the zone puts in another bucket than the day's 12:00, added at their hour and subtracted at
-   * the day's 12:00. Those are found by their UTC hour of the day (in Berlin 22 and 23), so a year
-   * per value reads about 366 day rows and, in a zone with an offset from UTC, a few hundred hour
-   * rows instead of 8,760.
+   * figures) whose `hour` lies in the bucket the row counts in (`dayAndHourRows`).
    */
   private outcomeRows(...[scope, field, includeDeleted, hours, interval, starts]: OutcomeRowsArgs): Knex.QueryBuilder {
-    const days = interval === 'hour' ? null : dayPlan(hours).days;
     const owned = (query: Knex.QueryBuilder, alias: string) => {
       query.where({ [`${alias}.organization_id`]: scope.organizationId, [`${alias}.agent_id`]: scope.agentId });
       query.where(`${alias}.name`, field.name);
@@ -160,33 +160,58 @@ export class CallStatsRepository {
       if (!includeDeleted) query.where(`${alias}.deleted`, false);
       return query;
     };
+    const tables = { days: 'call_outcome_day_stats', hours: 'call_outcome_hour_stats' };
+    const columns = { keys: ['value'], figures: FIGURE_COLUMNS };
+    return this.dayAndHourRows(tables, owned, columns, hours, interval, starts);
+  }
+
+  /**
+   * Counter rows `o` (`hour`, the `keys` and the `figures` columns) of whole UTC hours [from,
+   * before), each at an hour inside the bucket it counts in, `owned` picking a table's rows (by its
+   * alias). Hour buckets read the hour rows. For day, week and month buckets the whole UTC days are
+   * day rows at their 12:00 UTC, and hour rows only where that is not enough (`dayHours`): the hours
+   * beside the whole days, and the hours of a day that the zone puts in another bucket than the
+   * day's 12:00, added at their hour and subtracted at the day's 12:00. Those are found by their UTC
+   * hour of the day (in Berlin 22 and 23), so a year reads about 366 day rows and, in a zone with an
+   * offset from UTC, a few hundred hour rows instead of 8,760 (per key).
+   */
+  private dayAndHourRows(
+    tables: { days: string; hours: string },
+    owned: (query: Knex.QueryBuilder, alias: string) => Knex.QueryBuilder,
+    columns: { keys: readonly string[]; figures: readonly string[] },
+    hours: Required<TimeRange>,
+    interval: StatsInterval,
+    starts: readonly Date[],
+  ): Knex.QueryBuilder {
+    const days = interval === 'hour' ? null : dayPlan(hours).days;
     if (!days) {
-      const query = owned(this.db('call_outcome_hour_stats as o'), 'o');
+      const query = owned(this.db(`${tables.hours} as o`), 'o');
       return query.where('o.hour', '>=', hours.from).where('o.hour', '<', hours.before);
     }
     const [from, before] = [days.from!, days.before!];
-    const figures = FIGURE_COLUMNS.join(', ');
-    const dayRows = owned(this.db('call_outcome_day_stats as d'), 'd')
+    const selected = [...columns.keys, ...columns.figures];
+    const dayRows = owned(this.db(`${tables.days} as d`), 'd')
       .where('d.day', '>=', from)
       .where('d.day', '<', before)
-      .select(this.db.raw(`(d.day + time '12:00') AT TIME ZONE 'UTC' AS hour`), 'd.value', ...FIGURE_COLUMNS);
+      .select(this.db.raw(`(d.day + time '12:00') AT TIME ZONE 'UTC' AS hour`), ...selected.map((c) => `d.${c}`));
     const needed = dayHours(hours, { from: dayStart(from), before: dayStart(before) }, starts);
     if (needed.length === 0) return this.db.from(this.db.raw('(?) AS o', [dayRows]));
     const hoursOfDay = [...new Set(needed.map((at) => at.getUTCHours()))];
     // The hours of the day and the range are the index's; the exact hours are checked on its
     // entries (`IS TRUE`: not one index search per hour).
-    const hourRows = owned(this.db('call_outcome_hour_stats as o'), 'o')
+    const hourRows = owned(this.db(`${tables.hours} as o`), 'o')
       .whereRaw(`${HOUR_OF_DAY} = ANY(?::integer[])`, [`{${hoursOfDay.join(',')}}`])
       .where('o.hour', '>=', hours.from)
       .where('o.hour', '<', hours.before)
       .whereRaw('(o.hour = ANY(?::timestamptz[])) IS TRUE', [`{${needed.map((at) => at.toISOString()).join(',')}}`])
-      .select('o.hour', 'o.value', ...FIGURE_COLUMNS);
-    const negated = FIGURE_COLUMNS.map((c) => `-${c}`).join(', ');
+      .select('o.hour', ...selected.map((c) => `o.${c}`));
+    const list = selected.join(', ');
+    const negated = [...columns.keys, ...columns.figures.map((c) => `-${c}`)].join(', ');
     const rows = this.db.raw(
       `(WITH h AS MATERIALIZED (?)
-        SELECT hour, value, ${figures} FROM (?) d
-        UNION ALL SELECT hour, value, ${figures} FROM h
-        UNION ALL SELECT date_trunc('day', hour, 'UTC') + interval '12 hours', value, ${negated}
+        SELECT hour, ${list} FROM (?) d
+        UNION ALL SELECT hour, ${list} FROM h
+        UNION ALL SELECT date_trunc('day', hour, 'UTC') + interval '12 hours', ${negated}
                     FROM h WHERE hour >= ? AND hour < ?) AS o`,
       [hourRows, dayRows, dayStart(from), dayStart(before)],
     );
@@ -318,8 +343,9 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /**
- * The UTC hour of the day of call_outcome_hour_stats' `hour` (o), as its index
- * call_outcome_hour_stats_by_hour_of_day has it (migrations/20261130040000_count_call_outcomes_by_day.ts).
+ * The UTC hour of the day of an hour row's `hour` (o), as the indexes call_outcome_hour_stats_by_hour_of_day
+ * and call_hour_stats_by_hour_of_day have it (migrations/20261130040000_count_call_outcomes_by_day.ts,
+ * 20261130050000_count_call_durations_by_day.ts).
  */
 const HOUR_OF_DAY = `(extract(hour FROM o.hour AT TIME ZONE 'UTC'))::integer`;
 
