@@ -1,5 +1,5 @@
 import { inflateRawSync } from 'node:zlib';
-import { KB_FILE_MEDIA_TYPES } from './knowledge-base.schemas.js';
+import type { KB_FILE_MEDIA_TYPES } from './knowledge-base.schemas.js';
 
 /**
  * Text from uploaded files and fetched pages, keeping the structure chunking needs: headings as
@@ -32,9 +32,12 @@ export class ExtractionError extends Error {
   }
 }
 
-/** What text is extracted from: exactly the media types a knowledge-base file is detected as. */
-export const EXTRACTABLE_TYPES = KB_FILE_MEDIA_TYPES;
-export type ExtractableType = (typeof EXTRACTABLE_TYPES)[number];
+/**
+ * What text is extracted from: exactly the media types a knowledge-base file is detected as. Only
+ * the type is imported: the extraction thread loads this module for every file and web page, and
+ * the schemas would bring zod and the OpenAPI registry into each thread.
+ */
+export type ExtractableType = (typeof KB_FILE_MEDIA_TYPES)[number];
 
 export type ExtractLimits = {
   /** KB_MAX_PDF_PAGES */
@@ -51,9 +54,9 @@ export const MAX_TEXT_CHARS = 2_000_000;
  * Characters of markup read from one HTML file or page; the rest is not parsed. A DOM costs the
  * heap about fifteen times its markup, and Readability as much again: a 20 MB upload (the file
  * limit) parsed whole takes more than the production heap (160 MB) by itself. 2 MB of markup costs
- * under 60 MB, so the two web pages the workers may read at once on the server's heap fit beside
- * the rest of it (uploaded files are read in a thread of their own, isolated-extract.ts). Its text
- * is at most MAX_TEXT_CHARS, which is kept anyway.
+ * under 60 MB, so a file or page at the limit fits in the heap of the thread it is read in
+ * (EXTRACT_THREAD_HEAP_MB, isolated-extract.ts). Its text is at most MAX_TEXT_CHARS, which is kept
+ * anyway.
  */
 export const MAX_HTML_CHARS = 2 * 1024 * 1024;
 
@@ -309,10 +312,10 @@ export function structuredText(root: Node): string {
 }
 
 /**
- * Markup up to which Readability looks for the main text. It walks the whole DOM several times and
- * runs on the event loop: beyond this, a page (more likely a long document saved as HTML than an
- * article with boilerplate) is read as its body without navigation, header and footer, in a
- * fraction of the time and heap.
+ * Markup up to which Readability looks for the main text. It walks the whole DOM several times, and
+ * its time and heap count against the extraction thread's limits: beyond this, a page (more likely
+ * a long document saved as HTML than an article with boilerplate) is read as its body without
+ * navigation, header and footer, in a fraction of the time and heap.
  */
 const READABILITY_MAX_CHARS = 512 * 1024;
 
@@ -344,6 +347,39 @@ export async function mainText(page: string): Promise<{ title: string | null; te
     root = fallback.body ?? fallback.documentElement;
   }
   return { title, text: root ? structuredText(root) : '' };
+}
+
+/** What a fetched web page is read as: its title, its main text and its same-origin links. */
+export type WebPage = { title: string | null; text: string; links: string[] };
+
+/**
+ * A fetched HTML page (isolated-extract.ts runs this in the extraction thread): its links
+ * resolved against `base` (the address it was fetched from, after redirects) and kept when they
+ * are on `origin` (the crawl's), then its main text and title.
+ */
+export async function webPage(html: string, base: URL, origin: string): Promise<WebPage> {
+  const links = await sameOriginLinks(html, base, origin);
+  const { title, text } = await mainText(html);
+  return { title, text, links };
+}
+
+/** The links to `origin` in the page's first MAX_HTML_CHARS characters (the part mainText reads), at most 1000. */
+async function sameOriginLinks(html: string, base: URL, origin: string): Promise<string[]> {
+  const { parseHTML } = await import('linkedom');
+  const { document } = parseHTML(html.slice(0, MAX_HTML_CHARS));
+  const found = new Set<string>();
+  for (const anchor of document.querySelectorAll('a[href]')) {
+    try {
+      const url = new URL(anchor.getAttribute('href') ?? '', base);
+      if (url.origin !== origin) continue;
+      url.hash = '';
+      found.add(url.toString());
+    } catch {
+      // Not an address.
+    }
+    if (found.size >= 1000) break;
+  }
+  return [...found];
 }
 
 /**

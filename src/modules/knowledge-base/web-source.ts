@@ -13,7 +13,8 @@ import {
 } from '../../outgoing/guarded-request.js';
 import { KB_PROCESSING_TIMEOUT_SECONDS } from '../../jobs/queue-definitions.js';
 import { DEFAULT_MAX_CHUNK_CHARS, splitIntoChunks } from './chunking.js';
-import { MAX_HTML_CHARS, mainText, splitSections } from './extract.js';
+import { ExtractionError, splitSections, type WebPage } from './extract.js';
+import { readPageIsolated, type ThreadLimits } from './isolated-extract.js';
 import { documentEvent } from './kb-events.js';
 import type { KnowledgeBaseJobs, ProcessOutcome } from './kb.worker.js';
 import { claimable, claimedColumns } from './kb-index.repository.js';
@@ -29,6 +30,8 @@ export type WebSourceOptions = {
   request?: typeof guardedRequest;
   /** Records kb.document.ready / kb.document.failed in the transaction that ends a sync. */
   events?: EventRecorder;
+  /** The heap and time of the thread a page is read in (isolated-extract.ts); tests make them small. */
+  thread?: ThreadLimits;
 };
 
 type Robots = { isAllowed(url: string, userAgent?: string): boolean | undefined };
@@ -258,18 +261,9 @@ export class WebSourceSync {
     if (response.status !== 200) return { kind: 'error', url: key, error: `The page answered ${response.status}` };
     if (response.truncated)
       return { kind: 'error', url: key, error: `The page is larger than ${this.options.maxPageBytes} bytes` };
-    const type = String(response.headers['content-type'] ?? 'text/html').toLowerCase();
-    const body = response.body.toString('utf8');
-    let title: string | null = null;
-    let text: string;
-    let links: string[] = [];
-    if (type.includes('html')) {
-      links = await this.links(body, current, start);
-      const main = await mainText(body);
-      title = main.title;
-      text = main.text;
-    } else if (type.startsWith('text/')) text = body;
-    else return { kind: 'error', url: key, error: `Not a web page (${type.split(';')[0]})` };
+    const read = await this.read(response, current, start, key);
+    if ('error' in read) return { kind: 'error', url: key, error: read.error };
+    const { title, text, links } = read;
     const hash = createHash('sha256').update(text).digest('hex');
     if (state && state.content_hash === hash) return { kind: 'unchanged', url: key, links };
     const header = (name: string) => {
@@ -288,23 +282,30 @@ export class WebSourceSync {
     };
   }
 
-  /** The same-origin links of the page's first MAX_HTML_CHARS characters (the part mainText reads). */
-  private async links(html: string, base: URL, start: URL): Promise<string[]> {
-    const { parseHTML } = await import('linkedom');
-    const { document } = parseHTML(html.slice(0, MAX_HTML_CHARS));
-    const found = new Set<string>();
-    for (const anchor of document.querySelectorAll('a[href]')) {
+  /**
+   * What a fetched page says: an HTML page read in the extraction thread (its main text, title and
+   * same-origin links), so that its markup is never parsed on the event loop; a text page as it is.
+   * A page the thread could not read (more heap or time than it has, or a bug) is that page's
+   * error, as a page that could not be fetched is, and the crawl goes on.
+   */
+  private async read(
+    response: OutgoingResponse,
+    base: URL,
+    start: URL,
+    key: string,
+  ): Promise<WebPage | { error: string }> {
+    const type = String(response.headers['content-type'] ?? 'text/html').toLowerCase();
+    if (type.includes('html')) {
       try {
-        const url = new URL(anchor.getAttribute('href') ?? '', base);
-        if (url.origin !== start.origin) continue;
-        url.hash = '';
-        found.add(url.toString());
-      } catch {
-        // Not an address.
+        return await readPageIsolated(response.body, base, start.origin, this.options.thread);
+      } catch (error) {
+        if (error instanceof ExtractionError) return { error: error.message };
+        this.logger.warn({ err: error, url: key }, 'web page could not be read');
+        return { error: 'The page could not be read' };
       }
-      if (found.size >= 1000) break;
     }
-    return [...found];
+    if (type.startsWith('text/')) return { title: null, text: response.body.toString('utf8'), links: [] };
+    return { error: `Not a web page (${type.split(';')[0]})` };
   }
 
   private async finish(
