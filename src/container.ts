@@ -162,8 +162,6 @@ export function buildContainer(deps: AppDeps) {
     idempotency: modules.idempotency.service,
     /** Started by main.ts when WORKERS_ENABLED; tests drive them directly. */
     workers: new Workers([new PartitionWorker(queue, partitions, clock), ...built.flatMap((m) => m.workers ?? [])]),
-    /** Started by main.ts in every instance, whatever WORKERS_ENABLED says; tests drive them directly. */
-    upkeep: new Workers(built.flatMap((m) => m.upkeep ?? [])),
     /** Where the heavy reads go (src/db/replicas.ts); main.ts starts and stops its health checks. */
     reads,
   };

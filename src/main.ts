@@ -121,7 +121,6 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
   await container.reads.start();
   const workers = container.workers;
   if (config.WORKERS_ENABLED) await workers.start();
-  await container.upkeep.start();
 
   if (database.embedded) await printDemoOnFirstStart(database, { ...config, PORT: reservation.port });
   else await hintWithoutOrganization(database, logger);
@@ -157,7 +156,6 @@ async function serve(config: Config, logger: Logger, reservation: PortReservatio
     const { forced } = await graceful.drain(Math.max(0, config.SHUTDOWN_TIMEOUT_MS - reserve));
     if (forced) logger.warn('shutdown: connections still open at the deadline were closed');
     await workers.stop();
-    await container.upkeep.stop();
     // The keys used since the last batch: their last_used_at is written before the pool closes.
     await container.lastUsed.close();
     await container.cache.stop();

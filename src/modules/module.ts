@@ -55,15 +55,12 @@ export type SharedDeps = {
 
 /**
  * What a module's `build<Name>Module(deps)` returns: its routes and their OpenAPI registration
- * (`module`; left out by a module without routes), the background workers main.ts starts when
- * WORKERS_ENABLED (`workers`; left out by a module without any; tests drive the same objects), the
- * upkeep main.ts starts in every instance (`upkeep`: what keeps the instance's own requests fast,
- * such as merging the index entries its intake wrote), and, beside them, whatever it exports to
- * other modules or to the tests (`{ module, workers, service }`). src/container.ts lists every
- * built module once.
+ * (`module`; left out by a module without routes), the background workers main.ts starts
+ * (`workers`; left out by a module without any; tests drive the same objects), and, beside them,
+ * whatever it exports to other modules or to the tests (`{ module, workers, service }`).
+ * src/container.ts lists every built module once.
  */
 export type BuiltModule<Exports extends object = object> = {
   module?: MountedModule;
   workers?: BackgroundWorker[];
-  upkeep?: BackgroundWorker[];
 } & Exports;

@@ -24,7 +24,6 @@ export function internalsOf(container: Container) {
     kbProcessor: built.knowledgeBase.processor,
     callRepository: built.calls.repository,
     callRetention: built.calls.retention,
-    callIndexFlush: built.calls.indexFlush,
     auditRetention: built.auditLog.retention,
     idempotencyCleanup: built.idempotency.cleanup,
     consentExpiry: built.outbound.consentExpiry,

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/knex.js';
 import type { CallsTodayCounter } from '../agents/greeting-preview.service.js';
 import type { SharedDeps, BuiltModule } from '../module.js';
-import { CallIndexFlushWorker } from './call-index-flush.worker.js';
 import { ExportSlotRepository } from './call-export-slots.repository.js';
 import { CallExportService } from './call-export.service.js';
 import { CallRetention, CallRetentionWorker } from './call-retention.worker.js';
@@ -22,17 +21,16 @@ export function callsTodayCounter(db: Db): CallsTodayCounter {
     calls.countCallsToday({ id: q.agentId, organization_id: q.organizationId }, q.phoneNumber, q.since, q.until);
 }
 
-/** Exports the repository, the retention and the index flush that tests drive directly. */
+/** Exports the repository and the retention that tests drive directly. */
 export function buildCallModule(
   deps: SharedDeps & { intakeHooks?: CallIntakeHooks },
-): BuiltModule<{ repository: CallRepository; retention: CallRetention; indexFlush: CallIndexFlushWorker }> {
+): BuiltModule<{ repository: CallRepository; retention: CallRetention }> {
   const { db, audited, events, agentAccess, clock, logger, queue } = deps;
   const repository = new CallRepository(db);
   const retention = new CallRetention(repository, clock, logger);
   const calls = new CallService(audited, repository, events, agentAccess, clock, deps.intakeHooks, deps.reads);
   const stats = new CallStatsService(new CallStatsRepository(db), agentAccess, deps.reads);
   const exporter = new CallExportService(repository, new ExportSlotRepository(db), agentAccess, clock, deps.reads);
-  const indexFlush = new CallIndexFlushWorker(db, logger);
   return {
     module: {
       mounts: [
@@ -42,9 +40,7 @@ export function buildCallModule(
       openapi: registerCallPaths,
     },
     workers: [new CallRetentionWorker(queue, retention, clock)],
-    upkeep: [indexFlush],
     repository,
     retention,
-    indexFlush,
   };
 }
