@@ -123,6 +123,32 @@ function backendsDelta(after: Map<number, number>, before: Map<number, number>):
   return ms;
 }
 
+const URGENCY = ['emergency', 'urgent', 'routine', 'info'];
+
+/**
+ * Call `i` of an intake run as the telephony layer sends one: caller, request, summary, a
+ * three-turn transcript and typed outcomes of every field of the agent (OUTCOME_FIELDS), so each
+ * insert also fills the search and outcome indexes and the outcome counters, as the seeded calls did.
+ */
+function intakeCall(callId: string, i: number) {
+  return {
+    call_id: callId,
+    phone_number: `+4930${String(i % 50_000).padStart(7, '0')}`,
+    customer_name: `Anna Müller ${i % 97}`,
+    customer_request: 'Heizung defekt',
+    duration: i % 600,
+    done: i % 3 === 0,
+    general_success: i % 4 !== 0,
+    call_summary: `Anrufer möchte eine Reparatur, Vorgang ${i}`,
+    transcript: [
+      { role: 'agent', text: 'Guten Tag, wie kann ich helfen?' },
+      { role: 'user', text: 'Die Heizung ist kalt, seit gestern Abend schon, bitte schicken Sie jemanden.' },
+      { role: 'agent', text: 'Ich notiere das, ein Techniker ruft Sie heute noch zurück.' },
+    ],
+    extracted_data: { urgency: URGENCY[i % 4], heating_issue: i % 5 === 0, units: i % 40, topic: `Thema ${i % 100}` },
+  };
+}
+
 async function intake(
   url: string,
   key: string,
@@ -162,7 +188,7 @@ async function intake(
         const res = await fetch(url, {
           method: 'POST',
           headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ call_id: `intake-${run}-${i}`, phone_number: '+49301112223', duration: 30 }),
+          body: JSON.stringify(intakeCall(`intake-${run}-${i}`, i)),
         }).catch(() => undefined);
         await res?.arrayBuffer();
         if (res?.status === 201) latencies.push(performance.now() - at);
